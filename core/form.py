@@ -1,0 +1,657 @@
+"""The form model: what the form shows, field by field, and whether each value can be trusted yet.
+
+How this works
+--------------
+`fields_for(schema_model)` walks the model's JSON Schema once and derives one `FieldSpec` per
+field (kind, label, choices, columns of a table ...). The form is generated from these specs; no
+scenario has a hand-made form.
+
+`FormModel` holds two JSON documents and a state per JSON Pointer:
+
+- the **committed** document: what the form holds between runs (empty at first; the user may edit
+  it while no run is active; a committed run replaces it);
+- the **draft**: during a run, the document the stream is writing. `begin_run()` starts an empty
+  draft over the committed values (the committed values are kept aside, untouched); every change
+  the run applies goes into the draft; `commit()` makes the draft (or a validated value) the new
+  committed document; `restore()` throws the draft away and shows the committed values and their
+  states again, exactly as they were (user edits included).
+
+States live in a dict pointer -> (FieldState, reason). A pointer with no entry is EMPTY. Pointers
+of array elements are real indices (`/line_items/0/qty`); `spec_for()` maps them to the column spec.
+
+Observers are plain callables taking a `FormUpdate` (the pointers that changed, or `reset=True` when
+everything may have). The GUI adapts them to Qt and coalesces them per frame; nothing here knows
+about Qt.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel
+
+from core.errors import UsageError
+
+# ---------------------------------------------------------------------------------------------
+# States and specs
+
+
+class FieldState(Enum):
+    EMPTY = "empty"  # no value and nothing announced for it
+    PENDING = "pending"  # its key has arrived in the stream, no byte of its value yet
+    PROVISIONAL = "provisional"  # part of the value has arrived; it may still grow or change
+    SETTLED = "settled"  # the byte that ends the value arrived (or the user entered it): final
+    INVALID = "invalid"  # the value failed its schema (see the reason)
+
+
+class FieldKind(Enum):
+    STRING = "string"  # one-line text
+    PROSE = "prose"  # multi-line, growing text (x-prose, or a long maxLength)
+    NUMBER = "number"  # a float, right-aligned
+    INTEGER = "integer"  # an int, right-aligned
+    ENUM = "enum"  # one of a few strings, shown as a chip
+    BOOLEAN = "boolean"  # a check
+    DATE = "date"  # an ISO date string
+    OBJECT = "object"  # a titled group of fields
+    TABLE = "table"  # an array of objects: one row per item, one column per (flattened) field
+    CHIPS = "chips"  # an array of scalars: one chip per element
+
+
+PROSE_MIN_LENGTH = 200
+"""A string whose schema allows more than this many characters is shown as prose."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FieldSpec:
+    """One field of the form, derived from the JSON Schema.
+
+    `pointer` is absolute for fields outside arrays (`/customer_name`, `/address/city`); for the
+    columns of a TABLE it is relative to a row (`/qty`, `/dimensions/width_cm`).
+    """
+
+    pointer: str
+    name: str
+    label: str
+    kind: FieldKind
+    description: str = ""
+    required: bool = True
+    choices: tuple[str, ...] = ()
+    children: tuple[FieldSpec, ...] = ()  # OBJECT: its fields; TABLE: its columns
+    item_kind: FieldKind | None = None  # CHIPS: the kind of one element
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON Pointer helpers (RFC 6901)
+
+
+def escape_token(token: str) -> str:
+    """One pointer token, escaped (`~` -> `~0`, `/` -> `~1`)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def split_pointer(pointer: str) -> list[str]:
+    """The unescaped tokens of `pointer` (`""` is the root: no tokens)."""
+    if pointer == "":
+        return []
+    if not pointer.startswith("/"):
+        raise UsageError(f"not a JSON pointer: {pointer!r}")
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
+
+
+def join_pointer(tokens: Iterable[str | int]) -> str:
+    """The pointer naming `tokens`."""
+    return "".join("/" + escape_token(str(t)) for t in tokens)
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+"""Returned by `FormModel.value()` for a pointer with no value."""
+
+
+def get_at(doc: Any, pointer: str) -> Any:
+    """The value at `pointer` in `doc`, or MISSING."""
+    node = doc
+    for token in split_pointer(pointer):
+        if isinstance(node, dict):
+            if token not in node:
+                return MISSING
+            node = node[token]
+        elif isinstance(node, list):
+            if not token.isdigit() or int(token) >= len(node):
+                return MISSING
+            node = node[int(token)]
+        else:
+            return MISSING
+    return node
+
+
+def _walk(value: Any, pointer: str) -> Iterable[str]:
+    """Every pointer inside `value` (rooted at `pointer`), the value's own pointer first."""
+    stack = [(pointer, value)]
+    while stack:
+        ptr, node = stack.pop()
+        yield ptr
+        if isinstance(node, dict):
+            stack.extend((ptr + "/" + escape_token(k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((f"{ptr}/{i}", v) for i, v in enumerate(node))
+
+
+# ---------------------------------------------------------------------------------------------
+# Schema -> specs
+
+
+def _resolve(node: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
+    """Follow `$ref`s and drop the `null` branch of an Optional (`anyOf [X, null]`)."""
+    seen = 0
+    while True:
+        seen += 1
+        if seen > 32:
+            raise UsageError("JSON Schema $ref chain too deep")
+        if "$ref" in node:
+            name = node["$ref"].rsplit("/", 1)[-1]
+            merged = dict(defs[name])
+            merged.update({k: v for k, v in node.items() if k != "$ref"})
+            node = merged
+            continue
+        alternatives = node.get("anyOf") or node.get("oneOf")
+        if alternatives:
+            non_null = [a for a in alternatives if a.get("type") != "null"]
+            if len(non_null) == 1:
+                merged = dict(non_null[0])
+                merged.update({k: v for k, v in node.items() if k not in ("anyOf", "oneOf")})
+                node = merged
+                continue
+        return node
+
+
+def _label(name: str, node: Mapping[str, Any]) -> str:
+    title = node.get("title")
+    if title and title.replace(" ", "").lower() != name.replace("_", "").lower():
+        return str(title)
+    words = name.replace("_", " ").strip()
+    return words[:1].upper() + words[1:] if words else name
+
+
+def _kind(node: Mapping[str, Any], defs: Mapping[str, Any]) -> FieldKind:
+    if "enum" in node or "const" in node:
+        return FieldKind.ENUM
+    typ = node.get("type")
+    if typ == "string":
+        if node.get("x-prose") or int(node.get("maxLength", 0)) > PROSE_MIN_LENGTH:
+            return FieldKind.PROSE
+        if node.get("format") == "date":
+            return FieldKind.DATE
+        return FieldKind.STRING
+    if typ == "number":
+        return FieldKind.NUMBER
+    if typ == "integer":
+        return FieldKind.INTEGER
+    if typ == "boolean":
+        return FieldKind.BOOLEAN
+    if typ == "object" or "properties" in node:
+        return FieldKind.OBJECT
+    if typ == "array":
+        items = _resolve(node.get("items", {}), defs)
+        return FieldKind.TABLE if _kind(items, defs) is FieldKind.OBJECT else FieldKind.CHIPS
+    return FieldKind.STRING
+
+
+def _spec(name: str, pointer: str, node: dict[str, Any], defs: Mapping[str, Any], required: bool) -> FieldSpec:
+    node = _resolve(node, defs)
+    kind = _kind(node, defs)
+    choices: tuple[str, ...] = ()
+    children: tuple[FieldSpec, ...] = ()
+    item_kind = None
+    if kind is FieldKind.ENUM:
+        choices = tuple(str(c) for c in node.get("enum", [node.get("const")]))
+    elif kind is FieldKind.OBJECT:
+        children = _object_specs(node, defs, pointer)
+    elif kind is FieldKind.TABLE:
+        children = _columns(_object_specs(_resolve(node["items"], defs), defs, ""))
+    elif kind is FieldKind.CHIPS:
+        items = _resolve(node.get("items", {}), defs)
+        item_kind = _kind(items, defs)
+        if item_kind is FieldKind.ENUM:
+            choices = tuple(str(c) for c in items.get("enum", []))
+    return FieldSpec(
+        pointer=pointer,
+        name=name,
+        label=_label(name, node),
+        kind=kind,
+        description=str(node.get("description", "")),
+        required=required,
+        choices=choices,
+        children=children,
+        item_kind=item_kind,
+    )
+
+
+def _object_specs(node: Mapping[str, Any], defs: Mapping[str, Any], base: str) -> tuple[FieldSpec, ...]:
+    required = set(node.get("required", ()))
+    return tuple(
+        _spec(name, base + "/" + escape_token(name), sub, defs, name in required)
+        for name, sub in node.get("properties", {}).items()
+    )
+
+
+def _columns(specs: Iterable[FieldSpec]) -> tuple[FieldSpec, ...]:
+    """Table columns: nested objects inside a row are flattened into their leaf fields."""
+    out: list[FieldSpec] = []
+    for spec in specs:
+        if spec.kind is FieldKind.OBJECT:
+            for child in _columns(spec.children):
+                out.append(
+                    FieldSpec(
+                        pointer=child.pointer,
+                        name=child.name,
+                        label=f"{spec.label} · {child.label}",
+                        kind=child.kind,
+                        description=child.description,
+                        required=child.required,
+                        choices=child.choices,
+                        children=child.children,
+                        item_kind=child.item_kind,
+                    )
+                )
+        else:
+            out.append(spec)
+    return tuple(out)
+
+
+def fields_for(schema_model: type[BaseModel]) -> tuple[FieldSpec, ...]:
+    """The top-level fields of the form for `schema_model`, derived from its JSON Schema."""
+    schema = schema_model.model_json_schema()
+    return _object_specs(schema, schema.get("$defs", {}), "")
+
+
+# ---------------------------------------------------------------------------------------------
+# Display
+
+
+def format_value(spec: FieldSpec | None, value: Any) -> str:
+    """The text a field shows for a (settled) value."""
+    if value is MISSING or value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isfinite(value) and value == int(value) and spec is not None and spec.kind is FieldKind.NUMBER:
+            return f"{value:.2f}" if abs(value) < 1e15 else repr(value)
+        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        if spec is not None and spec.kind is FieldKind.TABLE:
+            return f"{len(value)} row{'s' if len(value) != 1 else ''}"
+        return ", ".join(format_value(None, v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {format_value(None, v)}" for k, v in value.items())
+    return json.dumps(value, ensure_ascii=False)
+
+
+PROVISIONAL_MARK = "…"
+"""Appended to the text of a provisional value: it is still arriving."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The model
+
+
+@dataclass(frozen=True, slots=True)
+class FormUpdate:
+    """What changed: `pointers` (their values, states or reasons), or everything when `reset`."""
+
+    pointers: frozenset[str] = frozenset()
+    reset: bool = False
+    running: bool | None = None  # set when a run began (True) or ended (False) with this update
+
+
+Observer = Callable[[FormUpdate], None]
+
+
+@dataclass(slots=True)
+class _Entry:
+    state: FieldState
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class _Layer:
+    """A document and the states of its pointers."""
+
+    doc: Any = field(default_factory=dict)
+    states: dict[str, _Entry] = field(default_factory=dict)
+
+    def copy(self) -> _Layer:
+        return _Layer(copy.deepcopy(self.doc), {p: _Entry(e.state, e.reason) for p, e in self.states.items()})
+
+
+class FormModel:
+    """Committed values, the draft of the current run, and the state of every field.
+
+    While no run is active the user may edit (`set_value`, `clear_value`, `load`). A run calls
+    `begin_run()`, then `apply()` / `apply_many()` for each change, and ends with `commit()`,
+    `restore()` or (the naive client) `adopt_draft()`.
+    """
+
+    def __init__(self, schema_model: type[BaseModel], *, marking: bool = True) -> None:
+        self.schema_model = schema_model
+        self.fields: tuple[FieldSpec, ...] = fields_for(schema_model)
+        #: False for a client that shows no states (the naive mode): widgets hide their markers.
+        self.marking = marking
+        self._committed = _Layer()
+        self._draft: _Layer | None = None
+        self._annotations: dict[str, str] = {}
+        self._observers: list[Observer] = []
+        self._by_template: dict[str, FieldSpec] = {}
+        self._index(self.fields, "")
+
+    # -- specs ------------------------------------------------------------------------------
+
+    def _index(self, specs: Iterable[FieldSpec], base: str) -> None:
+        for spec in specs:
+            template = base + spec.pointer if base else spec.pointer
+            self._by_template[template] = spec
+            if spec.kind is FieldKind.OBJECT:
+                self._index(spec.children, "")
+            elif spec.kind is FieldKind.TABLE:
+                self._index(spec.children, template + "/*")
+
+    def spec_for(self, pointer: str) -> FieldSpec | None:
+        """The spec of the field at `pointer` (array indices map to the table's columns), or None."""
+        tokens = split_pointer(pointer)
+        for i, token in enumerate(tokens):
+            if token.isdigit():
+                parent = self._by_template.get(join_pointer(tokens[:i]))
+                if parent is not None and parent.kind in (FieldKind.TABLE, FieldKind.CHIPS):
+                    tokens[i] = "*"
+        template = "".join("/" + (t if t == "*" else escape_token(t)) for t in tokens)
+        spec = self._by_template.get(template)
+        if spec is None and tokens and tokens[-1] == "*":
+            parent = self._by_template.get(template[:-2])
+            if parent is not None and parent.kind is FieldKind.CHIPS:
+                kind = parent.item_kind or FieldKind.STRING
+                return FieldSpec(pointer=template, name="*", label=parent.label, kind=kind, choices=parent.choices)
+        return spec
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """True between begin_run() and commit()/restore()/adopt_draft()."""
+        return self._draft is not None
+
+    @property
+    def _shown(self) -> _Layer:
+        return self._draft if self._draft is not None else self._committed
+
+    @property
+    def committed(self) -> Any:
+        """A deep copy of the committed document."""
+        return copy.deepcopy(self._committed.doc)
+
+    @property
+    def document(self) -> Any:
+        """A deep copy of the document shown now (the draft during a run)."""
+        return copy.deepcopy(self._shown.doc)
+
+    def value(self, pointer: str) -> Any:
+        """The value shown at `pointer` (the draft's during a run), or MISSING."""
+        return get_at(self._shown.doc, pointer)
+
+    def state(self, pointer: str) -> FieldState:
+        """The state of the field at `pointer` (EMPTY when nothing is known about it)."""
+        if pointer in self._annotations:
+            return FieldState.INVALID
+        entry = self._shown.states.get(pointer)
+        return entry.state if entry is not None else FieldState.EMPTY
+
+    def reason(self, pointer: str) -> str | None:
+        """Why the field at `pointer` is INVALID, else None."""
+        if pointer in self._annotations:
+            return self._annotations[pointer]
+        entry = self._shown.states.get(pointer)
+        return entry.reason if entry is not None else None
+
+    def display(self, pointer: str) -> str:
+        """The text the field at `pointer` shows: its value, with "…" while provisional."""
+        value = self.value(pointer)
+        text = format_value(self.spec_for(pointer), value)
+        if value is not MISSING and self.marking and self.state(pointer) is FieldState.PROVISIONAL:
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                return text + PROVISIONAL_MARK
+        return text
+
+    def states(self) -> dict[str, FieldState]:
+        """Every pointer with a known state (a snapshot)."""
+        out = {p: e.state for p, e in self._shown.states.items()}
+        out.update({p: FieldState.INVALID for p in self._annotations})
+        return out
+
+    # -- observers --------------------------------------------------------------------------
+
+    def subscribe(self, callback: Observer) -> Callable[[], None]:
+        """Call `callback(FormUpdate)` after every change; returns a function that unsubscribes."""
+        self._observers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._observers:
+                self._observers.remove(callback)
+
+        return unsubscribe
+
+    def _emit(self, update: FormUpdate) -> None:
+        for callback in list(self._observers):
+            callback(update)
+
+    # -- user edits (no run active) ---------------------------------------------------------
+
+    def _require_idle(self, what: str) -> None:
+        if self._draft is not None:
+            raise UsageError(f"cannot {what} while a run is active")
+
+    def set_value(self, pointer: str, value: Any, *, invalid_reason: str | None = None) -> None:
+        """The user entered `value` at `pointer` (SETTLED, or INVALID with `invalid_reason`)."""
+        self._require_idle("edit the form")
+        if pointer == "":
+            raise UsageError("set the whole document with load()")
+        _set(self._committed.doc, pointer, copy.deepcopy(value), self)
+        self._annotations.pop(pointer, None)
+        changed = self._mark_tree(self._committed, pointer, value, FieldState.SETTLED)
+        if invalid_reason is not None:
+            self._committed.states[pointer] = _Entry(FieldState.INVALID, invalid_reason)
+        self._mark_parents(self._committed, pointer, changed)
+        self._emit(FormUpdate(frozenset(changed)))
+
+    def clear_value(self, pointer: str) -> None:
+        """The user emptied the field at `pointer`."""
+        self._require_idle("edit the form")
+        _delete(self._committed.doc, pointer)
+        changed = {p for p in self._committed.states if p == pointer or p.startswith(pointer + "/")}
+        for p in changed:
+            del self._committed.states[p]
+        self._annotations.pop(pointer, None)
+        changed.add(pointer)
+        self._emit(FormUpdate(frozenset(changed)))
+
+    def load(self, document: Mapping[str, Any]) -> None:
+        """Replace the committed document wholesale (every value SETTLED)."""
+        self._require_idle("load values")
+        self._committed = _Layer(copy.deepcopy(dict(document)), {})
+        for p in _walk(self._committed.doc, ""):
+            self._committed.states[p] = _Entry(FieldState.SETTLED)
+        self._annotations.clear()
+        self._emit(FormUpdate(reset=True))
+
+    # -- a run ------------------------------------------------------------------------------
+
+    def begin_run(self) -> None:
+        """Start an empty draft over the committed values (which stay aside, untouched)."""
+        self._require_idle("begin a run")
+        self._draft = _Layer()
+        self._annotations.clear()
+        self._emit(FormUpdate(reset=True, running=True))
+
+    def apply(self, pointer: str, state: FieldState, value: Any = None, reason: str | None = None) -> None:
+        """One change from the run into the draft (see `apply_many`)."""
+        self.apply_many([(pointer, state, value, reason)] if reason else [(pointer, state, value)])
+
+    def apply_many(self, changes: Iterable[tuple[Any, ...]]) -> None:
+        """Changes `(pointer, state, value[, reason])` from the run, applied in order, one update.
+
+        PENDING and EMPTY remove any value at the pointer (the field shows its placeholder);
+        PROVISIONAL / SETTLED / INVALID write `value` there (creating missing parents). A SETTLED
+        container marks everything inside it SETTLED too (a relay item arrives whole).
+        """
+        draft = self._draft
+        if draft is None:
+            raise UsageError("apply() needs begin_run() first")
+        changed: set[str] = set()
+        for change in changes:
+            pointer, state, value = change[0], change[1], change[2]
+            reason = change[3] if len(change) > 3 else None
+            if state in (FieldState.PENDING, FieldState.EMPTY):
+                if pointer == "":
+                    draft.doc = {}
+                else:
+                    _delete(draft.doc, pointer)
+                draft.states[pointer] = _Entry(state)
+                changed.add(pointer)
+            else:
+                if pointer == "":
+                    draft.doc = copy.deepcopy(value) if isinstance(value, (dict, list)) else value
+                else:
+                    _set(draft.doc, pointer, copy.deepcopy(value) if isinstance(value, (dict, list)) else value, self)
+                if state is FieldState.SETTLED and isinstance(value, (dict, list)) and value:
+                    changed |= self._mark_tree(draft, pointer, value, state)
+                else:
+                    draft.states[pointer] = _Entry(state, reason)
+                    changed.add(pointer)
+                self._mark_parents(draft, pointer, changed)
+        if changed:
+            self._emit(FormUpdate(frozenset(changed)))
+
+    def commit(self, value: Any = MISSING) -> None:
+        """End the run: `value` (default: the draft) becomes the committed document, all SETTLED."""
+        if self._draft is None:
+            raise UsageError("commit() needs an active run")
+        doc = copy.deepcopy(self._draft.doc if value is MISSING else value)
+        layer = _Layer(doc, {})
+        for p in _walk(doc, ""):
+            layer.states[p] = _Entry(FieldState.SETTLED)
+        self._committed = layer
+        self._draft = None
+        self._emit(FormUpdate(reset=True, running=False))
+
+    def restore(self, invalid: Mapping[str, str] | None = None) -> None:
+        """End the run without a result: show the committed values and states exactly as before.
+
+        `invalid` marks pointers INVALID with a reason (e.g. the field that failed validation)
+        until the next run or the user's next edit of that field; the values are not touched.
+        """
+        if self._draft is None:
+            raise UsageError("restore() needs an active run")
+        self._draft = None
+        self._annotations = dict(invalid or {})
+        self._emit(FormUpdate(reset=True, running=False))
+
+    def adopt_draft(self) -> None:
+        """End the run keeping whatever the draft shows as the committed document (naive client)."""
+        if self._draft is None:
+            raise UsageError("adopt_draft() needs an active run")
+        self._committed = self._draft
+        self._draft = None
+        self._emit(FormUpdate(reset=True, running=False))
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _mark_tree(self, layer: _Layer, pointer: str, value: Any, state: FieldState) -> set[str]:
+        changed: set[str] = set()
+        stale = [p for p in layer.states if p.startswith(pointer + "/")]
+        for p in stale:
+            del layer.states[p]
+            changed.add(p)
+        for p in _walk(value, pointer):
+            layer.states[p] = _Entry(state)
+            changed.add(p)
+        return changed
+
+    def _mark_parents(self, layer: _Layer, pointer: str, changed: set[str]) -> None:
+        """A parent container that had no state yet becomes PROVISIONAL (it has content now)."""
+        tokens = split_pointer(pointer)
+        for i in range(len(tokens) - 1, -1, -1):
+            parent = join_pointer(tokens[:i])
+            entry = layer.states.get(parent)
+            if entry is None or entry.state in (FieldState.EMPTY, FieldState.PENDING):
+                layer.states[parent] = _Entry(FieldState.PROVISIONAL if layer is self._draft else FieldState.SETTLED)
+                changed.add(parent)
+            else:
+                changed.add(parent)
+                break
+
+
+def _container_for(model: FormModel, pointer: str, next_token: str) -> Any:
+    spec = model.spec_for(pointer) if pointer else None
+    if spec is not None:
+        return [] if spec.kind in (FieldKind.TABLE, FieldKind.CHIPS) else {}
+    return [] if next_token.isdigit() else {}
+
+
+def _set(doc: Any, pointer: str, value: Any, model: FormModel) -> None:
+    tokens = split_pointer(pointer)
+    node = doc
+    for i, token in enumerate(tokens[:-1]):
+        child = get_at(node, "/" + escape_token(token))
+        if not isinstance(child, (dict, list)):
+            child = _container_for(model, join_pointer(tokens[: i + 1]), tokens[i + 1])
+            _put(node, token, child)
+        node = child
+    _put(node, tokens[-1], value)
+
+
+def _put(node: Any, token: str, value: Any) -> None:
+    if isinstance(node, dict):
+        node[token] = value
+        return
+    if isinstance(node, list):
+        if not token.isdigit():
+            raise UsageError(f"array index expected, got {token!r}")
+        index = int(token)
+        if index < len(node):
+            node[index] = value
+        elif index == len(node):
+            node.append(value)
+        else:
+            raise UsageError(f"array index {index} skips elements (length {len(node)})")
+        return
+    raise UsageError(f"cannot set {token!r} inside a {type(node).__name__}")
+
+
+def _delete(doc: Any, pointer: str) -> None:
+    tokens = split_pointer(pointer)
+    if not tokens:
+        return
+    parent = get_at(doc, join_pointer(tokens[:-1]))
+    last = tokens[-1]
+    if isinstance(parent, dict):
+        parent.pop(last, None)
+    elif isinstance(parent, list) and last.isdigit() and int(last) == len(parent) - 1:
+        parent.pop()

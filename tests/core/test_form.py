@@ -1,0 +1,303 @@
+"""The form model: fields derived from the schema, draft over committed values, exact restore."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from core.errors import UsageError
+from core.form import (
+    MISSING,
+    FieldKind,
+    FieldState,
+    FormModel,
+    FormUpdate,
+    fields_for,
+    get_at,
+    join_pointer,
+    split_pointer,
+)
+from core.schemas import SCHEMAS
+
+S = FieldState
+
+
+def kinds(specs):
+    return {s.pointer: s.kind for s in specs}
+
+
+# -- schema -> fields ------------------------------------------------------------------------
+
+
+def test_invoice_fields_are_derived_from_the_json_schema():
+    specs = fields_for(SCHEMAS["invoice"])
+    assert kinds(specs) == {
+        "/customer_name": FieldKind.STRING,
+        "/invoice_number": FieldKind.STRING,
+        "/amount": FieldKind.NUMBER,
+        "/currency": FieldKind.ENUM,
+        "/issue_date": FieldKind.DATE,
+        "/due_date": FieldKind.DATE,
+        "/paid": FieldKind.BOOLEAN,
+        "/line_items": FieldKind.TABLE,
+        "/notes": FieldKind.PROSE,
+    }
+    by = {s.pointer: s for s in specs}
+    assert by["/currency"].choices == ("EUR", "USD", "GBP", "CHF")
+    assert by["/customer_name"].label == "Customer name"
+    assert by["/amount"].description == "Total amount due"
+    assert kinds(by["/line_items"].children) == {
+        "/sku": FieldKind.STRING,
+        "/description": FieldKind.STRING,
+        "/qty": FieldKind.INTEGER,
+        "/unit_price": FieldKind.NUMBER,
+    }
+
+
+def test_catalog_table_flattens_nested_objects_and_keeps_scalar_arrays_as_chips():
+    by = {s.pointer: s for s in fields_for(SCHEMAS["catalog"])}
+    cols = kinds(by["/items"].children)
+    assert cols["/tags"] is FieldKind.CHIPS
+    assert cols["/dimensions/width_cm"] is FieldKind.NUMBER
+    assert "/dimensions" not in cols
+
+
+def test_ticket_has_chips_enum_integer_and_prose():
+    by = kinds(fields_for(SCHEMAS["ticket"]))
+    assert by["/tags"] is FieldKind.CHIPS
+    assert by["/category"] is FieldKind.ENUM
+    assert by["/priority"] is FieldKind.INTEGER
+    assert by["/summary"] is FieldKind.PROSE
+
+
+class Address(BaseModel):
+    street: str
+    city: str
+
+
+class Custom(BaseModel):
+    essay: str = Field(max_length=5000)
+    short: str = Field(max_length=20)
+    address: Address
+    maybe: int | None = None
+    colour: Literal["red", "green"]
+
+
+def test_nested_object_is_a_group_long_maxlength_is_prose_optional_is_unwrapped():
+    by = {s.pointer: s for s in fields_for(Custom)}
+    assert by["/essay"].kind is FieldKind.PROSE
+    assert by["/short"].kind is FieldKind.STRING
+    assert by["/address"].kind is FieldKind.OBJECT
+    assert [c.pointer for c in by["/address"].children] == ["/address/street", "/address/city"]
+    assert by["/maybe"].kind is FieldKind.INTEGER and not by["/maybe"].required
+    assert by["/colour"].kind is FieldKind.ENUM
+
+
+def test_spec_for_maps_array_indices_to_columns():
+    form = FormModel(SCHEMAS["catalog"])
+    assert form.spec_for("/items/7/price").kind is FieldKind.NUMBER
+    assert form.spec_for("/items/7/dimensions/depth_cm").name == "depth_cm"
+    assert form.spec_for("/items/7/tags/2").kind is FieldKind.STRING
+    assert form.spec_for("/items").kind is FieldKind.TABLE
+    assert form.spec_for("/nope") is None
+
+
+def test_pointer_helpers_follow_rfc6901():
+    assert split_pointer("") == []
+    assert split_pointer("/a~1b/c~0d/0") == ["a/b", "c~d", "0"]
+    assert join_pointer(["a/b", "c~d", 0]) == "/a~1b/c~0d/0"
+    doc = {"a/b": [{"x": 1}]}
+    assert get_at(doc, "/a~1b/0/x") == 1
+    assert get_at(doc, "/a~1b/1") is MISSING
+    with pytest.raises(UsageError):
+        split_pointer("nope")
+
+
+# -- user edits, runs, commit, restore -------------------------------------------------------
+
+
+@pytest.fixture
+def form():
+    return FormModel(SCHEMAS["invoice"])
+
+
+def test_fresh_form_is_empty(form):
+    assert form.state("/customer_name") is S.EMPTY
+    assert form.value("/customer_name") is MISSING
+    assert form.display("/customer_name") == ""
+    assert not form.running
+
+
+def test_user_edit_is_committed_and_settled(form):
+    form.set_value("/customer_name", "ACME")
+    assert form.value("/customer_name") == "ACME"
+    assert form.state("/customer_name") is S.SETTLED
+    assert form.committed == {"customer_name": "ACME"}
+
+
+def test_user_edit_with_invalid_reason(form):
+    form.set_value("/amount", "lots", invalid_reason="not a number")
+    assert form.state("/amount") is S.INVALID
+    assert form.reason("/amount") == "not a number"
+
+
+def test_draft_starts_empty_and_committed_values_stay_aside(form):
+    form.set_value("/customer_name", "ACME")
+    form.begin_run()
+    assert form.running
+    assert form.value("/customer_name") is MISSING
+    assert form.state("/customer_name") is S.EMPTY
+    assert form.committed == {"customer_name": "ACME"}
+
+
+def test_edits_are_refused_during_a_run(form):
+    form.begin_run()
+    with pytest.raises(UsageError):
+        form.set_value("/customer_name", "x")
+    with pytest.raises(UsageError):
+        form.begin_run()
+
+
+def test_provisional_then_settled_display(form):
+    form.begin_run()
+    form.apply("/customer_name", S.PENDING)
+    assert form.state("/customer_name") is S.PENDING
+    assert form.display("/customer_name") == ""
+    form.apply("/customer_name", S.PROVISIONAL, "Mar")
+    assert form.display("/customer_name") == "Mar…"
+    form.apply("/customer_name", S.SETTLED, "Martinez SA")
+    assert form.display("/customer_name") == "Martinez SA"
+    assert form.state("/customer_name") is S.SETTLED
+
+
+def test_restore_brings_back_committed_values_and_user_edits_exactly(form):
+    form.load({"customer_name": "Old", "amount": 5})
+    form.set_value("/notes", "typed by me")
+    form.set_value("/amount", "x", invalid_reason="bad")
+    before_doc, before_states = form.committed, form.states()
+    form.begin_run()
+    form.apply("", S.PROVISIONAL, {})
+    form.apply("/customer_name", S.PROVISIONAL, "Mar")
+    form.apply("/amount", S.SETTLED, 1200)
+    form.restore()
+    assert form.committed == before_doc
+    assert form.document == before_doc
+    assert form.states() == before_states
+    assert form.reason("/amount") == "bad"
+    assert not form.running
+
+
+def test_restore_can_mark_the_failing_field_invalid_until_next_run(form):
+    form.begin_run()
+    form.restore(invalid={"/amount": "Input should be a valid number"})
+    assert form.state("/amount") is S.INVALID
+    assert form.reason("/amount") == "Input should be a valid number"
+    assert form.value("/amount") is MISSING
+    form.begin_run()
+    assert form.state("/amount") is S.EMPTY
+
+
+def test_commit_replaces_committed_values_all_settled(form):
+    form.set_value("/customer_name", "Old")
+    form.begin_run()
+    form.apply("", S.PROVISIONAL, {})
+    form.apply("/amount", S.SETTLED, 1200)
+    form.commit({"amount": 1200, "line_items": [{"qty": 2}]})
+    assert form.committed == {"amount": 1200, "line_items": [{"qty": 2}]}
+    assert form.value("/customer_name") is MISSING
+    assert form.state("/line_items/0/qty") is S.SETTLED
+    assert form.state("/line_items") is S.SETTLED
+
+
+def test_dynamic_rows_appear_as_items_start(form):
+    form.begin_run()
+    form.apply("", S.PROVISIONAL, {})
+    form.apply("/line_items", S.PROVISIONAL, [])
+    form.apply("/line_items/0", S.PROVISIONAL, {})
+    form.apply("/line_items/0/qty", S.PROVISIONAL, 1)
+    assert form.value("/line_items") == [{"qty": 1}]
+    form.apply("/line_items/0/qty", S.SETTLED, 12)
+    form.apply("/line_items/1/sku", S.PROVISIONAL, "DS")  # parents created as needed
+    assert form.value("/line_items") == [{"qty": 12}, {"sku": "DS"}]
+    assert form.state("/line_items/1") is S.PROVISIONAL
+    assert form.state("/line_items/0/qty") is S.SETTLED
+
+
+def test_settled_container_marks_its_descendants_settled(form):
+    form.begin_run()
+    form.apply("/line_items/0", S.SETTLED, {"sku": "A", "qty": 2})
+    assert form.value("/line_items/0/qty") == 2
+    assert form.state("/line_items/0/sku") is S.SETTLED
+    assert form.state("/line_items/0") is S.SETTLED
+
+
+def test_pending_removes_a_value(form):
+    form.begin_run()
+    form.apply("/amount", S.PROVISIONAL, 12)
+    form.apply("/amount", S.PENDING)
+    assert form.value("/amount") is MISSING
+    assert form.state("/amount") is S.PENDING
+
+
+def test_adopt_draft_keeps_what_was_shown(form):
+    form.set_value("/customer_name", "Old")
+    form.begin_run()
+    form.apply("/customer_name", S.SETTLED, "Mar")
+    form.adopt_draft()
+    assert form.committed == {"customer_name": "Mar"}
+    assert not form.running
+
+
+def test_user_can_edit_table_cells_and_add_rows(form):
+    form.set_value("/line_items/0/qty", 3)
+    form.set_value("/line_items/1/sku", "B")
+    assert form.committed == {"line_items": [{"qty": 3}, {"sku": "B"}]}
+    with pytest.raises(UsageError):
+        form.set_value("/line_items/5/sku", "gap")
+    form.clear_value("/line_items/1/sku")
+    assert form.value("/line_items/1/sku") is MISSING
+    assert form.state("/line_items/1/sku") is S.EMPTY
+
+
+def test_observers_get_one_update_per_batch_and_can_unsubscribe(form):
+    seen: list[FormUpdate] = []
+    unsubscribe = form.subscribe(seen.append)
+    form.begin_run()
+    form.apply_many([("/customer_name", S.PROVISIONAL, "M"), ("/amount", S.SETTLED, 1)])
+    form.restore()
+    assert [u.reset for u in seen] == [True, False, True]
+    assert seen[0].running is True and seen[2].running is False
+    assert {"/customer_name", "/amount"} <= seen[1].pointers
+    unsubscribe()
+    form.set_value("/amount", 2)
+    assert len(seen) == 3
+
+
+def test_full_document_through_the_form_matches_json(form):
+    text = (pytest.importorskip("core.scenarios").get_scenario("invoice").output_text)
+    doc = json.loads(text)
+    form.begin_run()
+    form.apply("", S.SETTLED, doc)
+    assert form.document == doc
+    assert all(st is S.SETTLED for st in form.states().values())
+    form.commit()
+    assert form.committed == doc
+
+
+def test_display_formats_per_kind(form):
+    form.load({"amount": 1200, "paid": False, "line_items": [{"unit_price": 385.0}], "currency": "EUR"})
+    assert form.display("/amount") == "1200"
+    assert form.display("/paid") == "no"
+    assert form.display("/line_items/0/unit_price") == "385.00"
+    assert form.display("/line_items") == "1 row"
+    assert form.display("/currency") == "EUR"
+
+
+def test_naive_form_shows_no_provisional_marker():
+    form = FormModel(SCHEMAS["invoice"], marking=False)
+    form.begin_run()
+    form.apply("/customer_name", S.PROVISIONAL, "Mar")
+    assert form.display("/customer_name") == "Mar"
