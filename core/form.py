@@ -514,12 +514,14 @@ class FormModel:
         """One change from the run into the draft (see `apply_many`)."""
         self.apply_many([(pointer, state, value, reason)] if reason else [(pointer, state, value)])
 
-    def apply_many(self, changes: Iterable[tuple[Any, ...]]) -> None:
+    def apply_many(self, changes: Iterable[tuple[Any, ...]], *, parent_state: FieldState = FieldState.PROVISIONAL) -> None:
         """Changes `(pointer, state, value[, reason])` from the run, applied in order, one update.
 
         PENDING and EMPTY remove any value at the pointer (the field shows its placeholder);
         PROVISIONAL / SETTLED / INVALID write `value` there (creating missing parents). A SETTLED
-        container marks everything inside it SETTLED too (a relay item arrives whole).
+        container marks everything inside it SETTLED too (a relay item arrives whole). A parent
+        that had no state yet gets `parent_state` (PROVISIONAL: its end has not arrived; a reader
+        that never shows provisional values passes PENDING).
         """
         draft = self._draft
         if draft is None:
@@ -545,7 +547,7 @@ class FormModel:
                 else:
                     draft.states[pointer] = _Entry(state, reason)
                     changed.add(pointer)
-                self._mark_parents(draft, pointer, changed)
+                self._mark_parents(draft, pointer, changed, parent_state)
         if changed:
             self._emit(FormUpdate(frozenset(changed)))
 
@@ -594,14 +596,16 @@ class FormModel:
             changed.add(p)
         return changed
 
-    def _mark_parents(self, layer: _Layer, pointer: str, changed: set[str]) -> None:
-        """A parent container that had no state yet becomes PROVISIONAL (it has content now)."""
+    def _mark_parents(
+        self, layer: _Layer, pointer: str, changed: set[str], state: FieldState = FieldState.SETTLED
+    ) -> None:
+        """A parent container that had no state yet gets `state` (it has content now)."""
         tokens = split_pointer(pointer)
         for i in range(len(tokens) - 1, -1, -1):
             parent = join_pointer(tokens[:i])
             entry = layer.states.get(parent)
             if entry is None or entry.state in (FieldState.EMPTY, FieldState.PENDING):
-                layer.states[parent] = _Entry(FieldState.PROVISIONAL if layer is self._draft else FieldState.SETTLED)
+                layer.states[parent] = _Entry(state)
                 changed.add(parent)
             else:
                 changed.add(parent)
