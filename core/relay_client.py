@@ -1,0 +1,400 @@
+"""Read a livefill relay v1 stream: httpx streaming + the strict NDJSON framer + the record union.
+
+How this works
+--------------
+`RecordReader` is the sans-IO part: bytes in, checked records out. It cuts lines with
+`core.ndjson.NDJSONFramer` (strict: blank lines, lines over 16,384 bytes, bad UTF-8 are protocol
+errors), parses each line into one of the record models of `core.relay_records` (unknown types
+and extra fields are protocol errors) and enforces every client rule of RELAY.md:
+
+    seq starts at 0 and rises by exactly 1; the first record is `start`, and only the first
+    `field` / `item` / `delta` pointers must be places the schema has (`item`: an array;
+    `delta`: a prose field, and only when the run asked for hybrid mode)
+    exactly one terminal (`complete` or `error`), and it is the last line: the reader holds the
+    terminal back until EOF (`close()`), so nothing that follows it can slip past
+    a body that ends without a terminal -> `core.errors.Truncated`
+    the last line must end in "\\n"
+
+`open_relay` is the IO part: it POSTs the request, checks the status and content type, feeds every
+network read to a RecordReader and yields the records. A terminal `complete` is yielded, then the
+iterator ends. A terminal `error` is NOT yielded: it is raised as the matching
+`core.errors.RunFailure` subclass (`failure_from_record`), carrying the record's message and
+pointer, with the record itself as `.record`. Rule breaches raise `core.errors.ProtocolError`.
+Transport failures are translated at one boundary (`_translate`): a read idle past `idle_timeout`
+-> StreamTimeout, anything else from httpx -> ConnectionLost. Leaving the context closes the HTTP
+response (a real cancel: the relay sees the disconnect and cancels its upstream).
+
+`RecordAssembler` rebuilds the extracted object from records (fields set at their pointers, items
+placed at their indices, prose deltas kept as drafts), for callers that want the value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Protocol
+
+import httpx
+from pydantic import BaseModel
+
+from core.errors import (
+    Cancelled,
+    ConnectionLost,
+    ProtocolError,
+    RunFailure,
+    StreamTimeout,
+    Truncated,
+    UpstreamError,
+    UsageError,
+    ValidationFailed,
+)
+from core.ndjson import NDJSONFramer
+from core.relay import NodeKind, SchemaIndex, split_pointer
+from core.relay_records import (
+    MAX_LINE_BYTES,
+    CompleteRecord,
+    DeltaRecord,
+    ErrorRecord,
+    FieldRecord,
+    ItemRecord,
+    StartRecord,
+    parse_record,
+)
+from core.schemas import SCHEMAS
+
+__all__ = [
+    "EXTRACT_PATH",
+    "RecordAssembler",
+    "RecordReader",
+    "RelayStream",
+    "failure_from_record",
+    "open_relay",
+]
+
+EXTRACT_PATH = "/relay/v1/extract"
+
+
+class RelayTap(Protocol):
+    """What `open_relay` tells an observer (the same shape as core.providers' WireTap)."""
+
+    def on_read(self, data: bytes) -> None: ...
+
+    def on_frame(self, kind: str, text: str) -> None: ...
+
+    def on_event(self, event: Any) -> None: ...
+
+
+_FAILURES: dict[str, type[RunFailure]] = {
+    "upstream_error": UpstreamError,
+    "truncated": Truncated,
+    "validation_failed": ValidationFailed,
+    "protocol_error": RunFailure,  # the relay met bad bytes upstream (RunFailure's own code)
+    "cancelled": Cancelled,
+    "timeout": StreamTimeout,
+}
+
+
+def failure_from_record(record: ErrorRecord) -> RunFailure:
+    """The RunFailure an `error` record stands for (`.code`, `.message`, `.pointer`, `.record`)."""
+    cls = _FAILURES[record.code]
+    message = f"relay: {record.message}"
+    if cls is UpstreamError:
+        failure: RunFailure = UpstreamError(message, kind="relay")
+        failure.pointer = record.pointer
+    else:
+        failure = cls(message, pointer=record.pointer)
+    failure.record = record  # type: ignore[attr-defined]
+    return failure
+
+
+# --- sans-IO reader ---------------------------------------------------------------------------------
+
+
+class RecordReader:
+    """Bytes of a relay v1 response in, checked records out (see the module docstring).
+
+    `schema` / `schema_name`: what the request asked for; the `start` record must name the same
+    schema (when neither is given, the schema `start` names must be one of core.schemas.SCHEMAS).
+    `mode`: the requested mode; `delta` records are illegal unless it is "hybrid" (None: allowed).
+    `feed(data)` returns every record completed by `data` except a terminal, which `close()`
+    returns once the body has ended with nothing after it.
+    """
+
+    def __init__(
+        self,
+        *,
+        schema: type[BaseModel] | None = None,
+        schema_name: str | None = None,
+        mode: str | None = None,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        tap: RelayTap | None = None,
+    ) -> None:
+        self._framer = NDJSONFramer(max_line_bytes)
+        self._schema = schema
+        self._schema_name = schema_name
+        self._mode = mode
+        self._tap = tap
+        self._index: SchemaIndex | None = None
+        self._next_seq = 0
+        self._terminal: CompleteRecord | ErrorRecord | None = None
+        self._closed = False
+        self.start: StartRecord | None = None
+
+    @property
+    def seen_terminal(self) -> bool:
+        return self._terminal is not None
+
+    def feed(self, data: bytes) -> list[Any]:
+        """Records completed by `data`, terminal held back; ProtocolError on any breach."""
+        if self._closed:
+            raise UsageError("RecordReader.feed() after close()")
+        if not data:
+            return []
+        if self._terminal is not None:
+            raise ProtocolError(f"data after the terminal {self._terminal.type!r} record")
+        out: list[Any] = []
+        for line in self._framer.feed(data):
+            out.append(self._take(line))
+        return [r for r in out if r is not None]
+
+    def close(self) -> list[Any]:
+        """End of body: `[terminal]`; Truncated if there was none, ProtocolError on a breach."""
+        if self._closed:
+            raise UsageError("RecordReader.close() called twice")
+        self._closed = True
+        tail = self._framer.close()
+        if tail:
+            raise ProtocolError(f"the last line has no newline: {tail[0][:80]!r}")
+        if self._terminal is None:
+            if self.start is None:
+                raise Truncated("the relay's response ended before any record")
+            raise Truncated("the relay's response ended without a terminal record")
+        return [self._terminal]
+
+    def _take(self, line: str) -> Any:
+        if self._tap is not None:
+            self._tap.on_frame("ndjson", line)
+        if self._terminal is not None:
+            raise ProtocolError(f"a record after the terminal {self._terminal.type!r} record: {line[:80]!r}")
+        record = parse_record(line)
+        if record.seq != self._next_seq:
+            raise ProtocolError(f"seq {record.seq} where {self._next_seq} was due (seq must rise by exactly 1 from 0)")
+        self._next_seq += 1
+        if self.start is None and not isinstance(record, StartRecord):
+            raise ProtocolError(f"the first record is {record.type!r}, not 'start'")
+        if isinstance(record, StartRecord):
+            self._on_start(record)
+        elif isinstance(record, (FieldRecord, ItemRecord, DeltaRecord)):
+            self._check_pointer(record)
+        if self._tap is not None:
+            self._tap.on_event(record)
+        if isinstance(record, (CompleteRecord, ErrorRecord)):
+            self._terminal = record
+            return None
+        return record
+
+    def _on_start(self, record: StartRecord) -> None:
+        if self.start is not None:
+            raise ProtocolError("a second 'start' record")
+        self.start = record
+        name = record.schema_name
+        if self._schema_name is not None and name != self._schema_name:
+            raise ProtocolError(f"the relay answered with schema {name!r}, not the {self._schema_name!r} asked for")
+        schema = self._schema
+        if schema is None:
+            schema = SCHEMAS.get(name)
+            if schema is None:
+                raise ProtocolError(f"the relay names an unknown schema {name!r}")
+        self._index = SchemaIndex(schema)
+
+    def _check_pointer(self, record: FieldRecord | ItemRecord | DeltaRecord) -> None:
+        assert self._index is not None
+        pointer = record.pointer
+        res = self._index.resolve(pointer)
+        bad = ""
+        if res.node is None or res.opaque:
+            bad = "is not in the schema"
+        elif isinstance(record, FieldRecord):
+            if pointer == "" or res.is_item or res.in_element:
+                bad = "is not a field (the root, or inside an array: those come as items)"
+        elif isinstance(record, ItemRecord):
+            if res.node.kind is not NodeKind.ARRAY or res.in_element or res.is_item:
+                bad = "is not an array the schema has at the top of an item"
+        else:
+            if self._mode is not None and self._mode != "hybrid":
+                bad = "got a delta in settled mode"
+            elif not res.node.prose:
+                bad = "is not a prose field (deltas are for prose fields only)"
+        if bad:
+            raise ProtocolError(f"{record.type} record for {pointer!r}: the pointer {bad}")
+
+
+# --- rebuilding the value -------------------------------------------------------------------------
+
+
+class RecordAssembler:
+    """Rebuild the extracted object from relay records (start / field / item / delta / complete).
+
+    `value` is the object so far: every field at its pointer (objects made on the way), every
+    item at its index in its array. `drafts` holds hybrid-mode prose text by pointer until the
+    field settles (then the settled value replaces it). Raises ProtocolError for an item that
+    skips an index or a value that lands on top of another.
+    """
+
+    def __init__(self) -> None:
+        self.value: dict[str, Any] = {}
+        self.drafts: dict[str, str] = {}
+
+    def apply(self, record: Any) -> None:
+        if isinstance(record, FieldRecord):
+            parent, key = self._parent(record.pointer, create=True)
+            if key in parent:
+                raise ProtocolError(f"field {record.pointer!r} was set twice")
+            parent[key] = record.value
+            self.drafts.pop(record.pointer, None)
+        elif isinstance(record, ItemRecord):
+            parent, key = self._parent(record.pointer, create=True)
+            array = parent.setdefault(key, [])
+            if not isinstance(array, list):
+                raise ProtocolError(f"item for {record.pointer!r}, which holds a non-array")
+            if record.index != len(array):
+                raise ProtocolError(f"item {record.index} of {record.pointer!r} where {len(array)} was due")
+            array.append(record.value)
+        elif isinstance(record, DeltaRecord):
+            self.drafts[record.pointer] = self.drafts.get(record.pointer, "") + record.text
+
+    def _parent(self, pointer: str, *, create: bool) -> tuple[dict[str, Any], str]:
+        tokens = split_pointer(pointer)
+        if not tokens:
+            raise ProtocolError(f"no place for pointer {pointer!r}")
+        node: Any = self.value
+        for token in tokens[:-1]:
+            if isinstance(node, list):
+                raise ProtocolError(f"pointer {pointer!r} goes into an array (items come whole)")
+            node = node.setdefault(token, {})
+        if not isinstance(node, dict):
+            raise ProtocolError(f"pointer {pointer!r} goes into a non-object")
+        return node, tokens[-1]
+
+
+# --- IO ----------------------------------------------------------------------------------------------
+
+
+class RelayStream:
+    """The async iterator `open_relay` yields: checked records, ending at `complete`.
+
+    An `error` record is raised as the matching RunFailure (see `failure_from_record`); rule
+    breaches as ProtocolError; a body with no terminal as Truncated. `start` is set once the first
+    record has arrived.
+    """
+
+    def __init__(self, response: httpx.Response, reader: RecordReader, tap: RelayTap | None) -> None:
+        self._response = response
+        self._reader = reader
+        self._tap = tap
+        self._iter = self._records()
+
+    @property
+    def start(self) -> StartRecord | None:
+        return self._reader.start
+
+    def __aiter__(self) -> RelayStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        return await self._iter.__anext__()
+
+    async def _records(self) -> AsyncIterator[Any]:
+        reader, tap = self._reader, self._tap
+        async with _translate():
+            async for chunk in self._response.aiter_bytes():
+                if tap is not None:
+                    tap.on_read(chunk)
+                for record in reader.feed(chunk):
+                    yield record
+        (terminal,) = reader.close()
+        if isinstance(terminal, ErrorRecord):
+            raise failure_from_record(terminal)
+        yield terminal
+
+    async def aclose(self) -> None:
+        await self._iter.aclose()
+
+
+@contextlib.asynccontextmanager
+async def open_relay(
+    base_url: str,
+    token: str,
+    body: Mapping[str, Any],
+    *,
+    tap: RelayTap | None = None,
+    timeout: float = 10.0,
+    idle_timeout: float | None = 60.0,
+    client: httpx.AsyncClient | None = None,
+) -> AsyncIterator[RelayStream]:
+    """POST `body` to the relay at `base_url` and yield a `RelayStream` of checked records.
+
+    `token` is the relay's bearer token. `timeout` bounds connecting and the response head;
+    `idle_timeout` bounds the wait for each network read of the body (None: no limit) — the
+    relay itself turns an idle upstream into an `error` `timeout` record, so this is a backstop.
+    A non-200 answer raises UpstreamError with the relay's message and `.status`. Leaving the
+    context closes the response. `client` lets the caller share a connection pool.
+    """
+    schema_name = body.get("schema") if isinstance(body.get("schema"), str) else None
+    mode = body.get("mode", "settled") if isinstance(body.get("mode", "settled"), str) else None
+    reader = RecordReader(schema_name=schema_name, mode=mode, tap=tap)
+    url = base_url.rstrip("/") + EXTRACT_PATH
+    headers = {"authorization": f"Bearer {token}", "accept": "application/x-ndjson"}
+    limits = httpx.Timeout(timeout, read=idle_timeout)
+    async with contextlib.AsyncExitStack() as stack:
+        if client is None:
+            client = await stack.enter_async_context(httpx.AsyncClient(timeout=limits))
+        async with _translate():
+            request = client.build_request("POST", url, json=dict(body), headers=headers, timeout=limits)
+            response = await client.send(request, stream=True)
+        stack.push_async_callback(response.aclose)
+        if response.status_code != 200:
+            async with _translate():
+                detail = (await response.aread()).decode("utf-8", "replace")
+            raise UpstreamError(
+                f"relay answered HTTP {response.status_code}: {_error_text(detail)}",
+                kind="http_status",
+                status=response.status_code,
+            )
+        ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype != "application/x-ndjson":
+            raise ProtocolError(f"relay answered with content-type {ctype!r}, not application/x-ndjson")
+        stream = RelayStream(response, reader, tap)
+        try:
+            yield stream
+        finally:
+            await stream.aclose()
+
+
+def _error_text(detail: str) -> str:
+    import json
+
+    try:
+        data = json.loads(detail)
+    except ValueError:
+        return detail[:300]
+    if isinstance(data, dict):
+        err = data.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return err["message"]
+        if isinstance(err, str):
+            return err
+    return detail[:300]
+
+
+@contextlib.asynccontextmanager
+async def _translate() -> AsyncIterator[None]:
+    """The one place httpx exceptions become core.errors (see the module docstring)."""
+    try:
+        yield
+    except httpx.ReadTimeout as exc:
+        raise StreamTimeout(f"the relay sent nothing for too long ({exc.__class__.__name__})") from exc
+    except httpx.TimeoutException as exc:
+        raise ConnectionLost(f"timed out talking to the relay: {exc.__class__.__name__}") from exc
+    except httpx.HTTPError as exc:
+        raise ConnectionLost(f"the connection to the relay failed: {exc.__class__.__name__}: {exc}") from exc

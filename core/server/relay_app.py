@@ -1,0 +1,439 @@
+"""The relay's HTTP side: `POST /relay/v1/extract` (livefill relay v1, RELAY.md) as starlette routes.
+
+How this works
+--------------
+A request is checked in full before anything streams: the bearer token (401 otherwise), then the
+JSON body (400 with `{"error": {"type", "message"}}` for anything wrong: not JSON, an unknown key,
+an unknown scenario / schema / provider / mode, demo knobs the demo provider would refuse). Then
+the response starts (200, `application/x-ndjson`, `cache-control: no-cache`,
+`x-accel-buffering: no`, chunked) and two tasks run side by side:
+
+- the producer opens the upstream stream with `core.providers.open_stream` — over real HTTP, to
+  this same server's demo provider (the address the request came in on, unless a demo URL is
+  configured) or to the live provider with a key from the relay's environment — feeds each
+  event to a `core.relay.Settler` and writes the records it returns, one `send` per event, as
+  soon as they exist. The first terminal record ends it: leaving `open_stream` closes upstream.
+  Failures of the upstream (error status, broken connection, idle past `idle_timeout`, bad
+  bytes) become the Settler's terminal `error` record.
+- the watcher waits on `receive()` for `http.disconnect`. A disconnect while the producer is still
+  running cancels it at once, which closes the upstream request (the demo provider logs the
+  disconnect). Once the producer has finished, a disconnect means nothing (uvicorn reports one
+  after every completed response), so the watcher is cancelled before the last body message.
+
+The app keeps no state between requests (the settings are read-only), so it runs under several
+uvicorn / gunicorn workers as well as in one process. `create_relay_app()` with no arguments reads
+its settings from the environment (LIVEFILL_RELAY_TOKEN, required; LIVEFILL_RELAY_DEMO_URL;
+LIVEFILL_RELAY_IDLE_TIMEOUT; LIVEFILL_RELAY_TIMING_LOG), for `uvicorn --factory`.
+
+Timing (opt-in, for tests/benchmarks/bench_relay.py): with a timing log path set, every record's
+line is appended to it as JSON with the monotonic time of the upstream network read that was the
+last one before the record was made (the read carrying its settling byte) and the time its `send`
+returned (handed to the socket). Lines are written once per request, after the response ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from core.errors import LivefillError, ProtocolError, RunFailure, UsageError
+from core.relay import Settler
+from core.relay_records import encode_record
+from core.schemas import SCHEMAS, schema_model
+
+__all__ = ["EXTRACT_PATH", "RelaySettings", "create_relay_app", "relay_routes", "routes"]
+
+log = logging.getLogger("livefill.relay")
+
+EXTRACT_PATH = "/relay/v1/extract"
+RELAY_PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "ollama")
+
+#: Where the live providers are, and which environment variable holds each one's key.
+LIVE_BASE_URLS: dict[str, str] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai-chat": "https://api.openai.com",
+    "openai-responses": "https://api.openai.com",
+}
+LIVE_KEYS: dict[str, str] = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai-chat": "OPENAI_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
+}
+LIVE_BASE_OVERRIDES: dict[str, str] = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai-chat": "OPENAI_BASE_URL",
+    "openai-responses": "OPENAI_BASE_URL",
+    "ollama": "OLLAMA_HOST",
+}
+OLLAMA_DEFAULT = "http://127.0.0.1:11434"
+
+_RESPONSE_HEADERS = [
+    (b"content-type", b"application/x-ndjson"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RelaySettings:
+    """How one relay app behaves. Read-only: nothing is kept between requests.
+
+    `token`: the bearer token clients must send. `demo_base_url`: where the demo upstream is
+    (None: this same server, at the address the request came in on). `idle_timeout`: seconds of
+    upstream silence (keep-alives do not count) before the run ends with `timeout`. `env`: where
+    live-provider keys are read (default os.environ). `timing_log`: a file to append per-record
+    timings to (opt-in). `upstream_tap`: a factory `run_id -> WireTap` observing every upstream
+    stream (tests).
+    """
+
+    token: str
+    demo_base_url: str | None = None
+    idle_timeout: float = 20.0
+    env: Mapping[str, str] | None = None
+    timing_log: str | None = None
+    upstream_tap: Callable[[str], Any] | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> RelaySettings:
+        """Settings from LIVEFILL_RELAY_* variables; UsageError if LIVEFILL_RELAY_TOKEN is unset."""
+        environ = os.environ if environ is None else environ
+        token = environ.get("LIVEFILL_RELAY_TOKEN", "")
+        if not token:
+            raise UsageError(
+                "set LIVEFILL_RELAY_TOKEN: every worker of a deployed relay must share one bearer token"
+            )
+        return cls(
+            token=token,
+            demo_base_url=environ.get("LIVEFILL_RELAY_DEMO_URL") or None,
+            idle_timeout=float(environ.get("LIVEFILL_RELAY_IDLE_TIMEOUT", "20")),
+            timing_log=environ.get("LIVEFILL_RELAY_TIMING_LOG") or None,
+        )
+
+
+# --- the request body -------------------------------------------------------------------------------
+
+
+class _DemoBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    speed: float | None = Field(default=None, ge=0)
+    seed: int | None = None
+    slice: str | None = None
+    fault: str | None = None
+    ttft: float | None = Field(default=None, ge=0)
+
+    def headers(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name in ("speed", "seed", "slice", "fault", "ttft"):
+            value = getattr(self, name)
+            if value is not None:
+                out[f"x-demo-{name}"] = _num(value) if isinstance(value, float) else str(value)
+        return out
+
+
+class _ExtractBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    scenario: str | None = None
+    schema_name: str | None = Field(default=None, alias="schema")
+    document: str | None = None
+    provider: Literal["anthropic", "openai-chat", "openai-responses", "ollama"] = "anthropic"
+    upstream: Literal["demo", "live"] = "demo"
+    model: str | None = None
+    mode: Literal["settled", "hybrid"] = "settled"
+    demo: _DemoBody | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> _ExtractBody:
+        if self.scenario is not None:
+            if self.schema_name is not None or self.document is not None:
+                raise ValueError('give either "scenario" or "schema" + "document", not both')
+        elif self.schema_name is None or self.document is None:
+            raise ValueError('give either "scenario" or both "schema" and "document"')
+        if self.upstream == "live" and self.demo is not None:
+            raise ValueError('"demo" knobs apply only to "upstream": "demo"')
+        return self
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Job:
+    """One checked request: what to ask upstream, and how to settle it."""
+
+    schema_name: str
+    document: str
+    provider: str
+    upstream: str
+    model: str | None
+    mode: str
+    demo_headers: dict[str, str] = field(default_factory=dict)
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+def _bad_request(message: str) -> JSONResponse:
+    return JSONResponse({"error": {"type": "invalid_request", "message": message}}, status_code=400)
+
+
+def _parse_job(raw: bytes) -> _Job | JSONResponse:
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return _bad_request(f"the body is not JSON: {exc}")
+    if not isinstance(data, dict):
+        return _bad_request("the body must be a JSON object")
+    try:
+        body = _ExtractBody.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return _bad_request(f"{where + ': ' if where else ''}{first['msg']}")
+    demo_headers: dict[str, str] = {}
+    if body.scenario is not None:
+        from core.scenarios import get_scenario
+
+        try:
+            scenario = get_scenario(body.scenario)
+        except KeyError as exc:
+            return _bad_request(str(exc.args[0]))
+        schema_name, document = scenario.schema_name, scenario.document
+        if body.upstream == "demo":
+            demo_headers["x-demo-scenario"] = scenario.name
+    else:
+        assert body.schema_name is not None and body.document is not None
+        if body.schema_name not in SCHEMAS:
+            return _bad_request(f"unknown schema {body.schema_name!r}; known: {', '.join(sorted(SCHEMAS))}")
+        schema_name, document = body.schema_name, body.document
+    if body.demo is not None:
+        demo_headers.update(body.demo.headers())
+        try:
+            from core.server.knobs import DemoDefaults, parse_knobs
+
+            parse_knobs(demo_headers, DemoDefaults())
+        except LivefillError as exc:
+            return _bad_request(f"demo: {exc}")
+    return _Job(
+        schema_name=schema_name,
+        document=document,
+        provider=body.provider,
+        upstream=body.upstream,
+        model=body.model,
+        mode=body.mode,
+        demo_headers=demo_headers,
+    )
+
+
+# --- the streaming response ------------------------------------------------------------------------
+
+
+class _Clock:
+    """A WireTap that remembers when the last upstream read arrived (and forwards to another tap)."""
+
+    __slots__ = ("last_read", "inner")
+
+    def __init__(self, inner: Any = None) -> None:
+        self.last_read = time.monotonic()
+        self.inner = inner
+
+    def on_read(self, data: bytes) -> None:
+        self.last_read = time.monotonic()
+        if self.inner is not None:
+            self.inner.on_read(data)
+
+    def on_frame(self, kind: str, text: str) -> None:
+        if self.inner is not None:
+            self.inner.on_frame(kind, text)
+
+    def on_event(self, event: Any) -> None:
+        if self.inner is not None:
+            self.inner.on_event(event)
+
+
+class _RelayResponse(Response):
+    """Streams one run's records; see the module docstring for the two tasks."""
+
+    def __init__(self, job: _Job, settings: RelaySettings, demo_base_url: str | None) -> None:
+        self.job = job
+        self.settings = settings
+        self.demo_base_url = demo_base_url
+        self.background = None
+        self.run_id = f"run_{secrets.token_hex(6)}"
+        self.timings: list[tuple[int, str, float, float]] | None = [] if settings.timing_log else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": _RESPONSE_HEADERS})
+        producer = asyncio.ensure_future(self._produce(send))
+        watcher = asyncio.ensure_future(_wait_for_disconnect(receive))
+        try:
+            await asyncio.wait({producer, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if producer.done():
+                watcher.cancel()
+            else:  # the client went away (or the server is stopping): cancel upstream now
+                producer.cancel()
+                watcher.cancel()
+                log.info("relay %s: client disconnected; upstream cancelled", self.run_id)
+            await asyncio.gather(producer, watcher, return_exceptions=True)
+        if not producer.cancelled() and producer.exception() is None:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        self._write_timings()
+
+    async def _produce(self, send: Send) -> None:
+        job = self.job
+        settler = Settler(
+            schema_model(job.schema_name), mode=job.mode, run_id=self.run_id, provider=job.provider  # type: ignore[arg-type]
+        )
+        clock = _Clock(self.settings.upstream_tap(self.run_id) if self.settings.upstream_tap else None)
+
+        async def write(records: list[Any]) -> None:
+            if not records:
+                return
+            read_at = clock.last_read
+            await send({"type": "http.response.body", "body": b"".join(map(encode_record, records)), "more_body": True})
+            if self.timings is not None:
+                written = time.monotonic()
+                self.timings.extend((r.seq, r.type, read_at, written) for r in records)
+
+        await write(settler.begin())
+        try:
+            request = self._upstream_request()
+            from core.providers import open_stream
+
+            async with open_stream(request, tap=clock, idle_timeout=self.settings.idle_timeout) as events:
+                async for event in events:
+                    await write(settler.feed(event))
+                    if settler.done:
+                        break
+            await write(settler.close())
+        except (RunFailure, ProtocolError) as exc:
+            await write(settler.fail(exc))
+        except UsageError as exc:
+            await write(settler.fail("upstream_error", f"the upstream request could not be made: {exc}"))
+        except Exception as exc:  # a bug: say so on the wire rather than cut the stream
+            log.exception("relay %s: unexpected failure", self.run_id)
+            await write(settler.fail("upstream_error", f"the relay failed: {type(exc).__name__}: {exc}"))
+
+    def _upstream_request(self) -> Any:
+        from core.providers import ExtractionRequest
+
+        job = self.job
+        if job.upstream == "demo":
+            if not self.demo_base_url:
+                raise UsageError("the relay does not know where the demo provider is (set LIVEFILL_RELAY_DEMO_URL)")
+            base_url, api_key = self.demo_base_url, "demo"
+        else:
+            base_url, api_key = _live_upstream(job.provider, self.settings.env if self.settings.env is not None else os.environ)
+        return ExtractionRequest(
+            provider=job.provider,
+            base_url=base_url,
+            schema_name=job.schema_name,
+            document=job.document,
+            model=job.model,
+            api_key=api_key,
+            demo_headers=dict(job.demo_headers),
+        )
+
+    def _write_timings(self) -> None:
+        if not self.timings or not self.settings.timing_log:
+            return
+        lines = "".join(
+            json.dumps({"run": self.run_id, "seq": seq, "type": kind, "read_at": read_at, "written_at": written})
+            + "\n"
+            for seq, kind, read_at, written in self.timings
+        )
+        with open(self.settings.timing_log, "a", encoding="utf-8") as fh:
+            fh.write(lines)
+
+
+def _live_upstream(provider: str, env: Mapping[str, str]) -> tuple[str, str]:
+    """The live provider's base URL and API key, or UsageError naming the missing variable."""
+    if provider == "ollama":
+        host = env.get("OLLAMA_HOST") or OLLAMA_DEFAULT
+        if "://" not in host:
+            host = "http://" + host
+        return host, "ollama"
+    key_var = LIVE_KEYS[provider]
+    key = env.get(key_var, "")
+    if not key:
+        raise UsageError(f"no {key_var} in the relay's environment: the live {provider} provider needs an API key")
+    return env.get(LIVE_BASE_OVERRIDES[provider]) or LIVE_BASE_URLS[provider], key
+
+
+async def _wait_for_disconnect(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+def _own_base_url(scope: Scope) -> str | None:
+    server = scope.get("server")
+    if not server or server[1] is None:
+        return None
+    host, port = server
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+# --- the app -----------------------------------------------------------------------------------------
+
+
+def relay_routes(settings: RelaySettings) -> list[Route]:
+    """The relay's routes, to mount in any starlette app (the demo provider's included)."""
+    expected = f"Bearer {settings.token}".encode()
+
+    async def extract(request: Request) -> Response:
+        given = request.headers.get("authorization", "").encode()
+        if not hmac.compare_digest(given, expected):
+            return JSONResponse(
+                {"error": {"type": "unauthorized", "message": "send Authorization: Bearer <relay token>"}},
+                status_code=401,
+                headers={"www-authenticate": "Bearer"},
+            )
+        job = _parse_job(await request.body())
+        if isinstance(job, JSONResponse):
+            return job
+        demo_base = settings.demo_base_url or _own_base_url(request.scope)
+        return _RelayResponse(job, settings, demo_base)
+
+    return [Route(EXTRACT_PATH, extract, methods=["POST"])]
+
+
+def routes(*, relay_token: str, **settings: Any) -> list[Route]:
+    """The hook `core.server.app.build_app` calls: the relay routes for `relay_token`.
+
+    Further keyword arguments are RelaySettings fields (e.g. `idle_timeout=5.0`).
+    """
+    return relay_routes(RelaySettings(token=relay_token, **settings))
+
+
+def create_relay_app(settings: RelaySettings | None = None, **overrides: Any) -> Starlette:
+    """The relay as its own ASGI app (e.g. `uvicorn --factory core.server.relay_app:create_relay_app`).
+
+    With no settings they are read from the environment (`RelaySettings.from_env`); keyword
+    overrides replace single settings (`create_relay_app(token="t", demo_base_url=url)`).
+    """
+    if settings is None:
+        settings = RelaySettings(**overrides) if "token" in overrides else RelaySettings.from_env()
+        if "token" not in overrides and overrides:
+            settings = RelaySettings(**{**settings.__dict__, **overrides})
+    elif overrides:
+        settings = RelaySettings(**{**settings.__dict__, **overrides})
+    return Starlette(routes=relay_routes(settings))
