@@ -7,3 +7,23 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def demo_server():
+    """A started EmbeddedServer (demo provider + relay) shared by the whole session.
+
+    Its knob defaults are speed 0 (as fast as possible) and no time to first token, so tests are
+    fast; a test that needs timing sends `x-demo-speed` / `x-demo-ttft` itself. Use `.url`,
+    `.relay_token` and `.requests()` (the request log).
+    """
+    from core.server.knobs import DemoDefaults
+    from core.server.runner import EmbeddedServer
+
+    server = EmbeddedServer(defaults=DemoDefaults(speed=0.0, ttft_ms=0.0))
+    server.start()
+    yield server
+    server.stop()

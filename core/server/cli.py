@@ -1,13 +1,79 @@
-"""The `livefill-server` console script."""
+"""The `livefill-server` console script: the demo provider (and relay) as a standalone server.
+
+    livefill-server [--host 127.0.0.1] [--port 0] [--relay-token T] [--allow-remote]
+                    [--speed TOKENS_PER_S] [--ttft MS]
+
+The first line it prints is `livefill-server listening on http://HOST:PORT`, written (and
+flushed) only once the socket accepts connections. It binds loopback unless told otherwise and
+refuses a non-loopback host without `--allow-remote`. Ctrl+C (or SIGTERM) stops it.
+"""
 
 from __future__ import annotations
 
+import argparse
+import signal
 import sys
+import threading
+from dataclasses import replace
+
+from core.server.knobs import DemoDefaults
+from core.server.runner import EmbeddedServer, is_loopback
 
 
-def main() -> int:
-    print("livefill-server: the demo provider has not been built yet", file=sys.stderr)
-    return 2
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="livefill-server",
+        description="Serve livefill's demo provider (Anthropic, OpenAI and Ollama wires) and relay.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port to bind (default 0: a free port)")
+    parser.add_argument("--relay-token", default=None, help="bearer token the relay requires (default: random)")
+    parser.add_argument(
+        "--allow-remote", action="store_true", help="allow binding a non-loopback host (anyone can connect)"
+    )
+    parser.add_argument("--speed", type=float, default=None, help="default tokens per second (0 = max)")
+    parser.add_argument("--ttft", type=float, default=None, help="default milliseconds before the first token")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if not is_loopback(args.host) and not args.allow_remote:
+        print(
+            f"livefill-server: refusing to bind {args.host!r}: it is not a loopback address and the demo "
+            "provider has no access control; pass --allow-remote to do it anyway",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 2
+    defaults = DemoDefaults()
+    if args.speed is not None:
+        defaults = replace(defaults, speed=args.speed)
+    if args.ttft is not None:
+        defaults = replace(defaults, ttft_ms=args.ttft)
+    server = EmbeddedServer(host=args.host, port=args.port, relay_token=args.relay_token, defaults=defaults)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        url = server.start()
+    except OSError as exc:
+        print(f"livefill-server: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr, flush=True)
+        return 1
+    print(f"livefill-server listening on {url}", flush=True)
+    if args.relay_token is None:
+        print(f"relay token: {server.relay_token}", flush=True)
+    try:
+        while not stop.wait(0.5):
+            if not server.running:
+                return 1
+    finally:
+        server.stop()
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,240 @@
+"""The demo provider's routes: the provider endpoints, `/_demo/scenarios` and `/_demo/requests`.
+
+Every provider endpoint follows the same path (`DemoProvider.handle`): parse the knobs, the body
+and the request's wire vocabulary; pick the scenario (the `x-demo-scenario` header, else the
+scenario whose document is the user text); refuse anything it cannot serve in the wire's own error
+shape; log the request; then answer with a `StepResponse` (streamed) or a `DelayedResponse`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from core.scenarios import Scenario, load_scenarios
+from core.server.faults import check_fault, make_plan, program
+from core.server.knobs import DemoDefaults, FaultName, KnobError, parse_knobs
+from core.server.request_log import LogEntry, RequestLog
+from core.server.streaming import DelayedResponse, StepResponse, install_log_filter
+from core.server.wires import BadRequest, StopKind, WireSpec, dumps
+from core.server.wires.anthropic import AnthropicWire
+from core.server.wires.ollama import OllamaWire, ollama_body
+from core.server.wires.openai_chat import ChatWire
+from core.server.wires.openai_responses import ResponsesWire
+from core.server.wires.raw import RawWire
+
+__all__ = ["DemoProvider", "UNKNOWN_DOCUMENT"]
+
+UNKNOWN_DOCUMENT = (
+    "The demo provider knows only its bundled scenarios ({names}); this document is not one of them. "
+    "A live provider extracts any document: choose a live provider and give it an API key."
+)
+
+_ERROR_STATUS = {"anthropic": 529, "openai-chat": 500, "openai-responses": 500}
+
+
+def _auth_scheme(request: Request) -> str | None:
+    # Only which form of credential was used is ever looked at; the value is never read or kept.
+    if "x-api-key" in request.headers:
+        return "x-api-key"
+    if request.headers.get("authorization", "").lower().startswith("bearer "):
+        return "bearer"
+    return None
+
+
+def _input_tokens(text: str) -> int:
+    return max(1, len(text) // 4) + 12
+
+
+class DemoProvider:
+    """The demo provider: its routes, its request log and its knob defaults.
+
+    `shutdown()` ends every response in progress (called by the embedded server when it stops).
+    """
+
+    def __init__(self, defaults: DemoDefaults | None = None) -> None:
+        self.defaults = defaults or DemoDefaults()
+        self.log = RequestLog()
+        self.scenarios: dict[str, Scenario] = load_scenarios()
+        self._shutdown: asyncio.Event | None = None
+        install_log_filter()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _shutdown_event(self) -> asyncio.Event:
+        if self._shutdown is None:
+            self._shutdown = asyncio.Event()
+        return self._shutdown
+
+    def shutdown(self) -> None:
+        """Stop every response in progress (call on the server's event loop)."""
+        self._shutdown_event().set()
+
+    # -- routes ------------------------------------------------------------------------------
+
+    def routes(self) -> list[Route]:
+        anthropic, chat, responses = AnthropicWire(), ChatWire(), ResponsesWire()
+        ollama_chat, ollama_generate, raw = OllamaWire(generate=False), OllamaWire(generate=True), RawWire()
+
+        def endpoint(wire: WireSpec) -> Any:
+            async def handler(request: Request) -> Any:
+                return await self.handle(request, wire)
+
+            return handler
+
+        return [
+            Route("/v1/messages", endpoint(anthropic), methods=["POST"]),
+            Route("/v1/chat/completions", endpoint(chat), methods=["POST"]),
+            Route("/v1/responses", endpoint(responses), methods=["POST"]),
+            Route("/api/chat", endpoint(ollama_chat), methods=["POST"]),
+            Route("/api/generate", endpoint(ollama_generate), methods=["POST"]),
+            Route("/raw/v1/extract", endpoint(raw), methods=["POST"]),
+            Route("/_demo/scenarios", self.list_scenarios, methods=["GET"]),
+            Route("/_demo/requests", self.list_requests, methods=["GET", "DELETE"]),
+            Route("/v1/models", self.list_models, methods=["GET"]),
+            Route("/api/tags", self.list_tags, methods=["GET"]),
+        ]
+
+    async def list_scenarios(self, request: Request) -> Response:
+        return JSONResponse(
+            [
+                {
+                    "name": s.name,
+                    "title": s.title,
+                    "document": s.document,
+                    "schema": s.json_schema(),
+                    "output": s.output,
+                    "schema_name": s.schema_name,
+                    "tool_name": s.tool_name,
+                }
+                for s in self.scenarios.values()
+            ]
+        )
+
+    async def list_requests(self, request: Request) -> Response:
+        if request.method == "DELETE":
+            self.log.clear()
+            return Response(status_code=204)
+        return JSONResponse(self.log.snapshot())
+
+    async def list_models(self, request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [{"id": "demo", "object": "model", "owned_by": "livefill"}]})
+
+    async def list_tags(self, request: Request) -> Response:
+        return JSONResponse({"models": [{"name": "demo", "model": "demo", "size": 0, "digest": "demo"}]})
+
+    # -- the provider endpoints --------------------------------------------------------------
+
+    def _match(self, user_text: str) -> Scenario | None:
+        text = user_text.strip()
+        for scenario in self.scenarios.values():
+            if scenario.document.strip() == text:
+                return scenario
+        # Lenient fallback: a prompt that quotes exactly one bundled document in full.
+        found = [s for s in self.scenarios.values() if text and s.document.strip() in text]
+        return found[0] if len(found) == 1 else None
+
+    def _refuse(self, wire: WireSpec, entry: LogEntry, error: BadRequest) -> Response:
+        entry.status = error.status
+        entry.error = error.message
+        entry.outcome = "refused"
+        body = wire.error_body(error.kind, error.message, entry.id)
+        headers = dict(wire.response_headers(entry.id))
+        content = ollama_body(body) if isinstance(wire, OllamaWire) else dumps(body).encode()
+        return Response(content, status_code=error.status, headers=headers, media_type="application/json")
+
+    async def handle(self, request: Request, wire: WireSpec) -> Any:
+        entry = self.log.new(path=request.url.path, wire=wire.name, auth=_auth_scheme(request))
+        try:
+            knobs = parse_knobs(request.headers, self.defaults)
+        except KnobError as exc:
+            return self._refuse(wire, entry, BadRequest(str(exc)))
+        entry.knobs = knobs.as_log()
+        entry.fault = str(knobs.fault) if knobs.fault else None
+        raw = await request.body()
+        try:
+            if isinstance(wire, RawWire) and not raw.lstrip().startswith(b"{"):
+                body: Any = raw.decode("utf-8")
+            else:
+                body = json.loads(raw)
+        except ValueError:
+            return self._refuse(wire, entry, BadRequest("The request body is not valid JSON."))
+        try:
+            parsed = wire.parse(body, request.headers)
+            if knobs.scenario is not None:
+                scenario = self.scenarios.get(knobs.scenario)
+                if scenario is None:
+                    raise BadRequest(
+                        f"x-demo-scenario: unknown scenario {knobs.scenario!r}; known: {', '.join(self.scenarios)}"
+                    )
+            else:
+                scenario = self._match(parsed.user_text)
+                if scenario is None:
+                    raise BadRequest(UNKNOWN_DOCUMENT.format(names=", ".join(self.scenarios)))
+            check_fault(knobs.fault, wire, stream=parsed.stream)
+        except BadRequest as exc:
+            return self._refuse(wire, entry, exc)
+
+        plan = make_plan(scenario, knobs)
+        tool_name = parsed.resolve_tool(scenario.tool_name)
+        input_tokens = _input_tokens(parsed.user_text)
+        entry.scenario = scenario.name
+        entry.model = parsed.model
+        entry.stream = parsed.stream
+        entry.fine_grained = parsed.fine_grained
+        entry.tokens_total = plan.tokens_total
+        entry.fault_at = plan.cut
+        headers = [*wire.response_headers(entry.id)]
+        shutdown = self._shutdown_event()
+
+        if parsed.stream:
+            stream = wire.open_stream(parsed, tool_name=tool_name, input_tokens=input_tokens, seed=knobs.seed)
+            headers += [("content-type", wire.content_type), ("cache-control", "no-cache"), ("x-accel-buffering", "no")]
+            return StepResponse(
+                steps=program(plan, stream),
+                keepalive=stream.keepalive(),
+                knobs=knobs,
+                entry=entry,
+                headers=headers,
+                shutdown=shutdown,
+            )
+
+        # A whole response, after the time the tokens would have taken.
+        fault = knobs.fault.name if knobs.fault else None
+        tokens = plan.tokens_total if plan.cut is None else plan.cut
+        delay: float | None = knobs.ttft_ms / 1000.0 + (tokens / knobs.speed if knobs.speed > 0 else 0.0)
+        status = 200
+        if fault in (FaultName.STALL, FaultName.STALL_SILENT):
+            delay = None
+        if fault is FaultName.ERROR:
+            status = _ERROR_STATUS.get(wire.name, 500)
+            kind = "overloaded_error" if wire.name == "anthropic" else "server_error"
+            message = "Overloaded" if wire.name == "anthropic" else "The server had an error while processing your request."
+            body_out = wire.error_body(kind, message, entry.id)
+        else:
+            stop = StopKind.LENGTH if fault is FaultName.MAX_TOKENS else StopKind.COMPLETE
+            text = "".join(plan.head)
+            body_out = wire.complete(
+                parsed, tool_name=tool_name, text=text, stop=stop, tokens=tokens, input_tokens=input_tokens
+            )
+        content = ollama_body(body_out) if isinstance(wire, OllamaWire) else dumps(body_out).encode()
+        headers.append(("content-type", "application/json"))
+        return DelayedResponse(
+            status=status,
+            body=content,
+            headers=headers,
+            delay=delay,
+            entry=entry,
+            tokens=tokens,
+            shutdown=shutdown,
+            abort=fault is FaultName.DISCONNECT,
+        )
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The request log, oldest first (any thread)."""
+        return self.log.snapshot()

@@ -1,0 +1,191 @@
+"""Run the server app with uvicorn on loopback, in a background thread with its own event loop.
+
+How this works
+--------------
+`start()` binds the listening socket itself (so port 0 resolves to a real port before anything
+else happens), builds the app, and starts a daemon thread that runs `uvicorn.Server.serve()` on a
+fresh event loop. It returns the base URL only once uvicorn has set `started` (the socket is
+accepting): a URL handed out earlier would get its first connection refused. `stop()` first ends
+every response in progress on the server's loop (`DemoProvider.shutdown`), then asks uvicorn to
+exit and joins the thread. The GUI thread and the server never share a loop, so neither can stall
+the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import secrets
+import socket
+import threading
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+
+from core.errors import UsageError
+from core.server.app import build_app
+from core.server.knobs import DemoDefaults
+
+__all__ = ["EmbeddedServer", "is_loopback"]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names the loopback interface (127.0.0.0/8, ::1 or "localhost")."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class EmbeddedServer:
+    """The demo provider (and relay) served by uvicorn on `host:port` in a background thread.
+
+    Use as a context manager, or call `start()` (returns "http://127.0.0.1:PORT") and `stop()`.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        relay_token: str | None = None,
+        defaults: DemoDefaults | None = None,
+        start_timeout: float = 10.0,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.relay_token = relay_token if relay_token is not None else secrets.token_urlsafe(24)
+        self.defaults = defaults or DemoDefaults()
+        self.start_timeout = start_timeout
+        self.url: str | None = None
+        self.app: Any = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> str:
+        """Start serving; return the base URL once uvicorn is accepting connections."""
+        with self._lock:
+            if self._stopped:
+                raise UsageError("an EmbeddedServer cannot be restarted after stop(); make a new one")
+            if self._thread is not None and self.url is not None:
+                return self.url
+            family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.port))
+            sock.listen(128)
+            sock.setblocking(False)
+            port = sock.getsockname()[1]
+            shown = f"[{self.host}]" if family == socket.AF_INET6 else self.host
+            url = f"http://{shown}:{port}"
+            self.app = build_app(relay_token=self.relay_token, defaults=self.defaults)
+            self.app.state.base_url = url
+            config = uvicorn.Config(
+                self.app,
+                http="h11",
+                lifespan="off",
+                log_config=None,
+                log_level="warning",
+                access_log=False,
+                timeout_graceful_shutdown=2,
+                timeout_keep_alive=5,
+            )
+            self._server = uvicorn.Server(config)
+            ready = threading.Event()
+            self._thread = threading.Thread(
+                target=self._serve, args=(sock, ready), name="livefill-server", daemon=True
+            )
+            self._thread.start()
+            ready.wait(self.start_timeout)
+            if self._error is not None or not self._server.started:
+                self._stopped = True
+                self._stop_thread()
+                raise RuntimeError(f"the embedded server did not start: {self._error!r}")
+            self.port = port
+            self.url = url
+            return url
+
+    def _serve(self, sock: socket.socket, ready: threading.Event) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        assert self._server is not None
+        server = self._server
+
+        async def main() -> None:
+            async def announce() -> None:
+                while not server.started and not server.should_exit:
+                    await asyncio.sleep(0.005)
+                ready.set()
+
+            watcher = asyncio.ensure_future(announce())
+            try:
+                await server.serve(sockets=[sock])
+            finally:
+                watcher.cancel()
+                ready.set()
+
+        try:
+            loop.run_until_complete(main())
+        except BaseException as exc:  # noqa: BLE001 - reported to start()/stop() callers
+            self._error = exc
+            ready.set()
+        finally:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()
+                sock.close()
+
+    def stop(self) -> None:
+        """End responses in progress, stop uvicorn and join the thread (idempotent)."""
+        with self._lock:
+            if self._thread is not None:
+                self._stopped = True
+            self._stop_thread()
+
+    def _stop_thread(self) -> None:
+        thread, server, loop = self._thread, self._server, self._loop
+        if thread is None or server is None:
+            return
+        if loop is not None and not loop.is_closed() and self.app is not None:
+            try:
+                loop.call_soon_threadsafe(self.app.state.demo.shutdown)
+            except RuntimeError:
+                pass  # the loop closed meanwhile
+        server.should_exit = True
+        thread.join(timeout=10)
+        if thread.is_alive():  # pragma: no cover - last resort
+            server.force_exit = True
+            thread.join(timeout=5)
+
+    @property
+    def running(self) -> bool:
+        """Whether the server thread is alive and serving."""
+        return self._thread is not None and self._thread.is_alive() and bool(self._server and self._server.started)
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The demo provider's request log (same as GET /_demo/requests), oldest first."""
+        if self.app is None:
+            return []
+        return self.app.state.demo.requests()
+
+    # -- context manager ---------------------------------------------------------------------
+
+    def __enter__(self) -> EmbeddedServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

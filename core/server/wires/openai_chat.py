@@ -1,0 +1,199 @@
+"""The OpenAI Chat Completions wire: `POST /v1/chat/completions`, SSE with `data:` lines only.
+
+A forced (or only) function tool streams as `tool_calls[0].function.arguments` fragments; with
+`response_format: {"type": "json_schema"}`, or no tools, the JSON streams as `content`. The stream
+ends with `data: [DONE]`. Keep-alives are SSE comment lines (`: keep-alive`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from core.server.wires import BadRequest, ParsedRequest, StopKind, Tokens, dumps, new_id, require_object, sse, text_of
+
+DONE = b"data: [DONE]\n\n"
+KEEPALIVE = b": keep-alive\n\n"
+
+
+class ChatStream:
+    """Frames of one streamed chat completion."""
+
+    def __init__(self, request: ParsedRequest, *, tool_name: str, input_tokens: int) -> None:
+        self.request = request
+        self.tool_name = tool_name
+        self.input_tokens = input_tokens
+        self.id = new_id("chatcmpl-", 29)
+        self.call_id = new_id("call_")
+        self.created = int(time.time())
+
+    def _chunk(self, delta: Mapping[str, Any], finish_reason: str | None = None) -> bytes:
+        chunk: dict[str, Any] = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.request.model,
+            "system_fingerprint": "fp_demo",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+        }
+        if self.request.include_usage:
+            chunk["usage"] = None
+        return sse(dumps(chunk))
+
+    def preamble(self) -> list[bytes]:
+        if self.request.as_text:
+            delta: dict[str, Any] = {"role": "assistant", "content": "", "refusal": None}
+        else:
+            delta = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": self.call_id,
+                        "type": "function",
+                        "function": {"name": self.tool_name, "arguments": ""},
+                    }
+                ],
+                "refusal": None,
+            }
+        return [self._chunk(delta)]
+
+    def token_frames(self, pieces: Sequence[str]) -> Iterator[Tokens]:
+        for piece in pieces:
+            if self.request.as_text:
+                delta: dict[str, Any] = {"content": piece}
+            else:
+                delta = {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
+            yield Tokens(self._chunk(delta), 1)
+
+    def finish(self, stop: StopKind, text: str, tokens: int) -> list[bytes]:
+        if stop is StopKind.LENGTH:
+            reason = "length"
+        else:
+            reason = "stop" if self.request.as_text else "tool_calls"
+        frames = [self._chunk({}, reason)]
+        if self.request.include_usage:
+            usage = {
+                "prompt_tokens": self.input_tokens,
+                "completion_tokens": tokens,
+                "total_tokens": self.input_tokens + tokens,
+            }
+            frames.append(
+                sse(
+                    dumps(
+                        {
+                            "id": self.id,
+                            "object": "chat.completion.chunk",
+                            "created": self.created,
+                            "model": self.request.model,
+                            "system_fingerprint": "fp_demo",
+                            "choices": [],
+                            "usage": usage,
+                        }
+                    )
+                )
+            )
+        frames.append(DONE)
+        return frames
+
+    def error_frame(self) -> bytes:
+        return sse(
+            dumps(
+                {
+                    "error": {
+                        "message": "The server had an error while processing your request. Sorry about that!",
+                        "type": "server_error",
+                        "param": None,
+                        "code": None,
+                    }
+                }
+            )
+        )
+
+    def keepalive(self) -> bytes | None:
+        return KEEPALIVE
+
+
+def openai_error(kind: str, message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+class ChatWire:
+    """Request parsing and error shape of Chat Completions."""
+
+    name = "openai-chat"
+    content_type = "text/event-stream; charset=utf-8"
+    supports_errors = True
+    supports_blank_line = False
+
+    def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest:
+        body = require_object(body)
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise BadRequest("Missing required parameter: 'messages'.")
+        user = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "user"]
+        if not user:
+            raise BadRequest("messages: at least one user message is required")
+        tools = [t for t in body.get("tools") or [] if isinstance(t, Mapping)]
+        names = tuple(
+            str((t.get("function") or {}).get("name", "")) for t in tools if isinstance(t.get("function"), Mapping)
+        )
+        choice = body.get("tool_choice")
+        forced = None
+        if isinstance(choice, Mapping) and isinstance(choice.get("function"), Mapping):
+            forced = str(choice["function"].get("name", "")) or None
+            if forced not in names:
+                raise BadRequest(f"Invalid value for 'tool_choice': function {forced!r} is not in tools.")
+        elif len(names) == 1 and choice != "none":
+            forced = names[0]
+        response_format = body.get("response_format")
+        json_text = isinstance(response_format, Mapping) and response_format.get("type") in ("json_schema", "json_object")
+        options = body.get("stream_options")
+        return ParsedRequest(
+            user_text=text_of(user[-1].get("content")),
+            model=str(body.get("model") or "gpt-demo"),
+            stream=bool(body.get("stream", False)),
+            tool_name=forced,
+            tool_names=names,
+            as_text=json_text or not names or choice == "none",
+            include_usage=isinstance(options, Mapping) and bool(options.get("include_usage")),
+        )
+
+    def error_body(self, kind: str, message: str, request_id: str) -> Any:
+        return openai_error(kind, message)
+
+    def response_headers(self, request_id: str) -> list[tuple[str, str]]:
+        return [("x-request-id", request_id), ("openai-processing-ms", "1")]
+
+    def open_stream(self, request: ParsedRequest, *, tool_name: str, input_tokens: int, seed: int) -> ChatStream:
+        return ChatStream(request, tool_name=tool_name, input_tokens=input_tokens)
+
+    def complete(
+        self, request: ParsedRequest, *, tool_name: str, text: str, stop: StopKind, tokens: int, input_tokens: int
+    ) -> Any:
+        if request.as_text:
+            message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+            reason = "stop"
+        else:
+            message = {
+                "role": "assistant",
+                "content": None,
+                "refusal": None,
+                "tool_calls": [
+                    {"id": new_id("call_"), "type": "function", "function": {"name": tool_name, "arguments": text}}
+                ],
+            }
+            reason = "tool_calls"
+        if stop is StopKind.LENGTH:
+            reason = "length"
+        return {
+            "id": new_id("chatcmpl-", 29),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.model,
+            "system_fingerprint": "fp_demo",
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reason}],
+            "usage": {"prompt_tokens": input_tokens, "completion_tokens": tokens, "total_tokens": input_tokens + tokens},
+        }
