@@ -1,0 +1,263 @@
+"""The vocabulary layer and its clients: open a provider's stream, get unified stream events.
+
+    async with open_stream(ExtractionRequest(provider="anthropic", base_url=url,
+                                             schema_name="invoice", document=text)) as events:
+        async for event in events:          # ArgsDelta, TextDelta, BlockStop, Stop, KeepAlive
+            ...
+
+How this works
+--------------
+Each provider is a `_Wire`: an opener (core/providers/transport.py: the anthropic SDK for
+Anthropic, httpx for the rest) that sends the real API's request shape and returns the raw
+response body; a framer (SSE, NDJSON, or plain UTF-8 for the unframed wire); and a sans-IO
+vocabulary decoder (one module per wire). `EventStream` pulls one network read at a time,
+frames it, decodes the frames, and hands out the events, telling an optional `WireTap` about
+every read, frame and event on the way.
+
+Failures are raised as core.errors, after the events that arrived before them:
+`UpstreamError` (an HTTP error status, or the provider's error event/line — its ProviderError is
+shown to the tap, then raised), `Truncated` (EOF before the wire's terminal), `ConnectionLost`,
+`ProtocolError` (bytes or frames that break the wire), and `StreamTimeout` when nothing but
+KeepAlive (or nothing at all) arrived for `idle_timeout` seconds. A `Stop(LENGTH)` is yielded,
+not raised: the consumer decides. After the terminal the body is still read to its end, and
+anything more than the terminal is a protocol error. Leaving the `async with` closes the
+response: an unfinished one is a real cancel that the server sees as a disconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from core.errors import LivefillError, StreamTimeout, UpstreamError
+from core.events import KeepAlive, ProviderError, StreamEvent
+from core.ndjson import NDJSONFramer
+from core.providers import anthropic as _anthropic
+from core.providers import ollama as _ollama
+from core.providers import openai_chat as _chat
+from core.providers import openai_responses as _responses
+from core.providers import raw as _raw
+from core.providers.request import DEFAULT_MODELS, PROVIDERS, ExtractionRequest
+from core.providers.transport import BodyStream, open_anthropic, open_httpx
+from core.sse import ServerSentEvent, SSEDecoder
+
+__all__ = ["DEFAULT_MODELS", "PROVIDERS", "EventStream", "ExtractionRequest", "WireTap", "open_stream"]
+
+
+class WireTap(Protocol):
+    """An optional observer of one stream (the wire inspector). Every method is called in order."""
+
+    def on_read(self, data: bytes) -> None:
+        """Each network read, exactly as received."""
+
+    def on_frame(self, kind: str, text: str) -> None:
+        """Each frame: kind "sse" / "ndjson" / "raw"; text = the frame (SSE rendered as its lines)."""
+
+    def on_event(self, event: StreamEvent) -> None:
+        """Each unified event the frame decoded into (ProviderError included, before it is raised)."""
+
+
+class _Framer(Protocol):
+    def feed(self, data: bytes) -> list[Any]: ...
+
+    def close(self) -> list[Any]: ...
+
+
+class _Decoder(Protocol):
+    finished: bool
+
+    def feed(self, frame: Any) -> list[StreamEvent]: ...
+
+    def close(self) -> list[StreamEvent]: ...
+
+
+def _render_sse(event: ServerSentEvent) -> str:
+    lines = [] if event.event == "message" else [f"event: {event.event}"]
+    lines += ["data: " + line for line in event.data.split("\n")]
+    return "\n".join(lines)
+
+
+def _same(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class _Wire:
+    kind: str  # the frame kind WireTap.on_frame is told
+    open: Callable[[ExtractionRequest], Awaitable[BodyStream]]
+    framer: Callable[[], _Framer]
+    decoder: Callable[[], _Decoder]
+    render: Callable[[Any], str]
+
+
+def _bearer(request: ExtractionRequest) -> dict[str, str]:
+    return {"authorization": f"Bearer {request.api_key}", **request.demo_headers}
+
+
+async def _open_anthropic(request: ExtractionRequest) -> BodyStream:
+    return await open_anthropic(
+        base_url=request.base_url,
+        api_key=request.api_key,
+        params=_anthropic.message_params(request),
+        headers=_anthropic.request_headers(request),
+    )
+
+
+async def _open_chat(request: ExtractionRequest) -> BodyStream:
+    return await open_httpx(
+        request.url("/v1/chat/completions"),
+        body=_chat.chat_body(request),
+        headers={"accept": "text/event-stream", **_bearer(request)},
+        expect=("text/event-stream",),
+        what="OpenAI Chat Completions",
+    )
+
+
+async def _open_responses(request: ExtractionRequest) -> BodyStream:
+    return await open_httpx(
+        request.url("/v1/responses"),
+        body=_responses.responses_body(request),
+        headers={"accept": "text/event-stream", **_bearer(request)},
+        expect=("text/event-stream",),
+        what="OpenAI Responses",
+    )
+
+
+async def _open_ollama(request: ExtractionRequest) -> BodyStream:
+    return await open_httpx(
+        request.url("/api/chat"),
+        body=_ollama.chat_body(request),
+        headers=dict(request.demo_headers),
+        expect=("application/x-ndjson",),
+        what="Ollama chat",
+    )
+
+
+async def _open_raw(request: ExtractionRequest) -> BodyStream:
+    return await open_httpx(
+        request.url("/raw/v1/extract"),
+        body=_raw.raw_body(request),
+        headers=dict(request.demo_headers),
+        expect=None,
+        what="unframed extract",
+    )
+
+
+_WIRES: dict[str, _Wire] = {
+    "anthropic": _Wire("sse", _open_anthropic, SSEDecoder, _anthropic.AnthropicDecoder, _render_sse),
+    "openai-chat": _Wire("sse", _open_chat, SSEDecoder, _chat.ChatDecoder, _render_sse),
+    "openai-responses": _Wire("sse", _open_responses, SSEDecoder, _responses.ResponsesDecoder, _render_sse),
+    "ollama": _Wire("ndjson", _open_ollama, NDJSONFramer, _ollama.OllamaDecoder, _same),
+    "raw": _Wire("raw", _open_raw, _raw.RawFramer, _raw.RawDecoder, _same),
+}
+assert tuple(_WIRES) == PROVIDERS
+
+
+class EventStream:
+    """The async iterator `open_stream` yields: unified events, in order, then the end or a failure."""
+
+    def __init__(
+        self, body: BodyStream, wire: _Wire, *, tap: WireTap | None, idle_timeout: float | None
+    ) -> None:
+        self._body = body
+        self._wire = wire
+        self._framer = wire.framer()
+        self._decoder = wire.decoder()
+        self._tap = tap
+        self._idle = idle_timeout
+        self._queue: deque[StreamEvent] = deque()
+        self._failure: BaseException | None = None
+        self._eof = False
+        self._last_content = asyncio.get_running_loop().time()
+
+    @property
+    def finished(self) -> bool:
+        """True once the wire's terminal arrived (the body may still be read to its end)."""
+        return self._decoder.finished
+
+    def __aiter__(self) -> EventStream:
+        return self
+
+    async def __anext__(self) -> StreamEvent:
+        while not self._queue:
+            if self._failure is not None:
+                raise self._failure
+            if self._eof:
+                raise StopAsyncIteration
+            await self._pull()
+        return self._queue.popleft()
+
+    async def _pull(self) -> None:
+        try:
+            chunk = await self._read()
+            if chunk is None:
+                self._eof = True
+                self._take(self._framer.close())
+                self._events(self._decoder.close())
+            else:
+                if self._tap is not None:
+                    self._tap.on_read(chunk)
+                self._take(self._framer.feed(chunk))
+        except LivefillError as exc:
+            self._eof = True
+            self._failure = exc
+
+    async def _read(self) -> bytes | None:
+        if self._idle is None:
+            return await self._body.read()
+        try:
+            async with asyncio.timeout_at(self._last_content + self._idle):
+                return await self._body.read()
+        except TimeoutError:
+            raise StreamTimeout(
+                f"{self._body.what}: nothing but keep-alives for {self._idle:g} s"
+            ) from None
+
+    def _take(self, frames: list[Any]) -> None:
+        for frame in frames:
+            if self._tap is not None:
+                self._tap.on_frame(self._wire.kind, self._wire.render(frame))
+            self._events(self._decoder.feed(frame))
+
+    def _events(self, events: list[StreamEvent]) -> None:
+        for event in events:
+            if self._tap is not None:
+                self._tap.on_event(event)
+            if isinstance(event, ProviderError):
+                raise UpstreamError(f"{self._body.what}: {event.kind}: {event.message}", kind=event.kind)
+            if not isinstance(event, KeepAlive):
+                self._last_content = asyncio.get_running_loop().time()
+            self._queue.append(event)
+
+
+@asynccontextmanager
+async def open_stream(
+    request: ExtractionRequest, *, tap: WireTap | None = None, idle_timeout: float | None = 20.0
+) -> AsyncIterator[EventStream]:
+    """Open `request`'s stream; yield an async iterator of StreamEvents; close it on leaving.
+
+    The request is sent (and its response headers awaited) on entering, so HTTP error statuses
+    and refused connections raise here as UpstreamError / ConnectionLost. `idle_timeout` (None:
+    no limit) bounds both the wait for the response and every stretch with no content event.
+    """
+    wire = _WIRES[request.provider]
+    if idle_timeout is None:
+        body = await wire.open(request)
+    else:
+        try:
+            async with asyncio.timeout(idle_timeout):
+                body = await wire.open(request)
+        except TimeoutError:
+            raise StreamTimeout(f"{request.provider}: no response within {idle_timeout:g} s") from None
+    try:
+        yield EventStream(body, wire, tap=tap, idle_timeout=idle_timeout)
+    except BaseException:
+        with suppress(LivefillError):
+            await body.aclose()
+        raise
+    else:
+        await body.aclose()

@@ -1,0 +1,65 @@
+"""The unframed wire: one JSON document over a chunked body, no event framing at all (sans-IO).
+
+How this works
+--------------
+`RawFramer` only decodes UTF-8 incrementally (strictly: bad bytes, or a stream that ends inside
+a character, are protocol errors); its "frames" are whatever text each network read carried.
+`RawDecoder` turns every non-empty piece into an `ArgsDelta`; EOF is the terminal, so `close()`
+returns `BlockStop` + `Stop(COMPLETE)`. Nothing on this wire can say "I was cut off", which is the
+point of showing it: a dropped connection mid-body is only noticed by the transport.
+"""
+
+from __future__ import annotations
+
+import codecs
+from typing import Any
+
+from core.errors import ProtocolError
+from core.events import ArgsDelta, BlockStop, Stop, StopReason, StreamEvent
+from core.providers.request import ExtractionRequest
+
+__all__ = ["RawDecoder", "RawFramer", "raw_body"]
+
+
+class RawFramer:
+    """bytes -> text pieces, decoded incrementally and strictly."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+
+    def feed(self, data: bytes) -> list[str]:
+        try:
+            text = self._decoder.decode(data)
+        except UnicodeDecodeError as exc:
+            raise ProtocolError(f"unframed body is not valid UTF-8: {exc.reason}") from None
+        return [text] if text else []
+
+    def close(self) -> list[str]:
+        try:
+            self._decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            raise ProtocolError("unframed body ended inside a multibyte UTF-8 character") from None
+        return []
+
+
+class RawDecoder:
+    """Every text piece is an `ArgsDelta`; `close()` (EOF) is the terminal."""
+
+    def __init__(self) -> None:
+        self.finished = False
+
+    def feed(self, text: str) -> list[StreamEvent]:
+        if self.finished:
+            raise ProtocolError("unframed text after the end of the body")
+        return [ArgsDelta(text=text)] if text else []
+
+    def close(self) -> list[StreamEvent]:
+        if self.finished:
+            return []
+        self.finished = True
+        return [BlockStop(index=0), Stop(reason=StopReason.COMPLETE, raw="eof")]
+
+
+def raw_body(request: ExtractionRequest) -> dict[str, Any]:
+    """The demo provider's unframed endpoint body: `{"schema", "document"}`."""
+    return {"schema": request.schema_name, "document": request.document}
