@@ -404,7 +404,7 @@ def test_cost_estimate_covers_real_memory():
     try:
         base = tracemalloc.get_traced_memory()[0]
         rec = WireRecorder(max_bytes=1024 * 1024)
-        for _ in range(30):
+        for _ in range(10):
             wire = anthropic_wire(split_text(sc.output_text, rng, most=4))
             play(rec, wire, random_cuts(len(wire.data), rng, most=30))
             del wire  # what the recorder does not hold goes away
@@ -419,3 +419,32 @@ def test_cost_estimate_covers_real_memory():
 def test_bad_ceiling_is_a_usage_error():
     with pytest.raises(ValueError):
         WireRecorder(max_bytes=0)
+
+
+# --- over the real wires of the demo provider (loopback) ------------------------------------------
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai-chat", "openai-responses", "ollama", "raw"])
+@pytest.mark.parametrize("slicing", ["event", "7"])
+async def test_demo_wires_map_every_value_to_its_exact_bytes(demo_server, provider, slicing):
+    from core.providers import ExtractionRequest, open_stream
+
+    scenario = "multilingual" if slicing == "7" else "invoice"
+    sc = get_scenario(scenario)
+    request = ExtractionRequest(
+        provider=provider, base_url=demo_server.url, schema_name=sc.schema_name, document=sc.document,
+        demo_headers={"x-demo-scenario": scenario, "x-demo-slice": slicing},
+    )
+    rec = WireRecorder()
+    async with open_stream(request, tap=rec) as stream:
+        async for _ in stream:
+            pass
+    assert all(f.exact for f in rec.frames())
+    doc = "".join(e.event.text for e in rec.events() if isinstance(e.event, ArgsDelta))
+    assert json.loads(doc) == sc.output
+    wire = rec.bytes_view()
+    for pointer, (s, e) in value_spans(doc).items():
+        loc = rec.locate(pointer)
+        carried = b"".join(wire[sp.start : sp.end] for sp in loc.spans)
+        text = carried.decode() if provider == "raw" else _unescape(carried)
+        assert text == doc[s:e], pointer
