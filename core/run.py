@@ -682,6 +682,7 @@ class Run:
         form = self.form
         relay = isinstance(reader, _RelayReader)
         terminal = False
+        block_error: ProtocolError | None = None
         async with self._open() as events:
             async for event in events:
                 if relay:
@@ -699,13 +700,20 @@ class Run:
                     if changes:
                         form.apply_many(changes)
                 elif isinstance(event, BlockStop):
-                    if not reader.done:
-                        changes = reader.block_stop()
-                        if changes:
-                            form.apply_many(changes)
+                    if not reader.done and block_error is None:
+                        try:
+                            changes = reader.block_stop()
+                        except ProtocolError as exc:
+                            # incomplete arguments: the stop reason (max_tokens?) says whose fault
+                            block_error = exc
+                        else:
+                            if changes:
+                                form.apply_many(changes)
                 elif isinstance(event, Stop):
                     self._update(stop_reason=event.raw or event.reason.value)
                     if event.reason is StopReason.COMPLETE:
+                        if block_error is not None:
+                            raise block_error
                         if not reader.done:
                             raise Truncated("the stream stopped before the tool arguments ended")
                         terminal = True
@@ -722,6 +730,8 @@ class Run:
                 elif isinstance(event, KeepAlive):
                     pass
         # the source is closed here
+        if not terminal and block_error is not None:
+            raise block_error
         if not terminal:
             raise Truncated("the stream ended before its terminal")
         self._finish(reader)

@@ -275,7 +275,8 @@ async def test_partial_provisional_string_then_settled_and_no_provisional_number
                 shown.append((p, form.state(p).value, form.display(p)))
 
     form.subscribe(watch)
-    script = Script(complete(size=3))
+    cut = TEXT.index("Martinez") + 3
+    script = Script([ArgsDelta(text=TEXT[:cut]), *complete(TEXT[cut:], size=3)])
     run = make_run(form, "partial", script)
     assert (await run.run()).phase is Phase.COMMITTED
     names = [(s, d) for p, s, d in shown if p == "/customer_name" and d]

@@ -1,0 +1,131 @@
+"""Runs against the real demo provider (and relay) over loopback: every mode, every ending."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from core.form import FieldState, FormModel
+from core.history import History
+from core.run import DemoKnobs, Mode, Phase, Run, RunConfig, demo_request_entry
+from core.scenarios import get_scenario
+from core.schemas import schema_model
+
+PROVIDERS = ["anthropic", "openai-chat", "openai-responses", "ollama"]
+
+
+def config(server, mode="partial", provider="anthropic", scenario="invoice", **knobs):
+    sc = get_scenario(scenario)
+    idle = knobs.pop("idle_timeout", 20.0)
+    return RunConfig(
+        mode=Mode(mode),
+        provider=provider,
+        base_url=server.url,
+        schema_name=sc.schema_name,
+        document=sc.document,
+        demo=DemoKnobs(scenario=scenario, **knobs),
+        relay_token=server.relay_token,
+        idle_timeout=idle,
+        label=scenario,
+    )
+
+
+def primed_form(scenario="invoice"):
+    form = FormModel(schema_model(get_scenario(scenario).schema_name))
+    form.set_value("/customer_name" if scenario == "invoice" else form.fields[0].pointer, "Typed by the user")
+    return form
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("mode", ["partial", "blocking", "naive", "settled", "hybrid"])
+async def test_every_mode_commits_the_scenario_on_every_wire(demo_server, tmp_path, provider, mode):
+    form = primed_form()
+    history = History(tmp_path / "h.jsonl")
+    run = Run(form, config(demo_server, mode, provider, speed=0), history=history)
+    status = await run.run()
+    assert status.phase is Phase.COMMITTED, status.reason
+    assert form.committed == get_scenario("invoice").output
+    assert [r["extraction"] for r in history.read()] == [get_scenario("invoice").output]
+    assert status.bytes_received > 0 and status.tokens_received > 0
+
+
+@pytest.mark.parametrize("scenario", ["weather", "ticket", "multilingual", "catalog"])
+async def test_partial_commits_every_scenario(demo_server, scenario):
+    form = FormModel(schema_model(get_scenario(scenario).schema_name))
+    status = await Run(form, config(demo_server, "partial", scenario=scenario, speed=0)).run()
+    assert status.phase is Phase.COMMITTED, status.reason
+    assert form.committed == get_scenario(scenario).output
+
+
+@pytest.mark.parametrize("mode", ["partial", "settled"])
+async def test_stop_is_a_real_cancel_the_server_sees(demo_server, mode):
+    form = primed_form()
+    before = form.committed
+    run = Run(form, config(demo_server, mode, speed=200))
+    task = asyncio.ensure_future(run.run())
+    deadline = asyncio.get_running_loop().time() + 10
+    while run.status.tokens_received < 5 and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.01)
+    assert run.phase is Phase.STREAMING
+    assert run.stop()
+    status = await task
+    assert status.phase is Phase.STOPPED
+    assert form.committed == before and form.document == before
+    entry = await demo_request_entry(demo_server.url, since=status.started_at - 0.5)
+    assert entry["disconnected"] and not entry["finished"]
+    assert entry["tokens_sent"] < entry["tokens_total"]
+    assert status.server_note == f"server stopped after {entry['tokens_sent']} of {entry['tokens_total']} tokens"
+    assert status.server_note in status.reason
+
+
+FAULTS = [
+    ("max_tokens", "anthropic", "truncated"),
+    ("max_tokens", "openai-chat", "truncated"),
+    ("error", "anthropic", "upstream_error"),
+    ("error", "ollama", "upstream_error"),
+    ("disconnect", "anthropic", None),
+    ("disconnect", "openai-responses", None),
+    ("stall", "anthropic", "timeout"),
+    ("stall_silent", "openai-chat", "timeout"),
+    ("invalid_value", "anthropic", "validation_failed"),
+    ("malformed", "openai-chat", "protocol_error"),
+    ("blank_line", "ollama", "protocol_error"),
+]
+
+
+@pytest.mark.parametrize(("fault", "provider", "code"), FAULTS)
+async def test_every_fault_ends_restored_with_its_reason(demo_server, tmp_path, fault, provider, code):
+    form = primed_form()
+    before, states = form.committed, form.states()
+    history = History(tmp_path / "h.jsonl")
+    run = Run(form, config(demo_server, "partial", provider, speed=0, fault=fault, idle_timeout=0.5), history=history)
+    status = await run.run()
+    assert status.phase is Phase.FAILED, status.reason
+    if code is not None:
+        assert status.error_code == code, status.reason
+    assert status.reason
+    assert form.committed == before and form.document == before
+    if fault == "invalid_value":
+        assert status.pointer == "/amount"
+        assert form.state("/amount") is FieldState.INVALID
+    else:
+        assert form.states() == states
+    assert history.read() == []
+
+
+@pytest.mark.parametrize("fault", ["max_tokens", "error", "invalid_value"])
+async def test_relay_faults_end_restored(demo_server, fault):
+    form = primed_form()
+    before = form.committed
+    status = await Run(form, config(demo_server, "settled", speed=0, fault=fault)).run()
+    assert status.phase is Phase.FAILED, status.reason
+    assert form.document == before
+
+
+async def test_naive_keeps_its_wrong_values_after_a_fault(demo_server):
+    form = FormModel(schema_model("invoice"), marking=False)
+    status = await Run(form, config(demo_server, "naive", speed=0, fault="max_tokens@0.3")).run()
+    assert status.phase is Phase.FAILED
+    assert form.committed  # whatever it had shown stays
+    assert form.committed != get_scenario("invoice").output
