@@ -25,7 +25,8 @@ A SETTLED change becomes (first rule that applies):
                                                                      (its children carried it)
 
 Before a record is made its value is validated in JSON mode against its own node's type: a
-`TypeAdapter` of `Annotated[annotation, field_info]` (so `Field(strict=True, gt=0)` applies), the
+`TypeAdapter` of `Annotated[annotation, *field_info.metadata]` (the field's constraints, so
+`Field(strict=True, gt=0)` applies), the
 item type for array elements, the nested model for objects. Containers are checked after the
 changes of the same feed, deepest first, so a nested model is judged after its children. The first
 failure ends the run with `error` `validation_failed` and the pointer (made precise with the
@@ -53,7 +54,7 @@ from enum import Enum
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from core.errors import ProtocolError, RunFailure, UsageError
@@ -171,9 +172,11 @@ class SchemaNode:
     @cached_property
     def adapter(self) -> TypeAdapter[Any]:
         """Validates a value at this place, constraints included."""
-        if self.field_info is None:
+        info = self.field_info
+        if info is None or not (info.metadata or info.discriminator):
             return TypeAdapter(self.annotation)
-        return TypeAdapter(Annotated[self.annotation, self.field_info])
+        extra = [Field(discriminator=info.discriminator)] if info.discriminator else []
+        return TypeAdapter(Annotated[(self.annotation, *info.metadata, *extra)])  # type: ignore[valid-type]
 
     def describe(self) -> str:
         return {NodeKind.OBJECT: "an object", NodeKind.ARRAY: "an array", NodeKind.MAP: "an object"}.get(
@@ -502,10 +505,10 @@ class Settler:
             if state is ValueState.PENDING:
                 continue
             value = change.value
+            if isinstance(value, (dict, list)):
+                self._check_shape(res, value)  # before its children: they would not resolve
             if state is ValueState.PROVISIONAL:
-                if isinstance(value, (dict, list)):
-                    self._check_shape(res, value)
-                elif self.mode == "hybrid" and node.prose and isinstance(value, str):
+                if self.mode == "hybrid" and node.prose and isinstance(value, str):
                     self._delta(change.pointer, value, out)
                 continue
             # SETTLED
