@@ -20,8 +20,9 @@ network read to a RecordReader and yields the records. A terminal `complete` is 
 iterator ends. A terminal `error` is NOT yielded: it is raised as the matching
 `core.errors.RunFailure` subclass (`failure_from_record`), carrying the record's message and
 pointer, with the record itself as `.record`. Rule breaches raise `core.errors.ProtocolError`.
-Transport failures are translated at one boundary (`_translate`): a read idle past `idle_timeout`
--> StreamTimeout, anything else from httpx -> ConnectionLost. Leaving the context closes the HTTP
+Transport failures are translated at the project's one boundary,
+`core.providers.transport.translate_errors`: a read idle past `idle_timeout` -> StreamTimeout,
+connection failures -> ConnectionLost. Leaving the context closes the HTTP
 response (a real cancel: the relay sees the disconnect and cancels its upstream).
 
 `RecordAssembler` rebuilds the extracted object from records (fields set at their pointers, items
@@ -49,6 +50,7 @@ from core.errors import (
     ValidationFailed,
 )
 from core.ndjson import NDJSONFramer
+from core.providers.transport import translate_errors
 from core.relay import NodeKind, SchemaIndex, split_pointer
 from core.relay_records import (
     MAX_LINE_BYTES,
@@ -162,7 +164,14 @@ class RecordReader:
         if self._closed:
             raise UsageError("RecordReader.close() called twice")
         self._closed = True
-        tail = self._framer.close()
+        try:
+            tail = self._framer.close()
+        except ProtocolError as exc:
+            if self._terminal is not None:
+                raise ProtocolError(f"data after the terminal {self._terminal.type!r} record ({exc})") from None
+            raise
+        if tail and self._terminal is not None:
+            raise ProtocolError(f"data after the terminal {self._terminal.type!r} record: {tail[0][:80]!r}")
         if tail:
             raise ProtocolError(f"the last line has no newline: {tail[0][:80]!r}")
         if self._terminal is None:
@@ -306,7 +315,7 @@ class RelayStream:
 
     async def _records(self) -> AsyncIterator[Any]:
         reader, tap = self._reader, self._tap
-        async with _translate():
+        with translate_errors("relay"):
             async for chunk in self._response.aiter_bytes():
                 if tap is not None:
                     tap.on_read(chunk)
@@ -349,12 +358,12 @@ async def open_relay(
     async with contextlib.AsyncExitStack() as stack:
         if client is None:
             client = await stack.enter_async_context(httpx.AsyncClient(timeout=limits))
-        async with _translate():
+        with translate_errors("relay"):
             request = client.build_request("POST", url, json=dict(body), headers=headers, timeout=limits)
             response = await client.send(request, stream=True)
         stack.push_async_callback(response.aclose)
         if response.status_code != 200:
-            async with _translate():
+            with translate_errors("relay"):
                 detail = (await response.aread()).decode("utf-8", "replace")
             raise UpstreamError(
                 f"relay answered HTTP {response.status_code}: {_error_text(detail)}",
@@ -385,16 +394,3 @@ def _error_text(detail: str) -> str:
         if isinstance(err, str):
             return err
     return detail[:300]
-
-
-@contextlib.asynccontextmanager
-async def _translate() -> AsyncIterator[None]:
-    """The one place httpx exceptions become core.errors (see the module docstring)."""
-    try:
-        yield
-    except httpx.ReadTimeout as exc:
-        raise StreamTimeout(f"the relay sent nothing for too long ({exc.__class__.__name__})") from exc
-    except httpx.TimeoutException as exc:
-        raise ConnectionLost(f"timed out talking to the relay: {exc.__class__.__name__}") from exc
-    except httpx.HTTPError as exc:
-        raise ConnectionLost(f"the connection to the relay failed: {exc.__class__.__name__}: {exc}") from exc
