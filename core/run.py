@@ -80,11 +80,11 @@ class Mode(Enum):
 
 
 MODE_LABELS: dict[Mode, str] = {
-    Mode.PARTIAL: "Partial (client prefix parser)",
-    Mode.SETTLED: "Settled (relay)",
-    Mode.HYBRID: "Hybrid (relay, prose live)",
-    Mode.BLOCKING: "Blocking (all at the end)",
-    Mode.NAIVE: "Naive — incorrect on purpose",
+    Mode.PARTIAL: "partial",
+    Mode.SETTLED: "settled (relay)",
+    Mode.HYBRID: "hybrid (relay)",
+    Mode.BLOCKING: "blocking",
+    Mode.NAIVE: "naive — incorrect on purpose",
 }
 
 

@@ -1,18 +1,174 @@
-"""The `livefill` console script."""
+"""The `livefill` console script: the embedded demo server, the window, one asyncio lifecycle.
+
+`main()` parses the options, creates the QApplication and runs `amain()` under
+`qasync.run(...)` (Python 3.11's `asyncio.run` has no `loop_factory`). `amain` starts the
+embedded demo provider + relay in its background thread, opens the window, and waits for it to
+close; then it shuts the run down inside the loop (so every stream is closed while the loop still
+exists), stops the server (joining its thread) and returns the exit code.
+
+`--screenshot PATH` runs headless: it starts the run, saves `PATH-mid.png` (the stem gets "-mid")
+as soon as at least one field is provisional while some have settled, saves `PATH` when the run
+has ended, and exits 0 (1 if the run did not commit).
+"""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import os
 import sys
+import time
+from pathlib import Path
+
+from core.run import Mode
+
+STYLE = Path(__file__).resolve().parent.parent / "assets" / "styles" / "livefill.qss"
 
 
-def main() -> int:
-    from PySide6.QtWidgets import QApplication, QLabel
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line options."""
+    from core.scenarios import SCENARIO_NAMES
 
-    app = QApplication(sys.argv)
-    label = QLabel("livefill")
-    label.setWindowTitle("livefill")
-    label.show()
-    return app.exec()
+    parser = argparse.ArgumentParser(prog="livefill", description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--scenario", default="invoice", choices=SCENARIO_NAMES)
+    parser.add_argument("--mode", default="partial", choices=[m.value for m in Mode])
+    parser.add_argument("--provider", default="anthropic", choices=["anthropic", "openai-chat", "openai-responses", "ollama"])
+    parser.add_argument("--speed", type=float, default=30.0, help="demo tokens per second (0 = as fast as possible)")
+    parser.add_argument("--fault", default=None, help="demo fault NAME[@FRACTION] preselected in the Faults menu")
+    parser.add_argument("--idle-timeout", type=float, default=20.0, help="seconds of no content before a run fails")
+    parser.add_argument("--autostart", action="store_true", help="start a run as soon as the window is up")
+    parser.add_argument("--screenshot", metavar="PATH", help="headless: save PATH-mid.png mid-stream and PATH at the end, then exit")
+    parser.add_argument("--history", metavar="FILE", help="history file (default: the user data dir)")
+    parser.add_argument("--exit-after-run", action="store_true", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def mid_path(path: Path) -> Path:
+    """out.png -> out-mid.png."""
+    return path.with_name(f"{path.stem}-mid{path.suffix or '.png'}")
+
+
+async def amain(args: argparse.Namespace, server, t0: float) -> int:  # noqa: ANN001 (EmbeddedServer)
+    """Show the window on the started `server`, wait for it to close, shut everything down."""
+    from PySide6.QtWidgets import QApplication
+
+    from core.history import History
+    from gui import errors
+    from gui.main_window import MainWindow
+
+    app = QApplication.instance()
+    url = server.url
+    exit_code = 0
+    window: MainWindow | None = None
+    try:
+        window = MainWindow(
+            base_url=url,
+            relay_token=server.relay_token,
+            history=History(args.history) if args.history else History(),
+            scenario=args.scenario,
+            mode=args.mode,
+            provider=args.provider,
+            speed=args.speed,
+            fault=args.fault,
+            idle_timeout=args.idle_timeout,
+        )
+        errors.install(window, asyncio.get_running_loop())
+        closed = asyncio.Event()
+        window.closed.connect(closed.set)
+        window.show()
+        window.ready_seconds = time.monotonic() - t0  # type: ignore[attr-defined]
+        if os.environ.get("LIVEFILL_REPORT_READY"):
+            print(f"livefill ready in {window.ready_seconds:.2f} s", file=sys.stderr)  # type: ignore[attr-defined]
+        if args.screenshot:
+            exit_code = await _screenshots(window, Path(args.screenshot))
+            window.close()
+        else:
+            if args.autostart or args.exit_after_run:
+                window.start()
+            if args.exit_after_run:
+                await asyncio.sleep(0)
+                status = await window.controller.wait()
+                window.close()
+                exit_code = 0 if status is not None and status.phase.value == "committed" else 1
+            await closed.wait()
+    finally:
+        if window is not None:
+            await window.shutdown()
+        server.stop()
+        if app is not None:
+            app.processEvents()
+    return exit_code
+
+
+async def _screenshots(window, path: Path) -> int:  # noqa: ANN001 (MainWindow)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    window.start()
+    form = window.form
+    mid_taken = False
+    fallback = None
+    while window.controller.active:
+        await asyncio.sleep(0.015)
+        if mid_taken or window.form_view is None:
+            continue
+        window.form_view.signals.flush()
+        shown = window.field_states()
+        if "provisional" not in shown.values():
+            continue
+        settled = sum(1 for s in shown.values() if s == "settled")
+        if settled >= min(-(-len(shown) * 6 // 10), len(shown) - 1):
+            window.grab().save(str(mid_path(path)))
+            mid_taken = True
+        elif fallback is None:
+            fallback = window.grab()
+    if not mid_taken and fallback is not None:
+        fallback.save(str(mid_path(path)))
+    await asyncio.sleep(1.0)  # let the "settled" highlight fade
+    window.grab().save(str(path))
+    status = window.controller.last_status
+    return 0 if status is not None and status.phase.value == "committed" else 1
+
+
+BENIGN_QT_MESSAGES = ("This plugin does not support propagateSizeHints()",)
+"""Qt warnings the offscreen platform prints for every window; nothing is wrong."""
+
+
+def _install_qt_message_filter() -> None:
+    from PySide6.QtCore import qInstallMessageHandler
+
+    def handler(_kind, _context, message: str) -> None:  # noqa: ANN001 (Qt types)
+        if message not in BENIGN_QT_MESSAGES:
+            print(message, file=sys.stderr)
+
+    qInstallMessageHandler(handler)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The `livefill` console script."""
+    args = parse_args(argv)
+    if args.screenshot:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    t0 = time.monotonic()
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from core.server.runner import EmbeddedServer
+
+    # The server's thread makes its own event loop: start it before qasync.run installs its
+    # loop policy (under that policy a new loop in another thread would be a Qt loop).
+    server = EmbeddedServer()
+    server.start()
+    _install_qt_message_filter()
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setApplicationName("livefill")
+    app.setQuitOnLastWindowClosed(False)  # the coroutine decides when to stop
+    if STYLE.exists():
+        app.setStyleSheet(STYLE.read_text(encoding="utf-8"))
+    try:
+        return qasync.run(amain(args, server, t0))
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,202 @@
+"""The common part of every field widget: label, editor, state marker, and the `state` property.
+
+How this works
+--------------
+A field widget renders one pointer of a `FormModel`. On every (per-frame) update that touches its
+pointer it reads the model — state, display text, reason — and sets the dynamic properties
+`state` (empty / pending / provisional / settled / invalid) and `displayValue` on itself and its
+children, then unpolishes/polishes them so the QSS in assets/styles keyed on `[state="..."]`
+applies. A state is never shown by colour alone: the marker label beside the editor says it in
+text too ("… still arriving", "✓", "✗ invalid", "waiting"). When a value settles during a run the
+widget sets `flash="on"` for a moment (the short highlight when it lands).
+
+Subclasses provide the editor (`make_editor`), show a value in it (`show_value`) and turn the
+user's input back into a value (`read_edit`). The widget owns no business state: edits go straight
+to the model (`FormModel.set_value`), which is refused while a run is active (editors are
+read-only then).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from core.form import MISSING, FieldSpec, FieldState, FormModel
+from widgets.form_signals import FormSignals
+
+MARKERS: dict[FieldState, str] = {
+    FieldState.EMPTY: "",
+    FieldState.PENDING: "◌ waiting",
+    FieldState.PROVISIONAL: "… still arriving",
+    FieldState.SETTLED: "✓",
+    FieldState.INVALID: "✗ invalid",
+}
+
+PLACEHOLDERS: dict[FieldState, str] = {
+    FieldState.PENDING: "waiting for its value…",
+}
+
+FLASH_MS = 700
+LABEL_WIDTH = 130
+
+
+def repolish(widget: QWidget) -> None:
+    """Re-apply the style sheet after a dynamic property changed."""
+    style = widget.style()
+    style.unpolish(widget)
+    style.polish(widget)
+
+
+class FieldWidget(QFrame):
+    """One field of the form, rendering `pointer` of `form` (see the module docstring)."""
+
+    stacked = False  # True: label above the editor (prose, tables); False: label beside it
+
+    def __init__(
+        self,
+        spec: FieldSpec,
+        form: FormModel,
+        signals: FormSignals,
+        pointer: str | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.spec = spec
+        self.form = form
+        self.signals = signals
+        self.pointer = pointer if pointer is not None else spec.pointer
+        self.setObjectName(f"field:{self.pointer}")
+        self.setProperty("role", "field")
+        self.setProperty("fieldKind", spec.kind.value)
+        self._state: FieldState | None = None
+        self._updating = False
+
+        self.label = QLabel(spec.label + ("" if spec.required else " (optional)"))
+        self.label.setObjectName("fieldLabel")
+        self.label.setToolTip(spec.description or spec.label)
+        self.marker = QLabel("")
+        self.marker.setObjectName("fieldMarker")
+        self.marker.setMinimumWidth(110)
+        self.marker.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.editor = self.make_editor()
+        self.editor.setObjectName("fieldEditor")
+
+        if self.stacked:
+            outer = QVBoxLayout(self)
+            head = QHBoxLayout()
+            head.addWidget(self.label)
+            head.addStretch(1)
+            head.addWidget(self.marker)
+            outer.addLayout(head)
+            outer.addWidget(self.editor)
+        else:
+            outer = QHBoxLayout(self)
+            self.label.setFixedWidth(LABEL_WIDTH)
+            outer.addWidget(self.label)
+            outer.addWidget(self.editor, 1)
+            outer.addWidget(self.marker)
+        outer.setContentsMargins(6, 3, 6, 3)
+        outer.setSpacing(6)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+
+        self._flash_timer = QTimer(self)
+        self._flash_timer.setSingleShot(True)
+        self._flash_timer.setInterval(FLASH_MS)
+        self._flash_timer.timeout.connect(self._end_flash)
+        self.setProperty("flash", "off")
+
+        signals.updated.connect(self._on_updated)
+        signals.runningChanged.connect(self._on_running)
+        self._on_running(form.running)
+        self.refresh()
+
+    # -- to be provided by each kind ----------------------------------------------------------
+
+    def make_editor(self) -> QWidget:
+        """The widget that shows (and lets the user edit) the value."""
+        raise NotImplementedError
+
+    def show_value(self, text: str, value: Any, state: FieldState) -> None:
+        """Show `text` (the model's display text; `value` is the raw value or MISSING)."""
+        raise NotImplementedError
+
+    def set_editable(self, editable: bool) -> None:
+        """Make the editor editable (no run active) or read-only."""
+        self.editor.setEnabled(editable)
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    @property
+    def state(self) -> FieldState:
+        """The state this widget shows now."""
+        return self._state or FieldState.EMPTY
+
+    def _on_updated(self, pointers: set[str], reset: bool) -> None:
+        if reset or self.pointer in pointers or self.watches(pointers):
+            self.refresh()
+
+    def watches(self, pointers: set[str]) -> bool:
+        """True if a change of one of `pointers` concerns this widget (beyond its own pointer)."""
+        return False
+
+    def _on_running(self, running: bool) -> None:
+        self.set_editable(not running)
+
+    def refresh(self) -> None:
+        """Read the model and show it (value, state property, marker, reason tooltip)."""
+        form = self.form
+        state = form.state(self.pointer)
+        value = form.value(self.pointer)
+        text = form.display(self.pointer)
+        previous = self._state
+        self._state = state
+        self._updating = True
+        try:
+            self.show_value(text, value, state)
+        finally:
+            self._updating = False
+        marking = form.marking
+        shown_state = state.value if marking or state is FieldState.INVALID else ("settled" if value is not MISSING else "empty")
+        marker = MARKERS[state] if marking or state is FieldState.INVALID else ""
+        self.marker.setText(marker)
+        reason = form.reason(self.pointer)
+        tip = reason if state is FieldState.INVALID and reason else (self.spec.description or "")
+        self.setToolTip(tip)
+        self.editor.setToolTip(tip)
+        changed = self.property("state") != shown_state or self.property("displayValue") != text
+        self.setProperty("displayValue", text)
+        if state is FieldState.SETTLED and previous not in (None, FieldState.SETTLED) and form.running and marking:
+            self._start_flash()
+        if changed:
+            self._set_state_property(shown_state)
+
+    def _set_state_property(self, value: str) -> None:
+        for w in (self, self.label, self.marker, self.editor, *self.extra_styled()):
+            w.setProperty("state", value)
+            w.setProperty("flash", self.property("flash"))
+            repolish(w)
+
+    def extra_styled(self) -> tuple[QWidget, ...]:
+        """More child widgets that carry the `state` property."""
+        return ()
+
+    def _start_flash(self) -> None:
+        self.setProperty("flash", "on")
+        self._flash_timer.start()
+
+    def _end_flash(self) -> None:
+        self.setProperty("flash", "off")
+        self._set_state_property(str(self.property("state")))
+
+    # -- user edits ---------------------------------------------------------------------------
+
+    def apply_edit(self, value: Any, invalid_reason: str | None = None) -> None:
+        """Send the user's edit to the model (ignored while the widget itself is updating)."""
+        if self._updating or self.form.running:
+            return
+        if value is MISSING:
+            self.form.clear_value(self.pointer)
+        else:
+            self.form.set_value(self.pointer, value, invalid_reason=invalid_reason)

@@ -1,0 +1,61 @@
+"""The Qt side of a FormModel: its plain-Python updates as one Qt signal, coalesced per frame.
+
+The form model calls its observers synchronously for every batch of changes (hundreds per second
+on a fast stream). `FormSignals` collects the changed pointers and emits `updated` at most once
+per frame (a 16 ms single-shot timer), so widgets repaint once per frame however fast the stream.
+Use `flush()` to deliver what is pending at once (tests, screenshots).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from core.form import FormModel, FormUpdate
+
+FRAME_MS = 16
+
+
+class FormSignals(QObject):
+    """Emits `updated(pointers: set[str], reset: bool)` after the form changed (once per frame)."""
+
+    updated = Signal(object, bool)
+    runningChanged = Signal(bool)
+
+    def __init__(self, form: FormModel, parent: QObject | None = None, *, frame_ms: int = FRAME_MS) -> None:
+        super().__init__(parent)
+        self.form = form
+        self._pointers: set[str] = set()
+        self._reset = False
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(frame_ms)
+        self._timer.timeout.connect(self.flush)
+        self._unsubscribe = form.subscribe(self._on_update)
+        self.destroyed.connect(lambda *_: None)
+
+    def _on_update(self, update: FormUpdate) -> None:
+        if update.reset:
+            self._reset = True
+            self._pointers.clear()
+        elif not self._reset:
+            self._pointers |= update.pointers
+        if update.running is not None:
+            self.flush()
+            self.runningChanged.emit(update.running)
+            return
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def flush(self) -> None:
+        """Deliver the pending update now (no-op if nothing is pending)."""
+        self._timer.stop()
+        if not self._reset and not self._pointers:
+            return
+        pointers, reset = self._pointers, self._reset
+        self._pointers, self._reset = set(), False
+        self.updated.emit(pointers, reset)
+
+    def detach(self) -> None:
+        """Stop listening to the form (before the widgets go away)."""
+        self._timer.stop()
+        self._unsubscribe()

@@ -1,0 +1,89 @@
+"""The form, generated from the schema: one field widget per field, by kind."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from core.form import FieldKind, FieldSpec, FormModel
+from widgets.bool_field import BoolField
+from widgets.chips_field import ChipsField
+from widgets.enum_field import EnumField
+from widgets.field_base import FieldWidget
+from widgets.form_signals import FormSignals
+from widgets.group_field import GroupField
+from widgets.number_field import NumberField
+from widgets.prose_field import ProseField
+from widgets.table_field import TableField
+from widgets.text_field import TextField
+
+WIDGETS: dict[FieldKind, type[FieldWidget]] = {
+    FieldKind.STRING: TextField,
+    FieldKind.DATE: TextField,
+    FieldKind.PROSE: ProseField,
+    FieldKind.NUMBER: NumberField,
+    FieldKind.INTEGER: NumberField,
+    FieldKind.ENUM: EnumField,
+    FieldKind.BOOLEAN: BoolField,
+    FieldKind.OBJECT: GroupField,
+    FieldKind.TABLE: TableField,
+    FieldKind.CHIPS: ChipsField,
+}
+
+
+def widget_for(spec: FieldSpec, form: FormModel, signals: FormSignals) -> FieldWidget:
+    """The field widget for `spec` (by its kind)."""
+    return WIDGETS[spec.kind](spec, form, signals)
+
+
+GroupField.factory = widget_for
+
+
+class FormView(QScrollArea):
+    """A scrollable form for `form`; `fields` maps each pointer to its widget."""
+
+    def __init__(self, form: FormModel, parent: QWidget | None = None, *, signals: FormSignals | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("formView")
+        self.form = form
+        self.signals = signals or FormSignals(form, self)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        inner = QWidget()
+        inner.setObjectName("formInner")
+        layout = QVBoxLayout(inner)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.setSpacing(2)
+        title = QLabel(form.schema_model.model_config.get("title") or form.schema_model.__name__)
+        title.setObjectName("formTitle")
+        layout.addWidget(title)
+        if not form.marking:
+            banner = QLabel(
+                "Naive client — incorrect on purpose: it repairs the half-written JSON and shows "
+                "fragments as if they were values, with no state and no restore."
+            )
+            banner.setObjectName("naiveBanner")
+            banner.setWordWrap(True)
+            layout.addWidget(banner)
+        self.fields: dict[str, FieldWidget] = {}
+        for spec in form.fields:
+            widget = widget_for(spec, form, self.signals)
+            layout.addWidget(widget)
+            self._register(widget)
+        layout.addStretch(1)
+        self.setWidget(inner)
+        self.setAlignment(Qt.AlignmentFlag.AlignTop)
+
+    def _register(self, widget: FieldWidget) -> None:
+        self.fields[widget.pointer] = widget
+        for child in getattr(widget, "children_widgets", ()):
+            if isinstance(child, FieldWidget):
+                self._register(child)
+
+    def field(self, pointer: str) -> FieldWidget:
+        """The widget of the field at `pointer`."""
+        return self.fields[pointer]
+
+    def detach(self) -> None:
+        """Stop following the form model (before this view is thrown away)."""
+        self.signals.detach()

@@ -1,0 +1,119 @@
+"""The demo provider's slicing knob, one click away: event / N bytes / coalesce.
+
+`SlicingControl` shows three mutually exclusive buttons and a number for the chosen regime. It
+emits `slicingChanged(str)` with the value of the demo provider's `x-demo-slice` header
+("event", "N", or "coalesce:MS") whenever the user changes it; the window applies it to the next
+run. `value()` / `set_value(text)` read and set it without the user.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QSpinBox, QToolButton, QWidget
+
+__all__ = ["SlicingControl", "parse_slicing"]
+
+_REGIMES = ("event", "bytes", "coalesce")
+
+
+def parse_slicing(text: str) -> tuple[str, int]:
+    """"event" -> ("event", 0); "7" -> ("bytes", 7); "coalesce:50" -> ("coalesce", 50)."""
+    text = text.strip()
+    if text.startswith("coalesce:") and text[9:].isdigit():
+        return "coalesce", int(text[9:])
+    if text.isdigit() and int(text) > 0:
+        return "bytes", int(text)
+    if text == "event":
+        return "event", 0
+    raise ValueError(f"not a slicing value: {text!r} (event | N | coalesce:MS)")
+
+
+class SlicingControl(QWidget):
+    """Three buttons (event / N bytes / coalesce) and the number for the chosen one."""
+
+    slicingChanged = Signal(str)  # noqa: N815 - Qt signal naming
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("slicingControl")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addWidget(QLabel("Slicing:"))
+        self._group = QButtonGroup(self)
+        self._buttons: dict[str, QToolButton] = {}
+        tips = {
+            "event": "One network write per event: frames arrive whole",
+            "bytes": "Cut the byte stream every N bytes: frames and characters split across reads",
+            "coalesce": "Hold writes for MS milliseconds: several events per read",
+        }
+        labels = {"event": "event", "bytes": "N bytes", "coalesce": "coalesce"}
+        for i, regime in enumerate(_REGIMES):
+            b = QToolButton(self)
+            b.setText(labels[regime])
+            b.setToolTip(tips[regime])
+            b.setCheckable(True)
+            b.setAutoRaise(False)
+            b.setObjectName(f"slicing:{regime}")
+            self._group.addButton(b, i)
+            self._buttons[regime] = b
+            layout.addWidget(b)
+        self._number = QSpinBox(self)
+        self._number.setObjectName("slicingNumber")
+        self._number.setRange(1, 65536)
+        layout.addWidget(self._number)
+        self._unit = QLabel(self)
+        layout.addWidget(self._unit)
+        layout.addStretch(1)
+        self._amounts = {"bytes": 7, "coalesce": 50}
+        self._regime = "event"
+        self._quiet = False
+        self._buttons["event"].setChecked(True)
+        self._sync_number()
+        self._group.idClicked.connect(self._on_regime)
+        self._number.valueChanged.connect(self._on_number)
+
+    def value(self) -> str:
+        """The current `x-demo-slice` value."""
+        if self._regime == "event":
+            return "event"
+        if self._regime == "bytes":
+            return str(self._amounts["bytes"])
+        return f"coalesce:{self._amounts['coalesce']}"
+
+    def set_value(self, text: str) -> None:
+        """Show `text` ("event" / "N" / "coalesce:MS") without emitting `slicingChanged`."""
+        regime, amount = parse_slicing(text)
+        self._quiet = True
+        try:
+            self._regime = regime
+            if amount:
+                self._amounts[regime] = amount
+            self._buttons[regime].setChecked(True)
+            self._sync_number()
+        finally:
+            self._quiet = False
+
+    def _sync_number(self) -> None:
+        regime = self._regime
+        self._number.setVisible(regime != "event")
+        self._unit.setVisible(regime != "event")
+        if regime != "event":
+            self._number.blockSignals(True)
+            self._number.setValue(self._amounts[regime])
+            self._number.blockSignals(False)
+            self._unit.setText("bytes" if regime == "bytes" else "ms")
+
+    def _on_regime(self, button_id: int) -> None:
+        self._regime = _REGIMES[button_id]
+        self._sync_number()
+        self._emit()
+
+    def _on_number(self, value: int) -> None:
+        if self._regime in self._amounts:
+            self._amounts[self._regime] = value
+            self._emit()
+
+    def _emit(self) -> None:
+        if not self._quiet:
+            self.slicingChanged.emit(self.value())
