@@ -11,13 +11,21 @@ refuses a non-loopback host without `--allow-remote`. Ctrl+C (or SIGTERM) stops 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import signal
 import sys
 import threading
 from dataclasses import replace
 
-from core.server.knobs import DemoDefaults
-from core.server.runner import EmbeddedServer, is_loopback
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names the loopback interface (127.0.0.0/8, ::1 or "localhost")."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         return 2
+    from core.server.knobs import DemoDefaults
+    from core.server.runner import EmbeddedServer
+
     defaults = DemoDefaults()
     if args.speed is not None:
         defaults = replace(defaults, speed=args.speed)

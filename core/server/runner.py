@@ -14,7 +14,6 @@ the other.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import secrets
 import socket
 import threading
@@ -27,17 +26,7 @@ from core.errors import UsageError
 from core.server.app import build_app
 from core.server.knobs import DemoDefaults
 
-__all__ = ["EmbeddedServer", "is_loopback"]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` names the loopback interface (127.0.0.0/8, ::1 or "localhost")."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+__all__ = ["EmbeddedServer"]
 
 
 class EmbeddedServer:
