@@ -1,0 +1,872 @@
+"""The JSON prefix parser: feed it a JSON document in pieces, learn what has settled.
+
+    parser = PrefixParser()
+    for delta in deltas:
+        for change in parser.feed(delta):
+            ...   # change.pointer, change.state (PENDING / PROVISIONAL / SETTLED), change.value
+    parser.close()          # IncompleteJSON if the document never completed
+    parser.value()          # == json.loads(whole text)
+
+A value is SETTLED in the very `feed` call that delivers its terminating character (a string's
+closing quote; for a number the delimiter after it, or `close()` at top level; a literal's last
+letter; a container's closing bracket), and its settled value is exactly what `json.loads` gives
+for that pointer. Until then it is PROVISIONAL (only what was received, never invented) or
+PENDING (its key and colon arrived, no reportable byte of its value yet). The grammar is strict
+RFC 8259; the first impossible character raises `JSONPrefixError` with its offset in the whole
+text, the same however the text was cut.
+"""
+
+# How this works
+# ==============
+#
+# One flat loop over the text drives a small state machine (`_TRANSITIONS`, below): in a
+# structural state (expecting a value, a key, a colon, a comma or a closing bracket) the next
+# non-whitespace character picks an action from the table; in a token state (inside a string,
+# key, number or literal) a regular expression or `str.startswith` consumes as much of the token
+# as the text holds, at C speed. Nothing is recursive: open containers live on an explicit stack
+# of frames, one small list per level (parent frame, token in parent, cached pointer, the
+# container's Python object, current key, where its PROVISIONAL change sits in this call's list).
+#
+# Values are built as they arrive: a container's dict or list is created when it opens and
+# inserted into its parent at once; each child is inserted into it as it settles. A container's
+# SETTLED value is therefore ready the moment its closing bracket arrives, without re-walking
+# anything, and `value()` only copies the (few) containers that are still open.
+#
+# Carry-over between calls: an unfinished string keeps its decoded text so far (`_sval`); what
+# cannot be decoded yet (a lone backslash, half a `\uXXXX`, a high surrogate waiting for its
+# partner) and an unfinished number or literal are kept as raw text (`_carry`, at most a number's
+# length) and are prepended to the next piece, so no earlier text is ever scanned twice except
+# that short tail. Error offsets are computed from `_consumed`, the count of characters fed.
+#
+# Pointers are built lazily. A change records *where* its value is -- `None` for the root, a
+# frame for a container, `(frame, token)` for a scalar -- and `Change.pointer` turns that into
+# the RFC 6901 string only when someone reads it (frames cache short pointers). Memory stays
+# O(depth) even for 100,000 nested brackets, where eager pointer strings would need gigabytes.
+#
+# One change per pointer per call: a scalar reports only at the end of the call (PROVISIONAL or
+# PENDING, if it is still unfinished) or when it settles; a container reports PROVISIONAL when it
+# opens and, if it closes in the same call, its SETTLED change replaces that entry in place (so
+# a parent always comes before its children in the list). A duplicate key drops, at the end of
+# the call, the entries this call made for the value it replaces.
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from core.errors import ProtocolError, UsageError
+
+__all__ = ["Change", "IncompleteJSON", "JSONPrefixError", "PrefixParser", "ValueState"]
+
+
+class ValueState(Enum):
+    """How much of a value has arrived."""
+
+    PENDING = "pending"  # its key and colon arrived; no reportable byte of its value yet
+    PROVISIONAL = "provisional"  # part of it arrived; the value so far holds only what was received
+    SETTLED = "settled"  # its terminating character arrived; the value is json.loads' for it
+
+
+@dataclass(frozen=True)
+class Change:
+    """One pointer's new state after a `feed` / `close` call.
+
+    `pointer` is an RFC 6901 JSON Pointer (`""` is the root). `value` is None while PENDING, the
+    value so far while PROVISIONAL (an opened container reports an empty `{}` / `[]`; its children
+    report themselves), and exactly `json.loads`' value for that pointer once SETTLED. Treat
+    settled container values as read-only: they are the parser's own objects.
+    """
+
+    __slots__ = ("pointer", "state", "value", "_where")
+    pointer: str
+    state: ValueState
+    value: Any
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when the `pointer` slot is empty: a deep pointer the parser left to be
+        # built on first read from `_where` (see "Pointers are built lazily" at the top).
+        if name == "pointer":
+            pointer = _pointer_of(_get_where(self, Change))
+            _set_pointer(self, pointer)
+            return pointer
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __reduce__(self) -> Any:
+        return (Change, (self.pointer, self.state, self.value))
+
+
+class _Twin:
+    """Same slot layout as Change, without the frozen __setattr__: the parser fills one and turns
+    it into a Change by assigning __class__ (twice as fast as going around the frozen guard)."""
+
+    __slots__ = ("pointer", "state", "value", "_where")
+
+
+_get_where = Change._where.__get__  # type: ignore[attr-defined]
+_set_pointer = Change.pointer.__set__  # type: ignore[attr-defined]
+
+
+def _change(where: Any, state: ValueState, value: Any) -> Change:
+    change = _Twin()
+    if type(where) is str:
+        change.pointer = where
+    else:
+        change._where = where
+    change.state = state
+    change.value = value
+    change.__class__ = Change  # type: ignore[assignment]
+    return change  # type: ignore[return-value]
+
+
+class JSONPrefixError(ProtocolError):
+    """The text can never become valid JSON. `offset` is the index, in the whole text fed so far,
+    of the first impossible character (for IncompleteJSON: the length of the text)."""
+
+    def __init__(self, reason: str, *, offset: int) -> None:
+        super().__init__(f"{reason} (offset {offset})")
+        self.reason = reason
+        self.offset = offset
+
+
+class IncompleteJSON(JSONPrefixError):
+    """Raised by `close()`: the document ended before it was complete.
+
+    `pointers` names every value that never settled, outermost first (a lazy sequence of
+    pointer strings: only the ones you index are built)."""
+
+    def __init__(self, reason: str, *, offset: int, pointers: Sequence[str]) -> None:
+        super().__init__(reason, offset=offset)
+        self.pointers = pointers
+
+
+class _Bad(Exception):
+    """Internal: the character at `index` of the scanned text is impossible."""
+
+    def __init__(self, index: int, reason: str) -> None:
+        self.index = index
+        self.reason = reason
+
+
+# ---------------------------------------------------------------------------------------------
+# The state machine.
+
+# Structural states: what the next non-whitespace character may be.
+_VALUE = 0  # a value (document start, after ':' or after ',' in an array)
+_FIRST_ITEM = 1  # a value or ']' (just after '[')
+_FIRST_KEY = 2  # a key or '}' (just after '{')
+_KEY = 3  # a key (after ',' in an object)
+_COLON = 4  # ':' after a key
+_AFTER_MEMBER = 5  # ',' or '}' after an object member's value
+_AFTER_ITEM = 6  # ',' or ']' after an array item
+_DONE = 7  # the top-level value is complete: whitespace only
+# Token states: inside a token that may continue in the next piece of text.
+_STRING = 8  # a string value
+_KEYSTR = 9  # an object key
+_NUMBER = 10  # a number (its raw text is in _carry)
+_LITERAL = 11  # true / false / null (its raw letters are in _carry)
+
+# Actions picked by a structural state's table.
+_A_STRING, _A_NUMBER, _A_LITERAL, _A_OBJECT, _A_ARRAY = 1, 2, 3, 4, 5
+_A_KEY, _A_COLON, _A_COMMA, _A_CLOSE = 6, 7, 8, 9
+
+_VALUE_STARTS = {
+    '"': _A_STRING,
+    "{": _A_OBJECT,
+    "[": _A_ARRAY,
+    "-": _A_NUMBER,
+    **{d: _A_NUMBER for d in "0123456789"},
+    "t": _A_LITERAL,
+    "f": _A_LITERAL,
+    "n": _A_LITERAL,
+}
+
+# state -> {character: action}; a character missing from its state's table is impossible.
+_TRANSITIONS: list[dict[str, int]] = [
+    _VALUE_STARTS,  # _VALUE
+    {**_VALUE_STARTS, "]": _A_CLOSE},  # _FIRST_ITEM
+    {'"': _A_KEY, "}": _A_CLOSE},  # _FIRST_KEY
+    {'"': _A_KEY},  # _KEY
+    {":": _A_COLON},  # _COLON
+    {",": _A_COMMA, "}": _A_CLOSE},  # _AFTER_MEMBER
+    {",": _A_COMMA, "]": _A_CLOSE},  # _AFTER_ITEM
+    {},  # _DONE
+]
+
+_EXPECTED = [
+    "a value",
+    "a value or ']'",
+    "a string key or '}'",
+    "a string key",
+    "':'",
+    "',' or '}'",
+    "',' or ']'",
+    "nothing but whitespace after the top-level value",
+]
+
+# Frame layout (one list per open container).
+_F_PARENT = 0  # the parent's frame, None for the root container
+_F_TOKEN = 1  # this container's key (str) or index (int) in its parent
+_F_POINTER = 2  # its pointer string while that is short, else None (built when read)
+_F_OBJ = 3  # the container's dict or list, filled as children settle
+_F_KEY = 4  # object: the current member's key
+_F_CALL = 5  # the number of the feed call that opened it ...
+_F_INDEX = 6  # ... and the index of its PROVISIONAL change in that call's list
+
+_WS = " \t\n\r"
+_ws_end = re.compile(r"[ \t\n\r]*").match
+_string_chunk = re.compile(r'[^"\\\x00-\x1f]*').match
+_number = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?").match
+_number_prefix = re.compile(
+    r"-?(?:(?:0|[1-9][0-9]*)(?:(?:\.[0-9]+)?[eE][-+]?[0-9]*|\.[0-9]*)?)?"
+).fullmatch
+_number_run = re.compile(r"[-+.eE0-9]*").match
+_NUMBER_CHARS = frozenset("-+.eE0123456789")
+_hex4 = re.compile(r"[0-9a-fA-F]{4}").fullmatch
+_HEX = frozenset("0123456789abcdefABCDEF")
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_LITERALS = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
+
+# Number grammar as a table, used only to locate the first impossible character of a bad number.
+# state -> {character class: next state}; "d" = 1-9, "0" = zero.
+_NUMBER_DFA: dict[str, dict[str, str]] = {
+    "start": {"-": "minus", "0": "zero", "d": "int"},
+    "minus": {"0": "zero", "d": "int"},
+    "zero": {".": "dot", "e": "e"},
+    "int": {"0": "int", "d": "int", ".": "dot", "e": "e"},
+    "dot": {"0": "frac", "d": "frac"},
+    "frac": {"0": "frac", "d": "frac", "e": "e"},
+    "e": {"+": "sign", "-": "sign", "0": "exp", "d": "exp"},
+    "sign": {"0": "exp", "d": "exp"},
+    "exp": {"0": "exp", "d": "exp"},
+}
+_NUMBER_CLASS = {**{d: "d" for d in "123456789"}, "0": "0", ".": ".", "e": "e", "E": "e", "-": "-", "+": "+"}
+
+# json.loads refuses integers longer than the interpreter's limit (ValueError); so do we, at the
+# digit that crosses it -- for any number, so that the outcome does not depend on the cutting.
+_INT_DIGITS = sys.get_int_max_str_digits() or sys.maxsize
+_int_part = re.compile(r"-?[0-9]*").match
+
+_CACHE_POINTERS_UP_TO = 256  # frames cache their pointer string while it is at most this long
+_MISSING = object()
+
+
+def _number_valid_prefix(text: str) -> int:
+    """Length of the longest prefix of `text` that can still begin a JSON number."""
+    state = "start"
+    for index, char in enumerate(text):
+        nxt = _NUMBER_DFA[state].get(_NUMBER_CLASS.get(char, ""))
+        if nxt is None:
+            return index
+        state = nxt
+    return len(text)
+
+
+def _number_value(match: re.Match[str]) -> int | float:
+    if match.group(1) is None and match.group(2) is None:
+        return int(match.group())
+    return float(match.group())
+
+
+def _check_int_part(text: str, start: int) -> None:
+    end = _int_part(text, start).end()
+    digits = end - start - (text[start] == "-")
+    if digits > _INT_DIGITS:
+        raise _Bad(end - digits + _INT_DIGITS, f"integer part longer than {_INT_DIGITS} digits")
+
+
+def _escape(text: str, j: int, n: int) -> tuple[str | None, int]:
+    """Decode the escape at text[j] == '\\'. Returns (decoded, next index), or (None, j) while
+    the text does not yet hold enough to decide. Raises _Bad at an impossible character."""
+    if j + 1 >= n:
+        return None, j
+    e = text[j + 1]
+    simple = _ESCAPES.get(e)
+    if simple is not None:
+        return simple, j + 2
+    if e != "u":
+        raise _Bad(j + 1, f"invalid escape '\\{e}' in a string")
+    digits = text[j + 2 : j + 6]
+    if len(digits) < 4 or not _hex4(digits):
+        for k, char in enumerate(digits):
+            if char not in _HEX:
+                raise _Bad(j + 2 + k, "invalid \\u escape in a string")
+        return None, j
+    code = int(digits, 16)
+    if code < 0xD800 or code > 0xDBFF:
+        return chr(code), j + 6
+    # A high surrogate: json.loads pairs it with an immediately following low-surrogate escape.
+    if j + 6 >= n:
+        return None, j
+    if text[j + 6] != "\\":
+        return chr(code), j + 6
+    if j + 7 >= n:
+        return None, j
+    if text[j + 7] != "u":
+        return chr(code), j + 6
+    low = text[j + 8 : j + 12]
+    for k, char in enumerate(low):
+        if char not in _HEX:
+            raise _Bad(j + 8 + k, "invalid \\u escape in a string")
+    if len(low) < 4:
+        return None, j
+    low_code = int(low, 16)
+    if 0xDC00 <= low_code <= 0xDFFF:
+        return chr(0x10000 + ((code - 0xD800) << 10) + (low_code - 0xDC00)), j + 12
+    return chr(code), j + 6
+
+
+# ---------------------------------------------------------------------------------------------
+# Pointers, built only when read.
+
+
+def _escape_token(token: str | int) -> str:
+    if type(token) is int:
+        return str(token)
+    if "~" in token or "/" in token:  # type: ignore[operator]
+        return token.replace("~", "~0").replace("/", "~1")  # type: ignore[union-attr]
+    return token  # type: ignore[return-value]
+
+
+def _child_pointer(frame: list[Any], token: str | int) -> Any:
+    """The pointer of a child of `frame`: a string while the frame's own is short, else a lazy
+    (frame, token) where."""
+    base = frame[_F_POINTER]
+    if base is None:
+        return (frame, token)
+    if type(token) is int:
+        return f"{base}/{token}"
+    if "~" in token or "/" in token:  # type: ignore[operator]
+        token = token.replace("~", "~0").replace("/", "~1")  # type: ignore[union-attr]
+    return base + "/" + token  # type: ignore[operator]
+
+
+def _frame_pointer(frame: list[Any]) -> str:
+    pointer = frame[_F_POINTER]
+    if pointer is not None:
+        return pointer
+    chain = []
+    f = frame
+    while f[_F_POINTER] is None:
+        chain.append(f)
+        f = f[_F_PARENT]
+    chain.reverse()
+    return "".join([f[_F_POINTER], *["/" + _escape_token(g[_F_TOKEN]) for g in chain]])
+
+
+def _pointer_of(where: Any) -> str:
+    if type(where) is str:
+        return where
+    if where is None:
+        return ""
+    if type(where) is tuple:
+        return _frame_pointer(where[0]) + "/" + _escape_token(where[1])
+    return _frame_pointer(where)
+
+
+class _Pointers(Sequence[str]):
+    """A read-only sequence of pointers, each built when indexed (see IncompleteJSON)."""
+
+    __slots__ = ("_wheres",)
+
+    def __init__(self, wheres: list[Any]) -> None:
+        self._wheres = wheres
+
+    def __len__(self) -> int:
+        return len(self._wheres)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        if isinstance(index, slice):
+            return [_pointer_of(w) for w in self._wheres[index]]
+        return _pointer_of(self._wheres[index])
+
+    def __iter__(self) -> Iterator[str]:
+        return (_pointer_of(w) for w in self._wheres)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (Sequence)) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        if len(self._wheres) <= 8:
+            return repr(list(self))
+        return f"<{len(self._wheres)} pointers: {self[0]!r} ... innermost {self[-1][:80]!r}...>"
+
+
+def _parse_pointer(pointer: str) -> list[str]:
+    if pointer == "":
+        return []
+    if not isinstance(pointer, str) or not pointer.startswith("/"):
+        raise UsageError(f"not a JSON pointer: {pointer!r}")
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
+
+
+def _array_index(token: str) -> int | None:
+    if token.isdigit() and token.isascii() and (token == "0" or token[0] != "0"):
+        return int(token)
+    return None
+
+
+def _child(container: Any, token: str) -> Any:
+    """The child named by a pointer token, or _MISSING."""
+    if type(container) is dict:
+        return container.get(token, _MISSING)
+    if type(container) is list:
+        index = _array_index(token)
+        if index is not None and index < len(container):
+            return container[index]
+    return _MISSING
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+_PENDING = ValueState.PENDING
+_PROVISIONAL = ValueState.PROVISIONAL
+_SETTLED = ValueState.SETTLED
+
+
+class PrefixParser:
+    """Incremental, strict JSON parser that reports which values have settled.
+
+    `feed(text)` takes the next piece of the document (cut anywhere) and returns the changes it
+    caused, at most one per pointer, parents before their children. `close()` ends the document.
+    Feeding after `close()` or after an error raises `core.errors.UsageError`.
+    """
+
+    __slots__ = ("_state", "_stack", "_root", "_consumed", "_carry", "_sval", "_leaf", "_calls", "_closed", "_failed")
+
+    def __init__(self) -> None:
+        self._state = _VALUE
+        self._stack: list[list[Any]] = []  # frames of the open containers, outermost first
+        self._root: Any = _MISSING  # the top-level value once it began (containers: the live object)
+        self._consumed = 0  # characters fed so far
+        self._carry = ""  # raw tail of an unfinished number, literal or escape (see the top)
+        self._sval = ""  # decoded text so far of an unfinished string or key
+        self._leaf: Any = None  # pointer of the unfinished scalar, once it has reported
+        self._calls = 0  # feed calls that took the general path (numbers them for _F_CALL)
+        self._closed = False  # closed or failed: no more input
+        self._failed = False
+
+    # -- feeding -----------------------------------------------------------------------------
+
+    def feed(self, text: str) -> list[Change]:
+        """Parse the next piece of the document; return the changes it caused.
+
+        Raises JSONPrefixError (with `.offset`) at the first character that can never be part of
+        valid JSON; the parser is unusable afterwards."""
+        state = self._state
+        # Fast path: the piece lies wholly inside a string's or a key's body.
+        if _STRING <= state <= _KEYSTR and not self._carry and type(text) is str and not self._closed:
+            n = len(text)
+            if n and _string_chunk(text).end() == n:
+                self._consumed += n
+                sval = self._sval = self._sval + text
+                if state == _KEYSTR:
+                    return []
+                leaf = self._leaf
+                change = _Twin()
+                if type(leaf) is str:
+                    change.pointer = leaf
+                else:
+                    change._where = leaf
+                change.state = _PROVISIONAL
+                change.value = sval
+                change.__class__ = Change  # type: ignore[assignment]
+                return [change]  # type: ignore[list-item]
+        if self._closed:
+            raise UsageError("feed() after close() or after an error")
+        if type(text) is not str:
+            raise UsageError(f"feed() takes str, not {type(text).__name__}")
+        if not text:
+            return []
+        base = self._consumed
+        self._consumed = base + len(text)
+        carry = self._carry
+        if carry:
+            text = carry + text
+            base -= len(carry)
+            carry = ""
+        n = len(text)
+        i = 0
+        stack = self._stack
+        top = stack[-1] if stack else None
+        obj = top[_F_OBJ] if top is not None else None
+        isobj = type(obj) is dict
+        sval = self._sval
+        leaf = self._leaf
+        changes: list[Change] = []
+        append = changes.append
+        call = self._calls = self._calls + 1
+        colon_here = False  # a key's colon arrived in this call
+        dups: list[tuple[str, int]] | None = None
+        try:
+            while i < n:
+                if state >= _STRING:
+                    if state <= _KEYSTR:
+                        # ---- inside a string or a key
+                        j = _string_chunk(text, i).end()
+                        if j > i:
+                            sval += text[i:j]
+                        if j == n:
+                            i = n
+                            break
+                        c = text[j]
+                        if c == '"':
+                            i = j + 1
+                            if state == _KEYSTR:
+                                top[_F_KEY] = sval  # type: ignore[index]
+                                sval = ""
+                                state = _COLON
+                                continue
+                            value: Any = sval
+                            sval = ""
+                        elif c == "\\":
+                            decoded, i = _escape(text, j, n)
+                            if decoded is None:
+                                carry = text[j:]
+                                i = n
+                                break
+                            sval += decoded
+                            continue
+                        else:
+                            raise _Bad(j, f"raw control character {c!r} in a string")
+                    elif state == _NUMBER:
+                        m = _number(text, i)
+                        e = m.end() if m is not None else i
+                        if e - i > _INT_DIGITS:
+                            _check_int_part(text, i)
+                        if e < n and text[e] not in _NUMBER_CHARS:
+                            value = _number_value(m)  # type: ignore[arg-type]
+                            i = e
+                        else:
+                            j = _number_run(text, i).end()
+                            run = text[i:j]
+                            if j < n or not _number_prefix(run):
+                                raise _Bad(i + _number_valid_prefix(run), "invalid number")
+                            if j - i > _INT_DIGITS:
+                                _check_int_part(text, i)
+                            carry = run
+                            i = n
+                            break
+                    else:
+                        # ---- a literal: true / false / null
+                        word, value = _LITERALS[text[i]]
+                        if text.startswith(word, i):
+                            i += len(word)
+                        else:
+                            got = text[i : i + len(word)]
+                            for k, char in enumerate(got):
+                                if char != word[k]:
+                                    raise _Bad(i + k, f"invalid literal (expected {word!r})")
+                            carry = got
+                            i = n
+                            break
+                    # ---- a scalar settled: insert it into its container and report it
+                    if top is None:
+                        self._root = value
+                        leaf = ""
+                        state = _DONE
+                    elif isobj:
+                        key = top[_F_KEY]
+                        obj[key] = value  # type: ignore[index]
+                        if leaf is None:
+                            leaf = _child_pointer(top, key)
+                        state = _AFTER_MEMBER
+                    else:
+                        if leaf is None:
+                            leaf = _child_pointer(top, len(obj))  # type: ignore[arg-type]
+                        obj.append(value)  # type: ignore[union-attr]
+                        state = _AFTER_ITEM
+                    change = _Twin()
+                    if type(leaf) is str:
+                        change.pointer = leaf
+                    else:
+                        change._where = leaf
+                    change.state = _SETTLED
+                    change.value = value
+                    change.__class__ = Change  # type: ignore[assignment]
+                    append(change)  # type: ignore[arg-type]
+                    leaf = None
+                    continue
+
+                # ---- structural: skip whitespace, then look the character up in the table
+                c = text[i]
+                if c in _WS:
+                    i = _ws_end(text, i).end()
+                    if i == n:
+                        break
+                    c = text[i]
+                action = _TRANSITIONS[state].get(c)
+                if action is None:
+                    raise _Bad(i, f"unexpected {c!r}: expected {_EXPECTED[state]}")
+                if action == _A_STRING:
+                    state = _STRING
+                    i += 1
+                elif action == _A_KEY:
+                    state = _KEYSTR
+                    i += 1
+                elif action == _A_COLON:
+                    state = _VALUE
+                    colon_here = True
+                    if top[_F_KEY] in obj:  # type: ignore[index,operator]
+                        if dups is None:
+                            dups = []
+                        dups.append((_pointer_of(_child_pointer(top, top[_F_KEY])), len(changes)))  # type: ignore[arg-type,index]
+                    i += 1
+                elif action == _A_COMMA:
+                    state = _KEY if isobj else _VALUE
+                    i += 1
+                elif action == _A_NUMBER:
+                    state = _NUMBER
+                elif action == _A_LITERAL:
+                    state = _LITERAL
+                elif action == _A_CLOSE:
+                    change = _Twin()
+                    pointer = top[_F_POINTER]  # type: ignore[index]
+                    if pointer is None:
+                        change._where = top
+                    else:
+                        change.pointer = pointer
+                    change.state = _SETTLED
+                    change.value = obj
+                    change.__class__ = Change  # type: ignore[assignment]
+                    if top[_F_CALL] == call:  # type: ignore[index]
+                        changes[top[_F_INDEX]] = change  # type: ignore[index,call-overload]
+                    else:
+                        append(change)  # type: ignore[arg-type]
+                    stack.pop()
+                    if stack:
+                        top = stack[-1]
+                        obj = top[_F_OBJ]
+                        isobj = type(obj) is dict
+                        state = _AFTER_MEMBER if isobj else _AFTER_ITEM
+                    else:
+                        top = obj = None
+                        state = _DONE
+                    i += 1
+                else:
+                    # ---- a container opens
+                    new: Any = {} if action == _A_OBJECT else []
+                    if top is None:
+                        self._root = new
+                        pointer = ""
+                        frame = [None, None, pointer, new, None, call, len(changes)]
+                    else:
+                        token = top[_F_KEY] if isobj else len(obj)  # type: ignore[arg-type]
+                        parent_pointer = top[_F_POINTER]
+                        if parent_pointer is None or len(parent_pointer) > _CACHE_POINTERS_UP_TO:
+                            pointer = None
+                        else:
+                            pointer = _child_pointer(top, token)
+                        frame = [top, token, pointer, new, None, call, len(changes)]
+                        if isobj:
+                            obj[token] = new  # type: ignore[index]
+                        else:
+                            obj.append(new)  # type: ignore[union-attr]
+                    change = _Twin()
+                    if pointer is None:
+                        change._where = frame
+                    else:
+                        change.pointer = pointer
+                    change.state = _PROVISIONAL
+                    change.value = {} if action == _A_OBJECT else []
+                    change.__class__ = Change  # type: ignore[assignment]
+                    append(change)  # type: ignore[arg-type]
+                    leaf = None
+                    stack.append(frame)
+                    top = frame
+                    obj = new
+                    isobj = action == _A_OBJECT
+                    state = _FIRST_KEY if isobj else _FIRST_ITEM
+                    i += 1
+
+            # ---- the unfinished value at the end of this piece reports what it has so far
+            if state >= _STRING:
+                if state == _STRING:
+                    if leaf is None:
+                        leaf = "" if top is None else _child_pointer(top, top[_F_KEY] if isobj else len(obj))  # type: ignore[arg-type]
+                    append(_change(leaf, _PROVISIONAL, sval))
+                elif state != _KEYSTR:
+                    m = _number(carry) if state == _NUMBER else None
+                    if m is not None:
+                        if leaf is None:
+                            leaf = "" if top is None else _child_pointer(top, top[_F_KEY] if isobj else len(obj))  # type: ignore[arg-type]
+                        append(_change(leaf, _PROVISIONAL, _number_value(m)))
+                    elif colon_here and isobj:
+                        leaf = _child_pointer(top, top[_F_KEY])  # type: ignore[arg-type,index]
+                        append(_change(leaf, _PENDING, None))
+            elif state == _VALUE and colon_here and isobj:
+                leaf = _child_pointer(top, top[_F_KEY])  # type: ignore[arg-type,index]
+                append(_change(leaf, _PENDING, None))
+        except _Bad as bad:
+            self._closed = self._failed = True
+            raise JSONPrefixError(bad.reason, offset=base + bad.index) from None
+        except BaseException:
+            self._closed = self._failed = True
+            raise
+
+        self._state = state
+        self._sval = sval
+        self._carry = carry
+        self._leaf = leaf
+        if dups is not None:
+            changes = _drop_replaced(changes, dups)
+        return changes
+
+    @staticmethod
+    def _leaf_pointer(top: Any, obj: Any, isobj: bool) -> Any:
+        """Pointer of the unfinished scalar in the innermost open container (or at the root)."""
+        if top is None:
+            return ""
+        return _child_pointer(top, top[_F_KEY] if isobj else len(obj))
+
+    def close(self) -> list[Change]:
+        """End the document. Returns the changes this causes (a top-level number settles here).
+
+        Raises IncompleteJSON, naming the pointers that never settled, if the document is not
+        complete."""
+        if self._closed:
+            raise UsageError("close() after close() or after an error")
+        self._closed = True
+        state = self._state
+        if state == _DONE:
+            return []
+        if state == _NUMBER and not self._stack:
+            m = _number(self._carry)
+            if m is not None and m.end() == len(self._carry):
+                value = _number_value(m)
+                self._root = value
+                self._state = _DONE
+                self._carry = ""
+                return [_change("", _SETTLED, value)]
+        wheres = self._unsettled()
+        if state == _VALUE and not self._stack:
+            reason = "the document is empty"
+        else:
+            innermost = _pointer_of(wheres[-1])
+            if len(innermost) > 120:
+                innermost = innermost[:120] + "..."
+            reason = f"the document ended early; {len(wheres)} value(s) never settled, innermost {innermost!r}"
+        raise IncompleteJSON(reason, offset=self._consumed, pointers=_Pointers(wheres))
+
+    def _unsettled(self) -> list[Any]:
+        """Where every value that has begun but not settled is, outermost first."""
+        stack = self._stack
+        if not stack:
+            return [""]
+        wheres: list[Any] = [frame if frame[_F_POINTER] is None else frame[_F_POINTER] for frame in stack]
+        top = stack[-1]
+        obj = top[_F_OBJ]
+        isobj = type(obj) is dict
+        state = self._state
+        if state in (_STRING, _NUMBER, _LITERAL) or (state == _VALUE and isobj):
+            wheres.append(self._leaf_pointer(top, obj, isobj))
+        return wheres
+
+    # -- inspecting ---------------------------------------------------------------------------
+
+    def _leaf_value(self) -> Any:
+        """The unfinished scalar's provisional value, or _MISSING if it has none."""
+        state = self._state
+        if state == _STRING:
+            return self._sval
+        if state == _NUMBER:
+            m = _number(self._carry)
+            if m is not None:
+                return _number_value(m)
+        return _MISSING
+
+    def value(self) -> Any:
+        """The document so far: settled values plus provisional ones (keys still PENDING are
+        omitted), None before any value began. After `close()` it equals `json.loads` of the
+        text. Open containers are copied; settled ones are shared with the parser."""
+        if self._state == _DONE:
+            return self._root
+        child = self._leaf_value()
+        stack = self._stack
+        if not stack:
+            return None if child is _MISSING else child
+        top = True
+        for frame in reversed(stack):
+            obj = frame[_F_OBJ]
+            if type(obj) is dict:
+                copy: Any = dict(obj)
+                if child is not _MISSING:
+                    copy[frame[_F_KEY]] = child
+            else:
+                copy = list(obj)
+                if child is not _MISSING:
+                    if top:
+                        copy.append(child)
+                    else:
+                        copy[-1] = child
+            child = copy
+            top = False
+        return child
+
+    def state(self, pointer: str) -> ValueState | None:
+        """The state of the value at `pointer` now, or None if no byte of it has arrived (or it
+        does not exist)."""
+        tokens = _parse_pointer(pointer)
+        state = self._state
+        stack = self._stack
+        if state == _DONE:
+            node = self._root
+            for token in tokens:
+                node = _child(node, token)
+                if node is _MISSING:
+                    return None
+            return _SETTLED
+        if not stack:
+            if tokens or state == _VALUE:
+                return None
+            return _PROVISIONAL if self._leaf_value() is not _MISSING else _PENDING
+        # Walk down the open containers while the pointer follows the path being written.
+        depth = 0
+        for position, token in enumerate(tokens):
+            frame = stack[depth]
+            obj = frame[_F_OBJ]
+            isobj = type(obj) is dict
+            if depth + 1 < len(stack):
+                inner = stack[depth + 1][_F_TOKEN]
+                if (token == inner) if isobj else (_array_index(token) == inner):
+                    depth += 1
+                    continue
+            elif state in (_STRING, _NUMBER, _LITERAL) or (state == _VALUE and isobj):
+                leaf_token = frame[_F_KEY] if isobj else len(obj)
+                if (token == leaf_token) if isobj else (_array_index(token) == leaf_token):
+                    if position + 1 < len(tokens):
+                        return None
+                    if state == _VALUE:
+                        return _PENDING
+                    return _PROVISIONAL if self._leaf_value() is not _MISSING else _PENDING
+            node = _child(obj, token)
+            if node is _MISSING:
+                return None
+            for rest in tokens[position + 1 :]:
+                node = _child(node, rest)
+                if node is _MISSING:
+                    return None
+            return _SETTLED
+        return _PROVISIONAL  # an open container
+
+
+def _drop_replaced(changes: list[Change], dups: list[tuple[str, int]]) -> list[Change]:
+    """Drop the entries this call made, before a duplicate key arrived, for the value that key
+    replaces and for its descendants: the replacing value's entries stand for the pointer."""
+    kept = []
+    for index, change in enumerate(changes):
+        pointer = change.pointer
+        for replaced, position in dups:
+            if index < position and (pointer == replaced or pointer.startswith(replaced + "/")):
+                break
+        else:
+            kept.append(change)
+    return kept
