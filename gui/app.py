@@ -52,12 +52,17 @@ async def amain(args: argparse.Namespace, server, t0: float) -> int:  # noqa: AN
     """Show the window on the started `server`, wait for it to close, shut everything down."""
     from PySide6.QtWidgets import QApplication
 
+    from gui.loop import asyncgen_hooks
+
+    with asyncgen_hooks(asyncio.get_running_loop()):
+        return await _amain(args, server, t0, QApplication.instance(), server.url)
+
+
+async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
     from core.history import History
     from gui import errors
     from gui.main_window import MainWindow
 
-    app = QApplication.instance()
-    url = server.url
     exit_code = 0
     window: MainWindow | None = None
     try:
@@ -94,6 +99,7 @@ async def amain(args: argparse.Namespace, server, t0: float) -> int:  # noqa: AN
     finally:
         if window is not None:
             await window.shutdown()
+        await asyncio.get_running_loop().shutdown_asyncgens()
         server.stop()
         if app is not None:
             app.processEvents()

@@ -99,7 +99,8 @@ async def test_every_fault_ends_restored_with_its_reason(demo_server, tmp_path, 
     form = primed_form()
     before, states = form.committed, form.states()
     history = History(tmp_path / "h.jsonl")
-    run = Run(form, config(demo_server, "partial", provider, speed=0, fault=fault, idle_timeout=0.5), history=history)
+    idle = 0.5 if fault.startswith("stall") else 20.0
+    run = Run(form, config(demo_server, "partial", provider, speed=0, fault=fault, idle_timeout=idle), history=history)
     status = await run.run()
     assert status.phase is Phase.FAILED, status.reason
     if code is not None:

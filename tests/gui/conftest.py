@@ -1,0 +1,102 @@
+"""qasync + pytest-qt: how the GUI tests drive the window while asyncio runs on Qt's loop.
+
+The pattern: pytest-qt's `qapp` is the QApplication; the `qloop` fixture makes a qasync
+`QEventLoop` on it and sets it as the current loop; a test is a plain function that calls
+`qloop.run_until_complete(scenario())`, where `scenario` is a coroutine that clicks and then
+`await wait_until(...)`. Awaiting (not `qtbot.waitUntil`, which spins a nested Qt loop) keeps
+both Qt events and asyncio callbacks flowing on the one loop, exactly as in the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+import qasync
+
+from core.history import History
+from gui.loop import asyncgen_hooks
+
+STYLE = Path(__file__).resolve().parents[2] / "assets" / "styles" / "livefill.qss"
+
+
+@pytest.fixture
+def qloop(qapp):
+    """A qasync event loop on pytest-qt's QApplication, current for the test."""
+    if not qapp.styleSheet():
+        qapp.setStyleSheet(STYLE.read_text(encoding="utf-8"))
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    with asyncgen_hooks(loop):  # as gui.app does: qasync on 3.11 installs none
+        yield loop
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+def arun(loop, coro: Coroutine[Any, Any, Any], timeout: float = 60.0) -> Any:
+    """Run `coro` on `loop` to completion (bounded by `timeout`)."""
+    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+
+async def wait_until(predicate: Callable[[], bool], timeout: float = 15.0, interval: float = 0.005) -> None:
+    """Await until `predicate()` is true (AssertionError after `timeout` s)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {getattr(predicate, '__name__', predicate)}")
+        await asyncio.sleep(interval)
+
+
+@pytest.fixture
+def make_window(qapp, qloop, demo_server, tmp_path):
+    """A factory for a MainWindow on the session's demo server (history in tmp_path)."""
+    from gui.main_window import MainWindow
+
+    windows = []
+
+    def make(**kwargs: Any):
+        kwargs.setdefault("speed", 0)
+        window = MainWindow(
+            base_url=demo_server.url,
+            relay_token=demo_server.relay_token,
+            history=History(tmp_path / "history.jsonl"),
+            **kwargs,
+        )
+        window.show()
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        arun(qloop, window.shutdown())
+        window.close()
+        window.deleteLater()
+    qapp.processEvents()
+
+
+class Recorder:
+    """Records (state, displayValue) of field widgets every time the form view repaints them."""
+
+    def __init__(self, window, pointers: list[str]) -> None:
+        self.window = window
+        self.pointers = pointers
+        self.seen: dict[str, list[tuple[str, str]]] = {p: [] for p in pointers}
+        window.form_view.signals.updated.connect(self._record)
+
+    def _record(self, *_args: Any) -> None:
+        for p in self.pointers:
+            widget = self.window.field(p)
+            entry = (str(widget.property("state")), str(widget.property("displayValue")))
+            if not self.seen[p] or self.seen[p][-1] != entry:
+                self.seen[p].append(entry)
+
+    def states(self, pointer: str) -> list[str]:
+        return [s for s, _ in self.seen[pointer]]
+
+    def values(self, pointer: str) -> list[str]:
+        return [v for _, v in self.seen[pointer]]
