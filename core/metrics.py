@@ -36,7 +36,16 @@ from typing import Any
 
 from core.wiretap import escape_pointer_token
 
-__all__ = ["Display", "LaneMetrics", "MetricsSummary", "Verdict", "leaves", "same_value"]
+__all__ = [
+    "Display",
+    "FormProbe",
+    "LaneMetrics",
+    "MetricsSummary",
+    "Verdict",
+    "format_seconds",
+    "leaves",
+    "same_value",
+]
 
 
 class Verdict(Enum):
@@ -106,6 +115,15 @@ def same_value(shown: Any, final: Any) -> bool:
     if isinstance(shown, dict) and isinstance(final, dict):
         return shown.keys() == final.keys() and all(same_value(shown[k], final[k]) for k in shown)
     return shown == final
+
+
+def format_seconds(value: float | None) -> str:
+    """0.2149 -> "0.21 s", 12.3 -> "12.3 s", None -> "—"."""
+    if value is None:
+        return "—"
+    if value < 10:
+        return f"{value:.2f} s"
+    return f"{value:.1f} s"
 
 
 def _is_number(v: Any) -> bool:

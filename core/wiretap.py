@@ -739,6 +739,15 @@ class WireRecorder:
         """The retained events frame `frame` carried."""
         return [e for e in self._events if e.frame == frame]
 
+    def event_span(self, event: TappedEvent) -> ByteSpan | None:
+        """The bytes that carried `event`: an anchored delta's own text, else its frame's span."""
+        if isinstance(event.event, ArgsDelta) and event.event.text:
+            return self._delta_bytes(event, 0, len(event.event.text))
+        if event.frame is None:
+            return None
+        frame = self._frames.get(event.frame)
+        return None if frame is None else frame.span
+
     def document(self, index: int = 0) -> tuple[int, bool] | None:
         """(length, well-formed so far) of block `index`'s JSON document, or None if none."""
         doc = self._docs.get(index)
@@ -849,8 +858,8 @@ class WireRecorder:
         if ev.anchor is not None and ev.escaping is not None:
             text = ev.event.text
             if a == 0 and b == len(text):
-                offsets = (0, len(_needle(text, ev.escaping)) - (0 if ev.escaping == "raw" else 2))
-                return ByteSpan(start=ev.anchor, end=ev.anchor + offsets[1])
+                size = len(_needle(text, ev.escaping)) - (0 if ev.escaping == "raw" else 2)
+                return ByteSpan(start=ev.anchor, end=ev.anchor + size)
             cum = _byte_offsets(text, ev.escaping)
             return ByteSpan(start=ev.anchor + cum[a], end=ev.anchor + cum[b])
         if ev.frame is None:

@@ -448,3 +448,14 @@ async def test_demo_wires_map_every_value_to_its_exact_bytes(demo_server, provid
         carried = b"".join(wire[sp.start : sp.end] for sp in loc.spans)
         text = carried.decode() if provider == "raw" else _unescape(carried)
         assert text == doc[s:e], pointer
+
+
+def test_event_span_is_the_delta_text_in_its_frame():
+    wire = anthropic_wire(['{"a": "x\\"y"', "}"])
+    rec = WireRecorder()
+    play(rec, wire, [10])
+    first = rec.events()[0]
+    span = rec.event_span(first)
+    assert wire.data[span.start : span.end] == b'{\\"a\\": \\"x\\\\\\"y\\"'
+    stop = rec.events()[-1]
+    assert rec.event_span(stop) == rec.frame(stop.frame).span

@@ -1,0 +1,96 @@
+"""The side-by-side metrics table under the compare-view lanes.
+
+`MetricsTable` renders one column per lane, one row per figure of `core.metrics.MetricsSummary`:
+first visible value, all settled, values shown that were never true, provisional later changed,
+values shown, and how the run ended. It owns no business state: `set_lanes([(title, metrics)])`
+and it follows the metrics (refreshing at most every `refresh_ms`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+
+from core.metrics import LaneMetrics, MetricsSummary, format_seconds
+
+__all__ = ["MetricsTable", "ROWS"]
+
+
+def _never(s: MetricsSummary) -> str:
+    return ("⚠ " if s.never_true else "") + str(s.never_true) + ("" if s.final_known else " (so far)")
+
+
+#: (key, row title, how the cell is written)
+ROWS: tuple[tuple[str, str, Callable[[MetricsSummary], str]], ...] = (
+    ("first_value", "First visible value", lambda s: format_seconds(s.first_value)),
+    ("all_settled", "All settled", lambda s: format_seconds(s.all_settled)),
+    ("never_true", "Values shown that were never true", _never),
+    ("provisional_changed", "Provisional, later changed", lambda s: str(s.provisional_changed)),
+    ("displays", "Values shown", lambda s: str(s.displays)),
+    ("outcome", "Run ended", lambda s: "running…" if s.outcome is None else f"{s.outcome} ({format_seconds(s.elapsed)})"),
+)
+
+
+class MetricsTable(QTableWidget):
+    """Figures of every lane side by side (see the module docstring)."""
+
+    def __init__(self, parent: QWidget | None = None, *, refresh_ms: int = 150) -> None:
+        super().__init__(len(ROWS), 0, parent)
+        self.setObjectName("metricsTable")
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setVerticalHeaderLabels([title for _, title, _ in ROWS])
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._lanes: list[tuple[str, LaneMetrics]] = []
+        self._unsubscribes: list[Callable[[], None]] = []
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(refresh_ms)
+        self._timer.timeout.connect(self.refresh)
+
+    def set_lanes(self, lanes: Sequence[tuple[str, LaneMetrics]]) -> None:
+        """Show these lanes, left to right: (column title, the lane's metrics)."""
+        for unsubscribe in self._unsubscribes:
+            unsubscribe()
+        self._unsubscribes = [m.subscribe(self._changed) for _, m in lanes]
+        self._lanes = list(lanes)
+        self.setColumnCount(len(lanes))
+        self.setHorizontalHeaderLabels([title for title, _ in lanes])
+        self.refresh()
+        self.setFixedHeight(self._wanted_height())
+
+    def refresh(self) -> None:
+        """Write every cell from the metrics now."""
+        bold = QFont(self.font())
+        bold.setBold(True)
+        for col, (_, metrics) in enumerate(self._lanes):
+            s = metrics.summary()
+            for row, (key, _, fmt) in enumerate(ROWS):
+                item = self.item(row, col)
+                if item is None:
+                    item = QTableWidgetItem()
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                    self.setItem(row, col, item)
+                item.setText(fmt(s))
+                item.setFont(bold if key == "never_true" and s.never_true else self.font())
+
+    def cell_text(self, key: str, lane: int) -> str:
+        """The text of figure `key` (see ROWS) for the lane in column `lane`."""
+        row = [k for k, _, _ in ROWS].index(key)
+        item = self.item(row, lane)
+        return "" if item is None else item.text()
+
+    def _changed(self) -> None:
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def _wanted_height(self) -> int:
+        self.resizeRowsToContents()
+        h = self.horizontalHeader().height() + 2 * self.frameWidth()
+        return h + sum(self.rowHeight(r) for r in range(self.rowCount()))

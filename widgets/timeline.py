@@ -1,0 +1,378 @@
+"""The timeline: per field, per lane, a bar from the field's first byte to the moment it settled.
+
+`TimelineView` paints a `core.timeline.TimelineModel` with QPainter (it owns no business state):
+one group of rows per field, one row per lane inside it; the pending span hatched, the
+provisional span filled amber with a dashed outline, an invalid span red and cross-hatched, a
+settle mark (a tick and a diamond) where the value settled, and a marker where each lane stopped
+(red dashed line, "Stop"; a lane that committed gets a thin "end" line). The x-axis is seconds
+from Start. `export_png(path)` writes the whole timeline as a PNG.
+
+How this works
+--------------
+All geometry comes from `layout(width)` (label column, plot area, time scale, one y per row), used
+both by `paintEvent` and by `render_image`, so a picture of any size can be made without resizing
+the widget, and tests can ask where a bar should be (`bar_rect`). The widget repaints when the
+model changes (Qt coalesces updates into one paint per frame) and, while a lane is running, on a
+30 Hz timer so open bars grow up to "now".
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QImage, QPainter, QPalette, QPen, QPolygonF
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from core.timeline import TimelineModel
+
+__all__ = ["TimelineView", "TimelineLayout", "STATE_COLORS"]
+
+#: Fill colours of the segment states (the pattern differs too: never colour alone).
+STATE_COLORS = {
+    "pending": QColor(140, 140, 150),
+    "provisional": QColor(245, 166, 35),
+    "invalid": QColor(220, 50, 47),
+    "settled": QColor(46, 160, 67),
+    "stop": QColor(214, 40, 40),
+}
+
+_ROW_H = 14
+_ROW_GAP = 2
+_GROUP_GAP = 8
+_TOP = 46  # legend + axis labels
+_BOTTOM = 10
+_PAD = 10
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineLayout:
+    """Where things go for one width: plot x range, seconds shown, the y of every row."""
+
+    width: int
+    height: int
+    label_w: int
+    lane_w: int
+    x0: float
+    x1: float
+    t_max: float
+    rows: dict[tuple[str, str], float]  # (pointer, lane) -> top y of the row
+    groups: list[tuple[str, float, float]]  # (pointer, top, bottom)
+
+    def x(self, t: float) -> float:
+        """The x of time `t` (seconds from Start)."""
+        return self.x0 + (self.x1 - self.x0) * max(0.0, t) / self.t_max
+
+
+def _nice_step(span: float, target: int) -> float:
+    raw = span / max(1, target)
+    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
+    for k in (1, 2, 2.5, 5, 10):
+        if raw <= k * mag:
+            return k * mag
+    return 10 * mag
+
+
+class TimelineView(QWidget):
+    """Paints a `TimelineModel` (see the module docstring).
+
+    `clock` must be the clock the model's times come from (default `time.monotonic`); it is used
+    only to grow open bars up to "now" while a lane runs.
+    """
+
+    def __init__(
+        self,
+        model: TimelineModel | None = None,
+        parent: QWidget | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("timeline")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+        self._clock = clock
+        self._model: TimelineModel | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(33)
+        self._timer.timeout.connect(self._tick)
+        self.set_model(model)
+
+    # -- model ----------------------------------------------------------------------------------
+
+    @property
+    def model(self) -> TimelineModel | None:
+        """The model painted."""
+        return self._model
+
+    def set_model(self, model: TimelineModel | None) -> None:
+        """Paint `model` (None: nothing)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._model = model
+        if model is not None:
+            self._unsubscribe = model.subscribe(self._changed)
+        self._changed()
+
+    def _changed(self) -> None:
+        m = self._model
+        if m is not None and m.running:
+            if not self._timer.isActive():
+                self._timer.start()
+        else:
+            self._timer.stop()
+        self.updateGeometry()
+        self.update()
+
+    def _tick(self) -> None:
+        if self._model is None or not self._model.running:
+            self._timer.stop()
+        self.update()
+
+    def now(self) -> float:
+        """Seconds since the model's start on the clock (the end of open bars while running)."""
+        m = self._model
+        if m is None:
+            return 0.0
+        if m.running:
+            return max(m.last_time, self._clock() - m.t0)
+        return m.last_time
+
+    # -- geometry -------------------------------------------------------------------------------
+
+    def _row_count(self) -> tuple[int, int]:
+        m = self._model
+        if m is None:
+            return 0, 0
+        return len(m.fields), len(m.lanes)
+
+    def content_height(self) -> int:
+        """The height that shows every row."""
+        fields, lanes = self._row_count()
+        per = max(1, lanes) * (_ROW_H + _ROW_GAP)
+        return _TOP + fields * (per + _GROUP_GAP) + _BOTTOM
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(640, max(120, self.content_height()))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(320, max(120, self.content_height()))
+
+    def layout_for(self, width: int, height: int | None = None) -> TimelineLayout:
+        """The geometry for a picture `width` wide (see `TimelineLayout`)."""
+        m = self._model
+        fm = QFontMetrics(self._font())
+        fields = m.fields if m is not None else []
+        lanes = m.lanes if m is not None else []
+        label_w = min(260, max([fm.horizontalAdvance(p) for p in fields] + [60]) + _PAD)
+        lane_w = min(110, max([fm.horizontalAdvance(m.title(ln)) for ln in lanes] + [0]) + _PAD) if m else 0
+        x0 = _PAD + label_w + lane_w
+        x1 = max(x0 + 40, width - _PAD - 30)
+        t_end = self.now()
+        if m is not None:
+            ends = [s.t for s in m.stops()]
+            t_end = max([t_end] + ends)
+        t_max = max(0.5, t_end * 1.04)
+        rows: dict[tuple[str, str], float] = {}
+        groups = []
+        y = float(_TOP)
+        per = _ROW_H + _ROW_GAP
+        for pointer in fields:
+            top = y
+            for lane in lanes:
+                rows[(pointer, lane)] = y
+                y += per
+            groups.append((pointer, top, y))
+            y += _GROUP_GAP
+        h = height if height is not None else max(self.content_height(), 120)
+        return TimelineLayout(width, h, label_w, lane_w, float(x0), float(x1), t_max, rows, groups)
+
+    def bar_rect(self, pointer: str, lane: str, width: int | None = None) -> QRectF | None:
+        """Where the bar of `pointer` in `lane` is painted (None if it has none)."""
+        m = self._model
+        if m is None:
+            return None
+        bar = m.bar(lane, pointer)
+        if bar is None:
+            return None
+        lay = self.layout_for(width or self.width())
+        y = lay.rows[(pointer, lane)]
+        end = bar.end if bar.end is not None else self.now()
+        return QRectF(lay.x(bar.start), y, max(1.0, lay.x(end) - lay.x(bar.start)), _ROW_H)
+
+    # -- painting -------------------------------------------------------------------------------
+
+    def _font(self) -> QFont:
+        f = QFont(self.font())
+        f.setPointSizeF(max(7.0, self.font().pointSizeF() * 0.9))
+        return f
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 - Qt override
+        p = QPainter(self)
+        try:
+            self.paint(p, self.width(), self.height())
+        finally:
+            p.end()
+
+    def render_image(self, width: int | None = None, height: int | None = None) -> QImage:
+        """The whole timeline as an image (default: the widget's width, every row's height)."""
+        w = width or max(self.width(), 640)
+        h = height or max(self.content_height(), 120)
+        img = QImage(w, h, QImage.Format.Format_ARGB32)
+        img.fill(self.palette().color(QPalette.ColorRole.Base))
+        p = QPainter(img)
+        try:
+            p.setRenderHint(QPainter.RenderHint.Antialiasing)
+            self.paint(p, w, h)
+        finally:
+            p.end()
+        return img
+
+    def export_png(self, path: str, width: int | None = None, height: int | None = None) -> QSize:
+        """Write the timeline to `path` as a PNG; returns the picture's size."""
+        img = self.render_image(width, height)
+        if not img.save(str(path), "PNG"):
+            raise OSError(f"could not write {path}")
+        return img.size()
+
+    def paint(self, p: QPainter, width: int, height: int) -> None:
+        """Paint everything into `p` for a `width` x `height` picture."""
+        pal = self.palette()
+        base = pal.color(QPalette.ColorRole.Base)
+        text = pal.color(QPalette.ColorRole.Text)
+        muted = pal.color(QPalette.ColorRole.PlaceholderText)
+        grid = QColor(text)
+        grid.setAlpha(40)
+        p.fillRect(QRectF(0, 0, width, height), base)
+        p.setFont(self._font())
+        fm = QFontMetrics(self._font())
+        m = self._model
+        lay = self.layout_for(width, height)
+        self._paint_legend(p, fm, text)
+        if m is None or not m.fields:
+            p.setPen(muted)
+            p.drawText(QRectF(0, _TOP, width, 40), Qt.AlignmentFlag.AlignCenter, "No run yet")
+            self._paint_axis(p, fm, lay, text, grid, height)
+            return
+        self._paint_axis(p, fm, lay, text, grid, height)
+        now = self.now()
+        # field groups
+        for i, (pointer, top, bottom) in enumerate(lay.groups):
+            if i % 2 == 1:
+                shade = QColor(text)
+                shade.setAlpha(12)
+                p.fillRect(QRectF(0, top - 1, width, bottom - top + 1), shade)
+            p.setPen(text)
+            label = fm.elidedText(pointer, Qt.TextElideMode.ElideLeft, lay.label_w - 4)
+            p.drawText(QRectF(_PAD, top, lay.label_w - 4, _ROW_H), Qt.AlignmentFlag.AlignVCenter, label)
+            for lane in m.lanes:
+                y = lay.rows[(pointer, lane)]
+                p.setPen(muted)
+                p.drawText(
+                    QRectF(_PAD + lay.label_w, y, lay.lane_w - 6, _ROW_H),
+                    Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                    m.title(lane),
+                )
+        for bar in m.bars():
+            y = lay.rows[(bar.pointer, bar.lane)]
+            for seg in bar.segments:
+                end = seg.end if seg.end is not None else now
+                self._paint_segment(p, seg.state, lay.x(seg.start), lay.x(end), y)
+            if bar.settled is not None:
+                self._paint_settle(p, lay.x(bar.settled), y)
+        self._paint_stops(p, fm, lay, m, text)
+
+    def _paint_segment(self, p: QPainter, state: str, xa: float, xb: float, y: float) -> None:
+        rect = QRectF(xa, y + 2, max(2.0, xb - xa), _ROW_H - 4)
+        color = STATE_COLORS.get(state, STATE_COLORS["pending"])
+        if state == "pending":
+            fill = QColor(color)
+            fill.setAlpha(60)
+            p.fillRect(rect, fill)
+            p.fillRect(rect, QBrush(color, Qt.BrushStyle.BDiagPattern))
+            p.setPen(QPen(color, 1))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRect(rect)
+        elif state == "invalid":
+            p.fillRect(rect, color)
+            p.fillRect(rect, QBrush(QColor(255, 255, 255, 160), Qt.BrushStyle.DiagCrossPattern))
+        else:  # provisional
+            p.fillRect(rect, color)
+            pen = QPen(color.darker(150), 1, Qt.PenStyle.DashLine)
+            p.setPen(pen)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRect(rect)
+
+    def _paint_settle(self, p: QPainter, x: float, y: float) -> None:
+        color = STATE_COLORS["settled"]
+        p.setPen(QPen(color, 2))
+        p.drawLine(QPointF(x, y + 1), QPointF(x, y + _ROW_H - 1))
+        cy = y + _ROW_H / 2
+        r = _ROW_H / 2 - 1
+        p.setBrush(color)
+        p.setPen(QPen(color.darker(140), 1))
+        p.drawPolygon(QPolygonF([QPointF(x, cy - r), QPointF(x + r, cy), QPointF(x, cy + r), QPointF(x - r, cy)]))
+
+    def _paint_stops(self, p: QPainter, fm: QFontMetrics, lay: TimelineLayout, m: TimelineModel, text: QColor) -> None:
+        labelled: set[int] = set()
+        for stop in m.stops():
+            x = lay.x(stop.t)
+            stopped = not stop.outcome.startswith("committed")
+            color = STATE_COLORS["stop"] if stopped else QColor(text)
+            pen = QPen(color, 2 if stopped else 1, Qt.PenStyle.DashLine if stopped else Qt.PenStyle.DotLine)
+            p.setPen(pen)
+            for pointer, _, _ in lay.groups:
+                y = lay.rows[(pointer, stop.lane)]
+                p.drawLine(QPointF(x, y), QPointF(x, y + _ROW_H))
+            key = round(x)
+            if key in labelled:
+                continue
+            labelled.add(key)
+            word = "Stop" if stopped else "end"
+            p.setPen(color)
+            w = fm.horizontalAdvance(word) + 4
+            p.drawText(QRectF(x - w / 2, _TOP - 14, w, 12), Qt.AlignmentFlag.AlignCenter, word)
+            p.drawLine(QPointF(x, _TOP - 3), QPointF(x, _TOP))
+
+    def _paint_axis(
+        self, p: QPainter, fm: QFontMetrics, lay: TimelineLayout, text: QColor, grid: QColor, height: int
+    ) -> None:
+        step = _nice_step(lay.t_max, max(2, int((lay.x1 - lay.x0) / 80)))
+        t = 0.0
+        decimals = 0 if step >= 1 else (1 if step >= 0.1 else 2)
+        while t <= lay.t_max + 1e-9:
+            x = lay.x(t)
+            p.setPen(grid)
+            p.drawLine(QPointF(x, _TOP - 2), QPointF(x, height - _BOTTOM))
+            p.setPen(text)
+            label = f"{t:.{decimals}f}"
+            w = fm.horizontalAdvance(label)
+            p.drawText(QRectF(x - w / 2 - 2, _TOP - 28, w + 4, 12), Qt.AlignmentFlag.AlignCenter, label)
+            t += step
+        p.setPen(text)
+        p.drawText(QRectF(lay.x1 + 2, _TOP - 28, 30, 12), Qt.AlignmentFlag.AlignLeft, "s")
+
+    def _paint_legend(self, p: QPainter, fm: QFontMetrics, text: QColor) -> None:
+        x = float(_PAD)
+        y = 4.0
+        items = [("pending", "pending (key seen)"), ("provisional", "provisional"), ("invalid", "invalid")]
+        for state, label in items:
+            self._paint_segment(p, state, x, x + 22, y - 2)
+            p.setPen(text)
+            w = fm.horizontalAdvance(label)
+            p.drawText(QRectF(x + 26, y, w + 4, _ROW_H - 2), Qt.AlignmentFlag.AlignVCenter, label)
+            x += 26 + w + 16
+        self._paint_settle(p, x + 6, y - 2)
+        p.setPen(text)
+        label = "settled"
+        p.drawText(QRectF(x + 16, y, fm.horizontalAdvance(label) + 4, _ROW_H - 2), Qt.AlignmentFlag.AlignVCenter, label)
+        x += 16 + fm.horizontalAdvance(label) + 16
+        pen = QPen(STATE_COLORS["stop"], 2, Qt.PenStyle.DashLine)
+        p.setPen(pen)
+        p.drawLine(QPointF(x + 4, y), QPointF(x + 4, y + _ROW_H - 4))
+        p.setPen(text)
+        p.drawText(QRectF(x + 10, y, 40, _ROW_H - 2), Qt.AlignmentFlag.AlignVCenter, "Stop")
