@@ -95,7 +95,7 @@ class DemoProvider:
             Route("/api/generate", endpoint(ollama_generate), methods=["POST"]),
             Route("/raw/v1/extract", endpoint(raw), methods=["POST"]),
             Route("/_demo/scenarios", self.list_scenarios, methods=["GET"]),
-            Route("/_demo/requests", self.list_requests, methods=["GET", "DELETE"]),
+            Route("/_demo/requests", self.list_requests, methods=["GET"]),
             Route("/v1/models", self.list_models, methods=["GET"]),
             Route("/api/tags", self.list_tags, methods=["GET"]),
         ]
@@ -117,9 +117,6 @@ class DemoProvider:
         )
 
     async def list_requests(self, request: Request) -> Response:
-        if request.method == "DELETE":
-            self.log.clear()
-            return Response(status_code=204)
         return JSONResponse(self.log.snapshot())
 
     async def list_models(self, request: Request) -> Response:
@@ -198,6 +195,7 @@ class DemoProvider:
             return StepResponse(
                 steps=program(plan, stream),
                 keepalive=stream.keepalive(),
+                pings_while_streaming=stream.pings_while_streaming,
                 knobs=knobs,
                 entry=entry,
                 headers=headers,

@@ -209,6 +209,7 @@ class StepResponse:
         *,
         steps: Iterator[Step],
         keepalive: bytes | None,
+        pings_while_streaming: bool,
         knobs: Knobs,
         entry: LogEntry,
         headers: list[tuple[str, str]],
@@ -216,6 +217,7 @@ class StepResponse:
     ) -> None:
         self.steps = steps
         self.keepalive = keepalive
+        self.pings_while_streaming = pings_while_streaming
         self.knobs = knobs
         self.entry = entry
         self.headers = headers
@@ -266,10 +268,10 @@ class StepResponse:
                 if step.count > 0:
                     deadline = first + (produced + step.count - 1) * interval
                     await self._wait_until(deadline, writer)
+                now = time.time()  # the moment the token is produced, taken before the write
                 await writer.write(step.data, spread)
                 produced += step.count
                 entry.tokens_sent = produced
-                now = time.time()
                 if entry.first_token_at is None:
                     entry.first_token_at = now
                 entry.last_token_at = now
@@ -291,7 +293,7 @@ class StepResponse:
         loop = asyncio.get_running_loop()
         while True:
             now = loop.time()
-            if self.keepalive is not None and self._next_ping < deadline:
+            if self.pings_while_streaming and self.keepalive is not None and self._next_ping < deadline:
                 if self._next_ping > now:
                     await asyncio.sleep(self._next_ping - now)
                 await writer.write(self.keepalive, 0.0)

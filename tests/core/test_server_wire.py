@@ -237,10 +237,12 @@ async def test_byte_slices_arrive_as_separate_reads_at_low_speed(demo_server: Em
     )
     assert r.body.decode() == s.output_text
     assert [len(c) for c in r.chunks] == [4, 4, 4, 4, 1]
-    # The head arrives in one read with the first write or on its own; then one read per write.
-    body_reads = [data for _, data in r.reads if b"\r\n" in data]
-    assert len(r.reads) >= 5, [data for _, data in r.reads]
-    assert len(body_reads) >= 4
+    # Four writes, one per token 40 ms apart (the 1-byte remainder goes with the last one): each
+    # arrives in a read of its own (the head may share the first), where a loopback response
+    # written at once arrives in a single read.
+    assert len(r.reads) >= 4, [data for _, data in r.reads]
+    whole = await raw_post(demo_server.url, "/raw/v1/extract", s.document.encode(), {"x-demo-slice": "4"})
+    assert whole.body == r.body and [len(c) for c in whole.chunks] == [4, 4, 4, 4, 1]
 
 
 async def test_coalesce_gathers_writes(demo_server: EmbeddedServer) -> None:
@@ -466,3 +468,47 @@ def test_embedded_server_context_manager_and_defaults() -> None:
     assert r.text == get_scenario("weather").output_text
     assert entry["knobs"]["speed"] == 30.0  # a real model's pace by default
     assert not server.running
+
+
+async def test_pings_while_streaming_only_on_anthropic(demo_server: EmbeddedServer) -> None:
+    knobs = {"x-demo-speed": "40", "x-demo-ping": "0.05", "x-demo-scenario": "weather", "x-demo-ttft": "150"}
+    r = await raw_post(demo_server.url, "/v1/messages", _anthropic_body("weather"), knobs)
+    kinds = [k for k, _ in _sse_events(r.body)]
+    first_delta = kinds.index("content_block_delta")
+    assert kinds[first_delta:].count("ping") >= 2  # pings keep coming while the model "thinks"
+    s = get_scenario("weather")
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": s.document}]}
+    r = await raw_post(demo_server.url, "/v1/chat/completions", body, knobs)
+    assert b": keep-alive" not in r.body  # OpenAI sends no keep-alive while content streams
+    assert json.loads("".join(json.loads(c[6:])["choices"][0]["delta"].get("content") or "" for c in r.chunks[:-2])) == s.output
+
+
+async def test_openai_stall_sends_sse_comments(demo_server: EmbeddedServer) -> None:
+    s = get_scenario("invoice")
+    reader, writer = await _open(demo_server.url)
+    payload = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": s.document}]}).encode()
+    headers = {"content-type": "application/json", "x-demo-fault": "stall@0.3", "x-demo-ping": "0.05"}
+    writer.write(_request_bytes(demo_server.url, "/v1/chat/completions", payload, headers))
+    received = b""
+    while received.count(b": keep-alive\n\n") < 3:
+        received += await asyncio.wait_for(reader.read(65536), timeout=5)
+    writer.close()
+    await writer.wait_closed()
+    assert b"[DONE]" not in received
+
+
+async def test_non_stream_request_sees_the_disconnect_too(demo_server: EmbeddedServer) -> None:
+    s = get_scenario("invoice")
+    reader, writer = await _open(demo_server.url)
+    body = {**_anthropic_body("invoice"), "stream": False}
+    payload = json.dumps(body).encode()
+    headers = {"content-type": "application/json", "x-demo-speed": "5"}  # the whole answer takes ~40 s
+    writer.write(_request_bytes(demo_server.url, "/v1/messages", payload, headers))
+    await writer.drain()
+    await asyncio.sleep(0.1)
+    writer.close()
+    await writer.wait_closed()
+    entries = [e for e in demo_server.requests() if e["path"] == "/v1/messages" and not e["stream"]]
+    request_id = entries[-1]["id"]
+    entry = await _wait_for(demo_server, request_id, "disconnected")
+    assert entry["disconnected"] and not entry["finished"] and entry["scenario"] == s.name

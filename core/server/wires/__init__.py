@@ -9,8 +9,9 @@ A wire is split in two halves, both free of IO:
 - a per-request `WireStream` turns pieces of model output into exact frames: `preamble()`
   (frames before the first token), `token_frames(pieces)` (one frame per event, each carrying
   some tokens), `finish(stop, text)` (the terminal frames), `error_frame()` (the mid-stream error)
-  and `keepalive()` (a ping, or None where the wire has none). `complete(...)` builds the
-  non-streaming body.
+  and `keepalive()` (a ping, or None where the wire has none; Anthropic pings every few seconds,
+  the OpenAI wires only send an SSE comment while stalled, Ollama and raw have nothing).
+  `complete(...)` builds the non-streaming body.
 
 `core.server.faults.program` combines a plan (pieces + fault) with a `WireStream` into a list of
 `Step`s; `core.server.streaming` executes the steps against a socket with timing, slicing and
@@ -132,6 +133,10 @@ class WireStream(Protocol):
     def error_frame(self) -> bytes: ...
 
     def keepalive(self) -> bytes | None: ...
+
+    #: whether the keep-alive also comes every few seconds while content streams (Anthropic's
+    #: pings), not only during a stall
+    pings_while_streaming: bool
 
 
 class WireSpec(Protocol):

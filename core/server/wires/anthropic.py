@@ -22,6 +22,8 @@ PING = sse('{"type": "ping"}', "ping")  # the real API writes this one with a sp
 class AnthropicStream:
     """Frames of one streamed Messages response."""
 
+    pings_while_streaming = True
+
     def __init__(self, request: ParsedRequest, *, tool_name: str, input_tokens: int, seed: int) -> None:
         self.request = request
         self.tool_name = tool_name

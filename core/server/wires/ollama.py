@@ -38,6 +38,8 @@ def _now() -> str:
 class OllamaStream:
     """Lines of one streamed chat or generate response."""
 
+    pings_while_streaming = False
+
     def __init__(self, request: ParsedRequest, *, tool_name: str, input_tokens: int) -> None:
         self.request = request
         self.tool_name = tool_name

@@ -20,6 +20,8 @@ KEEPALIVE = b": keep-alive\n\n"
 class ChatStream:
     """Frames of one streamed chat completion."""
 
+    pings_while_streaming = False
+
     def __init__(self, request: ParsedRequest, *, tool_name: str, input_tokens: int) -> None:
         self.request = request
         self.tool_name = tool_name

@@ -67,6 +67,8 @@ def _response(request: ParsedRequest, ids: _Ids, *, status: str, output: list[An
 class ResponsesStream:
     """Frames of one streamed response."""
 
+    pings_while_streaming = False
+
     def __init__(self, request: ParsedRequest, *, tool_name: str, input_tokens: int) -> None:
         self.request = request
         self.tool_name = tool_name

@@ -17,6 +17,8 @@ from core.server.wires import ParsedRequest, StopKind, Tokens
 class RawStream:
     """Bytes of one unframed response."""
 
+    pings_while_streaming = False
+
     def preamble(self) -> list[bytes]:
         return []
 
