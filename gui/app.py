@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -40,6 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--screenshot", metavar="PATH", help="headless: save PATH-mid.png mid-stream and PATH at the end, then exit")
     parser.add_argument("--history", metavar="FILE", help="history file (default: the user data dir)")
     parser.add_argument("--exit-after-run", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--close-after", type=float, default=None, help=argparse.SUPPRESS)  # tests: close the window
     return parser.parse_args(argv)
 
 
@@ -81,15 +83,20 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
         closed = asyncio.Event()
         window.closed.connect(closed.set)
         window.show()
+        app.processEvents()
+        PREWARM.start()
         window.ready_seconds = time.monotonic() - t0  # type: ignore[attr-defined]
-        if os.environ.get("LIVEFILL_REPORT_READY"):
-            print(f"livefill ready in {window.ready_seconds:.2f} s", file=sys.stderr)  # type: ignore[attr-defined]
+        report = bool(os.environ.get("LIVEFILL_REPORT"))
+        if report:
+            print(f"livefill ready in {window.ready_seconds:.2f} s", flush=True)  # type: ignore[attr-defined]
         if args.screenshot:
             exit_code = await _screenshots(window, Path(args.screenshot))
             window.close()
         else:
             if args.autostart or args.exit_after_run:
                 window.start()
+            if args.close_after is not None:
+                _close_later(window, args.close_after, wait_for_stream=args.autostart)
             if args.exit_after_run:
                 await asyncio.sleep(0)
                 status = await window.controller.wait()
@@ -100,6 +107,14 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
         if window is not None:
             await window.shutdown()
         await asyncio.get_running_loop().shutdown_asyncgens()
+        if os.environ.get("LIVEFILL_REPORT") and window is not None:
+            status = window.controller.last_status
+            if status is not None:
+                print(f"last run: {status.phase.value} — {status.reason}", flush=True)
+            await asyncio.sleep(0.2)  # let the server notice the closed connection
+            for entry in server.requests():
+                print(f"server: {entry['path']} sent {entry['tokens_sent']} of {entry['tokens_total']}, "
+                      f"disconnected={entry['disconnected']}", flush=True)
         server.stop()
         if app is not None:
             app.processEvents()
@@ -134,6 +149,29 @@ async def _screenshots(window, path: Path) -> int:  # noqa: ANN001 (MainWindow)
     return 0 if status is not None and status.phase.value == "committed" else 1
 
 
+def _close_later(window, seconds: float, *, wait_for_stream: bool) -> None:  # noqa: ANN001
+    """Close the window `seconds` after the first content arrived (or from now)."""
+    loop = asyncio.get_running_loop()
+    if not wait_for_stream:
+        loop.call_later(seconds, window.close)
+        return
+    armed = []
+
+    def on_status(status) -> None:  # noqa: ANN001
+        if not armed and status.phase.value in ("streaming", "committed", "stopped", "failed"):
+            armed.append(loop.call_later(seconds, window.close))
+
+    window.controller.statusChanged.connect(on_status)
+
+
+def _prewarm() -> None:
+    import core.providers.transport  # noqa: F401
+    import core.relay_client  # noqa: F401
+
+
+PREWARM = threading.Thread(target=_prewarm, name="livefill-prewarm", daemon=True)
+
+
 BENIGN_QT_MESSAGES = ("This plugin does not support propagateSizeHints()",)
 """Qt warnings the offscreen platform prints for every window; nothing is wrong."""
 
@@ -154,10 +192,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     t0 = time.monotonic()
+    # The provider SDKs (anthropic above all) take seconds to import. They are imported in a
+    # thread started once the window is up (`PREWARM`), so start-up stays fast and the first
+    # Start usually finds them loaded.
+    from core.server.runner import EmbeddedServer
+
     import qasync
     from PySide6.QtWidgets import QApplication
-
-    from core.server.runner import EmbeddedServer
 
     # The server's thread makes its own event loop: start it before qasync.run installs its
     # loop policy (under that policy a new loop in another thread would be a Qt loop).
@@ -170,11 +211,18 @@ def main(argv: list[str] | None = None) -> int:
     if STYLE.exists():
         app.setStyleSheet(STYLE.read_text(encoding="utf-8"))
     try:
-        return qasync.run(amain(args, server, t0))
+        code = qasync.run(amain(args, server, t0))
     except KeyboardInterrupt:
-        return 130
+        code = 130
     finally:
         server.stop()
+        if PREWARM.is_alive():
+            PREWARM.join(30)
+    if os.environ.get("LIVEFILL_CHECK_THREADS"):
+        stray = [t.name for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
+        if stray:
+            print(f"stray threads at exit: {stray}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":
