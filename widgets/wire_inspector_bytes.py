@@ -43,6 +43,7 @@ MARK = "┃"  # drawn before every read: a read boundary
 NEWLINE = "↵"  # drawn for an LF byte in text mode, followed by a real line break
 _RESERVED = {MARK, NEWLINE}
 _PLAIN = re.compile(rb"[\x20-\x5b\x5d-\x7e]+")  # printable ASCII but backslash
+_PLAIN_LINES = re.compile(rb"[\x20-\x5b\x5d-\x7e\n]*")  # ... and LF
 _SIMPLE = {0x5C: "\\\\", 0x0A: NEWLINE + "\n", 0x0D: "\\r", 0x09: "\\t"}
 _HEX = [f"{b:02x} " for b in range(256)]
 _ESCAPE = re.compile(r"\\(\\|r|t|x[0-9a-f]{2})")
@@ -75,6 +76,8 @@ def render_bytes(data: bytes, mode: str = "text", *, positions: bool = False) ->
             pos += 4 if b == 0x0A else 3
             out.append(pos)
         return text, out
+    if not positions and _PLAIN_LINES.fullmatch(data):
+        return data.decode("ascii").replace("\n", NEWLINE + "\n"), []  # the common case, at C speed
     parts: list[str] = []
     pos_list: list[int] = [0] if positions else []
     pos = 0
@@ -106,7 +109,7 @@ def render_bytes(data: bytes, mode: str = "text", *, positions: bool = False) ->
         if piece is None:
             piece = f"\\x{b:02x}"
         parts.append(piece)
-        units = len(piece) + sum(1 for c in piece if ord(c) > 0xFFFF)
+        units = _units(piece)
         if positions:
             # every byte of a multi-byte character maps to the character's start; the end after it
             pos_list.extend([pos] * (width - 1))
@@ -134,7 +137,8 @@ def parse_rendered(text: str, mode: str = "text") -> bytes:
 
 
 def _units(text: str) -> int:
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF) if not text.isascii() else len(text)
+    """Length in UTF-16 code units (Qt's document positions)."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 class _Rendered:

@@ -1,0 +1,107 @@
+"""widgets/timeline.py: bars per field per lane, painted with QPainter and exported as PNG."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QImage
+
+from core.timeline import TimelineModel
+from widgets.timeline import STATE_COLORS, TimelineView
+
+FIELDS = ["/customer_name", "/amount", "/notes"]
+
+
+def _model() -> TimelineModel:
+    tl = TimelineModel()
+    for lane in ("naive", "partial", "settled"):
+        tl.add_lane(lane)
+    tl.set_fields(FIELDS)
+    tl.start(50.0)
+    tl.record("partial", "/customer_name", "pending", 50.2)
+    tl.record("partial", "/customer_name", "provisional", 50.6)
+    tl.record("partial", "/customer_name", "settled", 51.4)
+    tl.record("settled", "/customer_name", "settled", 51.5)
+    tl.record("naive", "/amount", "provisional", 51.0)
+    tl.record("partial", "/notes", "provisional", 51.2)  # never settles: cut by Stop
+    for lane in ("naive", "partial", "settled"):
+        tl.stop(lane, 52.0, "stopped")
+    return tl
+
+
+def _close(c: QColor, want: QColor, tol: int = 40) -> bool:
+    return abs(c.red() - want.red()) + abs(c.green() - want.green()) + abs(c.blue() - want.blue()) <= tol
+
+
+def test_export_writes_a_png_of_the_right_size(qtbot, tmp_path):
+    view = TimelineView(_model(), clock=lambda: 52.0)
+    qtbot.addWidget(view)
+    path = tmp_path / "timeline.png"
+    size = view.export_png(str(path), 900, 360)
+    img = QImage(str(path))
+    assert not img.isNull() and (img.width(), img.height()) == (900, 360) == (size.width(), size.height())
+    default = view.export_png(str(tmp_path / "whole.png"))
+    assert default.height() == view.content_height()
+
+
+def test_bars_are_painted_where_the_model_says(qtbot):
+    view = TimelineView(_model(), clock=lambda: 52.0)
+    qtbot.addWidget(view)
+    width = 900
+    img = view.render_image(width)
+    lay = view.layout_for(width)
+    # x-axis: seconds from Start (t0 = 50.0); stop at 2.0 s
+    y_name = lay.rows[("/customer_name", "partial")] + 7
+    provisional_mid = lay.x((0.6 + 1.4) / 2)
+    assert _close(img.pixelColor(round(provisional_mid), round(y_name)), STATE_COLORS["provisional"])
+    # the pending span is drawn differently: hatched grey, not amber
+    pending = [img.pixelColor(round(lay.x(0.2)) + dx, round(y_name) + dy) for dx in range(3, 20) for dy in (-3, 0, 3)]
+    assert not any(_close(c, STATE_COLORS["provisional"]) for c in pending)
+    assert any(_close(c, STATE_COLORS["pending"], 60) for c in pending)
+    tones = {(c.red() // 24, c.green() // 24, c.blue() // 24) for c in pending}
+    assert len(tones) >= 2, "pending is hatched (two tones), not a flat fill"
+    provisional = [img.pixelColor(round(provisional_mid) + dx, round(y_name)) for dx in range(-8, 8)]
+    assert len({(c.red(), c.green(), c.blue()) for c in provisional}) == 1, "provisional is a flat fill"
+    # nothing before the field's first byte
+    bg = img.pixelColor(round(lay.x(0.1)), round(y_name))
+    assert not _close(bg, STATE_COLORS["provisional"]) and not _close(bg, STATE_COLORS["pending"], 30)
+    # settle mark at 1.4 s
+    assert _close(img.pixelColor(round(lay.x(1.4)), round(y_name)), STATE_COLORS["settled"], 60)
+    # /notes provisional up to Stop, the Stop marker red at 2.0 s in every lane's row
+    y_notes = lay.rows[("/notes", "partial")] + 7
+    assert _close(img.pixelColor(round(lay.x(1.6)), round(y_notes)), STATE_COLORS["provisional"])
+    for lane in ("naive", "settled"):
+        y = lay.rows[("/amount", lane)] + 4
+        reds = [img.pixelColor(round(lay.x(2.0)) + dx, round(y) + dy) for dx in (-1, 0, 1) for dy in range(0, 8)]
+        assert any(_close(c, STATE_COLORS["stop"], 60) for c in reds), lane
+    # a lane with no bar for a field paints nothing there
+    y_empty = lay.rows[("/amount", "partial")] + 7
+    assert not _close(img.pixelColor(round(lay.x(1.5)), round(y_empty)), STATE_COLORS["provisional"])
+
+
+def test_bar_rect_follows_the_model(qtbot):
+    view = TimelineView(_model(), clock=lambda: 52.0)
+    qtbot.addWidget(view)
+    view.resize(800, view.content_height())
+    lay = view.layout_for(800)
+    r = view.bar_rect("/customer_name", "partial")
+    assert abs(r.left() - lay.x(0.2)) < 0.5 and abs(r.right() - lay.x(1.4)) < 0.5
+    assert view.bar_rect("/amount", "partial") is None
+
+
+def test_rows_grow_with_fields_and_lanes_and_repaint_on_change(qtbot):
+    tl = TimelineModel(["a"])
+    view = TimelineView(tl)
+    qtbot.addWidget(view)
+    h0 = view.content_height()
+    tl.record("a", "/x", "pending", 0.1)
+    tl.record("a", "/y", "pending", 0.1)
+    assert view.content_height() > h0
+    assert view._timer.isActive()  # a running lane animates open bars
+    tl.stop("a", 1.0)
+    assert not view._timer.isActive()
+
+
+def test_an_empty_timeline_still_paints(qtbot):
+    view = TimelineView(None)
+    qtbot.addWidget(view)
+    img = view.render_image(400, 150)
+    assert img.width() == 400
