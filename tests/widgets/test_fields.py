@@ -1,0 +1,179 @@
+"""Field widgets: the `state` / `displayValue` properties, markers, tooltips, tables, chips, edits."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from core.form import FieldState, FormModel
+from core.schemas import SCHEMAS
+from widgets.form_view import FormView
+from widgets.table_model import STATE_ROLE
+
+S = FieldState
+
+
+@pytest.fixture
+def view(qtbot):
+    form = FormModel(SCHEMAS["invoice"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    return view
+
+
+def props(view, pointer):
+    view.signals.flush()
+    w = view.field(pointer)
+    return w.property("state"), w.property("displayValue"), w.marker.text()
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_every_schema_field_gets_a_named_widget(qtbot, name):
+    form = FormModel(SCHEMAS[name])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    for spec in form.fields:
+        widget = view.findChild(QWidget, f"field:{spec.pointer}")
+        assert widget is not None and widget.property("state") == "empty"
+
+
+def test_string_field_goes_pending_provisional_settled(view):
+    form = view.form
+    form.begin_run()
+    form.apply("/customer_name", S.PENDING)
+    state, shown, marker = props(view, "/customer_name")
+    assert (state, shown) == ("pending", "") and "waiting" in marker
+    assert view.field("/customer_name").editor.placeholderText()
+    form.apply("/customer_name", S.PROVISIONAL, "Mar")
+    assert props(view, "/customer_name") == ("provisional", "Mar…", "… still arriving")
+    assert view.field("/customer_name").editor.text() == "Mar…"
+    form.apply("/customer_name", S.SETTLED, "Martinez SA")
+    assert props(view, "/customer_name") == ("settled", "Martinez SA", "✓")
+    assert view.field("/customer_name").property("flash") == "on"  # the short highlight
+    assert view.field("/customer_name").editor.isReadOnly()
+    form.restore()
+    assert props(view, "/customer_name") == ("empty", "", "")
+    assert not view.field("/customer_name").editor.isReadOnly()
+
+
+def test_state_property_reaches_the_children_qss_keys_on(view):
+    form = view.form
+    form.begin_run()
+    form.apply("/amount", S.PROVISIONAL, 12)
+    view.signals.flush()
+    w = view.field("/amount")
+    assert {w.property("state"), w.label.property("state"), w.editor.property("state"), w.marker.property("state")} == {"provisional"}
+    assert w.editor.alignment() & Qt.AlignmentFlag.AlignRight
+
+
+def test_invalid_shows_the_reason_as_tooltip(view):
+    form = view.form
+    form.begin_run()
+    form.restore(invalid={"/amount": "validation failed at /amount: Input should be a valid number"})
+    state, _shown, marker = props(view, "/amount")
+    assert state == "invalid" and "invalid" in marker
+    assert "Input should be a valid number" in view.field("/amount").toolTip()
+
+
+def test_table_rows_appear_as_items_start_and_cells_carry_states(view):
+    form = view.form
+    table = view.field("/line_items")
+    model = table.model
+    form.begin_run()
+    form.apply("/line_items", S.PROVISIONAL, [])
+    view.signals.flush()
+    assert model.rowCount() == 0
+    form.apply("/line_items/0", S.PROVISIONAL, {})
+    form.apply("/line_items/0/sku", S.PROVISIONAL, "DSK")
+    view.signals.flush()
+    assert model.rowCount() == 1
+    assert model.data(model.index(0, 0), STATE_ROLE) == "provisional"
+    assert model.data(model.index(0, 0)) == "DSK…"
+    assert model.data(model.index(0, 2), STATE_ROLE) == "empty"
+    form.apply("/line_items/0/sku", S.SETTLED, "DSK-140")
+    form.apply("/line_items/1", S.SETTLED, {"sku": "B", "description": "d", "qty": 1, "unit_price": 2.0})
+    view.signals.flush()
+    assert model.rowCount() == 2
+    assert model.data(model.index(0, 0), STATE_ROLE) == "settled"
+    assert [model.data(model.index(1, c), STATE_ROLE) for c in range(4)] == ["settled"] * 4
+    assert model.data(model.index(1, 3)) == "2.00"
+    assert table.property("state") == "provisional"
+    table.view.grab()  # the delegate paints every state without error
+
+
+def test_chips_for_scalar_arrays_carry_element_states(qtbot):
+    form = FormModel(SCHEMAS["ticket"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    form.begin_run()
+    form.apply("/tags", S.PROVISIONAL, [])
+    form.apply("/tags/0", S.SETTLED, "billing")
+    form.apply("/tags/1", S.PROVISIONAL, "refu")
+    view.signals.flush()
+    chips = view.field("/tags")
+    assert [chips.chip(i).text() for i in range(2)] == ["billing", "refu…"]
+    assert [chips.chip(i).property("state") for i in range(2)] == ["settled", "provisional"]
+    form.apply("/category", S.SETTLED, "billing")
+    view.signals.flush()
+    assert view.field("/category").chip.text() == "billing"
+
+
+def test_prose_grows_with_its_text(qtbot):
+    form = FormModel(SCHEMAS["ticket"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    view.resize(600, 800)
+    view.show()
+    form.begin_run()
+    form.apply("/summary", S.PROVISIONAL, "short")
+    view.signals.flush()
+    small = view.field("/summary").editor.height()
+    form.apply("/summary", S.PROVISIONAL, "word " * 400)
+    view.signals.flush()
+    assert view.field("/summary").editor.height() > small
+    assert view.field("/summary").property("displayValue").endswith("…")
+
+
+def test_user_edits_go_to_the_model(view, qtbot):
+    amount = view.field("/amount").editor
+    qtbot.keyClicks(amount, "1,200")
+    amount.editingFinished.emit()
+    assert view.form.committed == {"amount": 1200}
+    amount.clear()
+    qtbot.keyClicks(amount, "lots")
+    amount.editingFinished.emit()
+    assert view.form.state("/amount") is S.INVALID
+    assert props(view, "/amount")[0] == "invalid"
+    view.field("/paid").editor.click()
+    assert view.form.committed["paid"] is True
+
+
+def test_naive_form_shows_no_state_markers(qtbot):
+    form = FormModel(SCHEMAS["invoice"], marking=False)
+    view = FormView(form)
+    qtbot.addWidget(view)
+    assert view.findChild(QWidget, "naiveBanner") is not None
+    form.begin_run()
+    form.apply("/customer_name", S.SETTLED, "Mar")
+    state, shown, marker = props(view, "/customer_name")
+    assert (state, shown, marker) == ("settled", "Mar", "")
+
+
+def test_status_line_and_run_log_text(qtbot):
+    from core.run import Mode, Phase, RunStatus
+    from widgets.run_log import RunLog
+    from widgets.status_line import StatusLine
+
+    line = StatusLine()
+    log = RunLog()
+    qtbot.addWidget(line)
+    qtbot.addWidget(log)
+    status = RunStatus(run_id="r", mode=Mode.PARTIAL, phase=Phase.STOPPED, reason="stopped by the user — server stopped after 37 of 120 tokens",
+                       bytes_received=2048, tokens_received=37, stop_reason=None, elapsed=1.25)
+    line.show_status(status)
+    assert line.text().startswith("■ stopped — stopped by the user — server stopped after 37 of 120 tokens")
+    assert "2.0 KB" in line.text() and "37 tokens" in line.text()
+    assert line.property("phase") == "stopped"
+    log.add_run(status, "invoice · anthropic")
+    assert "server stopped after 37 of 120 tokens" in log.lines()[0]
