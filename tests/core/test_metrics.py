@@ -280,3 +280,44 @@ def test_form_probe_sees_marking_and_ignores_the_restore():
     assert [seg.state for seg in bar.segments] == ["pending", "provisional"]
     assert bar.settled == pytest.approx(0.375)
     assert tl.bar("partial", "/amount").segments[0].state == "pending"
+
+
+# --- real runs against the demo provider and the relay (loopback) --------------------------------
+
+
+@pytest.mark.parametrize("mode", ["naive", "partial", "settled", "blocking"])
+async def test_never_true_counter_on_real_invoice_runs(demo_server, mode):
+    from core.run import DemoKnobs, Mode, Run, RunConfig
+    from core.timeline import TimelineModel
+
+    form = FormModel(schema_model("invoice"), marking=mode != "naive")
+    metrics = LaneMetrics(final=INVOICE.output)
+    timeline = TimelineModel([mode])
+    probe = FormProbe(form, metrics, lane=mode, timeline=timeline)
+    config = RunConfig(
+        mode=Mode(mode), provider="anthropic", base_url=demo_server.url, schema_name="invoice",
+        document=INVOICE.document, demo=DemoKnobs(scenario="invoice", speed=0, seed=7),
+        relay_token=demo_server.relay_token,
+    )
+    import time
+
+    t0 = time.monotonic()
+    metrics.start(t0)
+    timeline.start(t0)
+    status = await Run(form, config).run()
+    metrics.finish(time.monotonic(), status.phase.value)
+    timeline.stop(mode, time.monotonic(), status.phase.value)
+    probe.close()
+    s = metrics.summary()
+    assert s.outcome == "committed"
+    if mode == "naive":
+        assert s.never_true > 0 and s.provisional_changed == 0
+    elif mode == "partial":
+        assert s.never_true == 0 and s.provisional_changed > 0
+        assert not any(d.pointer == "/amount" and d.value != 1200 for d in metrics.log)
+    else:
+        assert (s.never_true, s.provisional_changed) == (0, 0)
+    assert s.all_settled is not None and s.settled == s.fields
+    assert s.first_value is not None and s.first_value <= s.all_settled
+    bars = timeline.bars()
+    assert bars and all(b.settled is not None for b in bars if b.pointer in dict(leaves(INVOICE.output)))
