@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from core.scenarios import Scenario
 from core.server.generation import char_offset, malform, tokenize
 from core.server.knobs import Fault, FaultName, Knobs
-from core.server.wires import Abort, BadRequest, Stall, Step, StopKind, Tokens, WireSpec, WireStream, Write
+from core.server.wires import Abort, BadRequest, Stall, Step, StopKind, WireSpec, WireStream, Write
 
 __all__ = ["Plan", "make_plan", "program", "check_fault", "CUTTING"]
 
@@ -124,8 +124,3 @@ def program(plan: Plan, stream: WireStream) -> Iterator[Step]:
         yield from (Write(f) for f in stream.finish(StopKind.COMPLETE, plan.text, plan.tokens_total))
     else:  # pragma: no cover - CUTTING lists exactly the faults above
         raise AssertionError(fault)
-
-
-def count_tokens(steps: list[Step]) -> int:
-    """Tokens carried by a list of steps (for tests)."""
-    return sum(s.count for s in steps if isinstance(s, Tokens))

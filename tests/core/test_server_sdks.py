@@ -374,3 +374,26 @@ async def test_ollama_faults(demo_server: Any) -> None:
 
 def test_environment_is_clean() -> None:
     assert "ANTHROPIC_API_KEY" not in os.environ
+
+
+async def test_the_tool_call_carries_the_forced_tool_name(demo_server: Any) -> None:
+    s = get_scenario("invoice")
+    client = anthropic.AsyncAnthropic(base_url=demo_server.url, api_key="k", max_retries=0)
+    tools = [
+        {"name": "lookup_customer", "input_schema": {"type": "object"}},
+        {"name": "extract_fields", "input_schema": s.json_schema()},
+    ]
+    message = await client.messages.create(
+        model="claude-demo",
+        max_tokens=4000,
+        messages=[{"role": "user", "content": s.document}],
+        tools=tools,
+        tool_choice={"type": "tool", "name": "extract_fields"},
+    )
+    assert message.content[0].name == "extract_fields" and message.content[0].input == s.output
+    completion = await _openai(demo_server).chat.completions.create(
+        model="gpt-demo",
+        messages=[{"role": "user", "content": s.document}],
+        tools=[{"type": "function", "function": {"name": "only_tool", "parameters": s.json_schema()}}],
+    )
+    assert completion.choices[0].message.tool_calls[0].function.name == "only_tool"

@@ -88,11 +88,11 @@ class OllamaStream:
                     done=True,
                     done_reason="length" if stop is StopKind.LENGTH else "stop",
                     total_duration=elapsed,
-                    load_duration=1_000_000,
+                    load_duration=elapsed // 20,
                     prompt_eval_count=self.input_tokens,
-                    prompt_eval_duration=2_000_000,
+                    prompt_eval_duration=elapsed // 10,
                     eval_count=tokens,
-                    eval_duration=elapsed,
+                    eval_duration=elapsed - elapsed // 20 - elapsed // 10,
                 )
             )
         ]
