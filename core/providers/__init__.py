@@ -21,7 +21,8 @@ shown to the tap, then raised), `Truncated` (EOF before the wire's terminal), `C
 KeepAlive (or nothing at all) arrived for `idle_timeout` seconds. A `Stop(LENGTH)` is yielded,
 not raised: the consumer decides. After the terminal the body is still read to its end, and
 anything more than the terminal is a protocol error. Leaving the `async with` closes the
-response: an unfinished one is a real cancel that the server sees as a disconnect.
+response: an unfinished one is a real cancel that the server sees as a disconnect — except that
+a consumer leaving right after `Stop` first lets the wire's closing frames (`[DONE]`, ...) arrive.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from core.errors import LivefillError, StreamTimeout, UpstreamError
-from core.events import KeepAlive, ProviderError, StreamEvent
+from core.errors import LivefillError, ProtocolError, StreamTimeout, UpstreamError
+from core.events import KeepAlive, ProviderError, Stop, StreamEvent
 from core.ndjson import NDJSONFramer
 from core.providers import anthropic as _anthropic
 from core.providers import ollama as _ollama
@@ -156,6 +157,68 @@ _WIRES: dict[str, _Wire] = {
 }
 assert tuple(_WIRES) == PROVIDERS
 
+_DRAIN_AFTER_STOP = 2.0  # seconds a consumer that left at Stop waits for the body's last bytes
+
+
+class _IdleWatch:
+    """The idle limit of one stream, as one lazily re-armed timer.
+
+    The clock runs only while the stream waits for the network (time the consumer spends between
+    reads is not idleness) and is reset by every content event (`touch`). A read costs no timer
+    operation: the single timer, when it fires, either finds nobody waiting (the next read re-arms
+    it), finds the deadline moved (re-arms for it), or cancels the waiting read, which then raises
+    StreamTimeout. A cancel from anyone else stays a cancel (Task.uncancel tells them apart).
+    """
+
+    def __init__(self, limit: float, what: str) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.limit = limit
+        self.what = what
+        self._last = self._loop.time()  # last content, shifted by the time spent outside reads
+        self._paused_at: float | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._expired = False
+
+    def touch(self) -> None:
+        self._last = self._loop.time()
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        self._handle = None
+        if self._task is None:
+            return
+        deadline = self._last + self.limit
+        if self._loop.time() < deadline:
+            self._handle = self._loop.call_at(deadline, self._fire)
+            return
+        self._expired = True
+        self._task.cancel()
+
+    async def read(self, body: BodyStream) -> bytes | None:
+        now = self._loop.time()
+        if self._paused_at is not None:
+            self._last += now - self._paused_at
+        task = asyncio.current_task()
+        assert task is not None
+        self._task = task
+        if self._handle is None:
+            self._handle = self._loop.call_at(self._last + self.limit, self._fire)
+        try:
+            return await body.read()
+        except asyncio.CancelledError:
+            if self._expired and task.uncancel() == 0:
+                raise StreamTimeout(f"{self.what}: nothing but keep-alives for {self.limit:g} s") from None
+            raise
+        finally:
+            self._expired = False
+            self._task = None
+            self._paused_at = self._loop.time()
+
 
 class EventStream:
     """The async iterator `open_stream` yields: unified events, in order, then the end or a failure."""
@@ -168,11 +231,11 @@ class EventStream:
         self._framer = wire.framer()
         self._decoder = wire.decoder()
         self._tap = tap
-        self._idle = idle_timeout
         self._queue: deque[StreamEvent] = deque()
         self._failure: BaseException | None = None
         self._eof = False
-        self._last_content = asyncio.get_running_loop().time()
+        self._stopped = False
+        self._watch = _IdleWatch(idle_timeout, body.what) if idle_timeout is not None else None
 
     @property
     def finished(self) -> bool:
@@ -205,17 +268,27 @@ class EventStream:
         except LivefillError as exc:
             self._eof = True
             self._failure = exc
+        if self._eof and self._watch is not None:
+            self._watch.close()
+
+    def _close(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+
+    async def _drain(self, limit: float) -> None:
+        """After Stop: read the rest of the body (the wire's closing frames) for up to `limit` s,
+        so a consumer that stops at Stop does not look like a cancel to the server."""
+        if not self._stopped or self._eof:
+            return
+        with suppress(LivefillError, TimeoutError):
+            async with asyncio.timeout(limit):
+                while not self._eof:
+                    await self._pull()
 
     async def _read(self) -> bytes | None:
-        if self._idle is None:
+        if self._watch is None:
             return await self._body.read()
-        try:
-            async with asyncio.timeout_at(self._last_content + self._idle):
-                return await self._body.read()
-        except TimeoutError:
-            raise StreamTimeout(
-                f"{self._body.what}: nothing but keep-alives for {self._idle:g} s"
-            ) from None
+        return await self._watch.read(self._body)
 
     def _take(self, frames: list[Any]) -> None:
         for frame in frames:
@@ -229,8 +302,12 @@ class EventStream:
                 self._tap.on_event(event)
             if isinstance(event, ProviderError):
                 raise UpstreamError(f"{self._body.what}: {event.kind}: {event.message}", kind=event.kind)
+            if self._stopped:
+                raise ProtocolError(f"{self._body.what}: {type(event).__name__} after the stream's Stop")
             if not isinstance(event, KeepAlive):
-                self._last_content = asyncio.get_running_loop().time()
+                if self._watch is not None:
+                    self._watch.touch()
+                self._stopped = isinstance(event, Stop)
             self._queue.append(event)
 
 
@@ -253,11 +330,15 @@ async def open_stream(
                 body = await wire.open(request)
         except TimeoutError:
             raise StreamTimeout(f"{request.provider}: no response within {idle_timeout:g} s") from None
+    stream = EventStream(body, wire, tap=tap, idle_timeout=idle_timeout)
     try:
-        yield EventStream(body, wire, tap=tap, idle_timeout=idle_timeout)
+        yield stream
     except BaseException:
+        stream._close()
         with suppress(LivefillError):
             await body.aclose()
         raise
     else:
+        await stream._drain(_DRAIN_AFTER_STOP)
+        stream._close()
         await body.aclose()

@@ -7,8 +7,8 @@ frame kind, and `_TRANSITIONS` says which kind may follow which:
 
     chunk   a `chat.completion.chunk` with one choice and no finish_reason
     finish  the same with a finish_reason (`stop`, `length`, `tool_calls`, `content_filter`)
-    empty   a chunk with `"choices": []` (the include_usage totals after the finish, or a
-            content-free chunk such as Azure's filter results) -> KeepAlive
+    empty   a chunk with `"choices": []`: a content-free chunk such as Azure's filter results
+            (-> KeepAlive), or the include_usage totals after the finish (-> nothing)
     done    the literal `[DONE]`, the terminal; it must follow a finish
     error   `{"error": {...}}` -> ProviderError, ends the stream
 
@@ -119,8 +119,8 @@ class ChatDecoder:
                 raise ProtocolError("'error' is neither an object nor a string")
             kind_text = opt_str(error, "type", "error") or str(error.get("code") or "error")
             return [ProviderError(kind=kind_text, message=opt_str(error, "message", "error") or "")]
-        if kind == "empty":
-            return [KeepAlive()]
+        if kind == "empty":  # content-free; after the finish it says nothing (Stop stays the last event)
+            return [KeepAlive()] if self._state is not _State.FINISHED else []
         choice = data["choices"][0]
         events = self._delta(need_object(choice, "delta", "choice"))
         if kind == "finish":

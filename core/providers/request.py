@@ -16,7 +16,7 @@ PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "o
 
 #: The model asked for when ExtractionRequest.model is None (the demo provider accepts any).
 DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-5",
     "openai-chat": "gpt-4o",
     "openai-responses": "gpt-4o",
     "ollama": "llama3.2",
