@@ -7,9 +7,10 @@ a boundary mark (`┃`, coloured) so every network read boundary is visible wher
 alternate between two background tints. Two renderings, both reversible (`parse_rendered` turns
 the view's text back into the exact bytes, marks dropped):
 
-- text: printable ASCII as itself, `\\` as `\\\\`, LF as `↵` + a line break, CR/TAB as `\\r`/`\\t`,
-  a complete printable UTF-8 character inside one read as itself, every other byte as `\\xHH`
-  (so a character cut by a read boundary shows up as its bytes on both sides of the mark);
+- text: printable ASCII as itself (backslashes included, so JSON escapes read as they are), LF as
+  `↵` + a line break, a complete printable UTF-8 character inside one read as itself, every other
+  byte as `⟨HH⟩` (CR is `⟨0d⟩`, TAB `⟨09⟩`; a character cut by a read boundary shows up as its bytes
+  on both sides of the mark; the view's own glyphs `┃ ↵ ⟨ ⟩` in the data are shown as bytes too);
 - hex: every byte as two hex digits and a space, with a line break after each LF byte.
 
 Only the last `view_limit` bytes are kept in the document (older reads are cut from the top in
@@ -41,12 +42,13 @@ __all__ = ["MARK", "ByteView", "parse_rendered", "render_bytes"]
 
 MARK = "┃"  # drawn before every read: a read boundary
 NEWLINE = "↵"  # drawn for an LF byte in text mode, followed by a real line break
-_RESERVED = {MARK, NEWLINE}
-_PLAIN = re.compile(rb"[\x20-\x5b\x5d-\x7e]+")  # printable ASCII but backslash
-_PLAIN_LINES = re.compile(rb"[\x20-\x5b\x5d-\x7e\n]*")  # ... and LF
-_SIMPLE = {0x5C: "\\\\", 0x0A: NEWLINE + "\n", 0x0D: "\\r", 0x09: "\\t"}
+OPEN, CLOSE = "⟨", "⟩"  # around the hex of a byte shown as a byte
+_RESERVED = {MARK, NEWLINE, OPEN, CLOSE}
+_PLAIN = re.compile(rb"[\x20-\x7e]+")  # printable ASCII
+_PLAIN_LINES = re.compile(rb"[\x20-\x7e\n]*")  # ... and LF
+_SIMPLE = {0x0A: NEWLINE + "\n"}
 _HEX = [f"{b:02x} " for b in range(256)]
-_ESCAPE = re.compile(r"\\(\\|r|t|x[0-9a-f]{2})")
+_ESCAPE = re.compile("⟨([0-9a-f]{2})⟩")
 
 
 def _utf8_len(lead: int) -> int:
@@ -107,7 +109,7 @@ def render_bytes(data: bytes, mode: str = "text", *, positions: bool = False) ->
                 if ch and ch.isprintable() and ch not in _RESERVED:
                     piece, width = ch, k
         if piece is None:
-            piece = f"\\x{b:02x}"
+            piece = f"{OPEN}{b:02x}{CLOSE}"
         parts.append(piece)
         units = _units(piece)
         if positions:
@@ -129,8 +131,7 @@ def parse_rendered(text: str, mode: str = "text") -> bytes:
     last = 0
     for m in _ESCAPE.finditer(text):
         out += text[last : m.start()].encode("utf-8")
-        esc = m.group(1)
-        out += b"\\" if esc == "\\" else b"\r" if esc == "r" else b"\t" if esc == "t" else bytes([int(esc[1:], 16)])
+        out.append(int(m.group(1), 16))
         last = m.end()
     out += text[last:].encode("utf-8")
     return bytes(out)

@@ -17,7 +17,7 @@ from widgets.wire_inspector_slicing import SlicingControl, parse_slicing
 # every kind of byte the renderer treats specially, UTF-8 characters of 2, 3 and 4 bytes, the
 # view's own glyphs as content, and bytes that are not UTF-8 at all
 NASTY = (
-    "plain ascii \\ back\\slash\r\n\ttab ┃ mark ↵ newline glyph é ß € 😀 \u2028 \x00\x1b\x7f end\n"
+    "plain ascii \\ back\\slash\r\n\ttab ┃ mark ↵ newline glyph ⟨0a⟩ fake escape é ß € 😀 \u2028 \x00\x1b\x7f end\n"
 ).encode() + bytes([0xC3, 0x28, 0xFF, 0xE2, 0x82])
 
 
@@ -69,7 +69,7 @@ def test_a_character_cut_by_a_read_boundary_shows_its_bytes_on_both_sides(qtbot)
     rec.on_read(euro[1:] + b"b")
     w = WireInspector(recorder=rec)
     qtbot.addWidget(w)
-    assert w.byte_view.toPlainText() == f"{MARK}a\\xe2{MARK}\\x82\\xacb"
+    assert w.byte_view.toPlainText() == f"{MARK}a⟨e2⟩{MARK}⟨82⟩⟨ac⟩b"
 
 
 def _invoice_inspector(qtbot, rng_seed: int = 3):
