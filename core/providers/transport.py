@@ -23,8 +23,10 @@ unfinished HTTP/1.1 response closes its TCP connection, so the server sees the d
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AsyncExitStack, contextmanager
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -115,6 +117,13 @@ def error_from_body(status: int, body: bytes, what: str) -> UpstreamError:
     return UpstreamError(f"{what}: HTTP {status}: {message}" if message else f"{what}: HTTP {status}", kind=kind, status=status)
 
 
+@cache
+def _ssl_context() -> ssl.SSLContext:
+    # Building a verifying context loads the CA bundle (~50 ms, on the event loop): do it once and
+    # share it between every client, httpx's and the SDK's httpx2 alike.
+    return httpx.create_ssl_context()
+
+
 def _is_loopback(url: str) -> bool:
     host = (urlsplit(url).hostname or "").lower()
     return host in ("localhost", "::1") or host.startswith("127.")
@@ -184,6 +193,7 @@ async def open_httpx(
                 httpx.AsyncClient(
                     timeout=httpx.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
                     trust_env=not _is_loopback(url),
+                    verify=_ssl_context(),
                 )
             )
             response = await stack.enter_async_context(client.stream("POST", url, json=body, headers=dict(headers)))
@@ -219,11 +229,18 @@ async def open_anthropic(
     stack = AsyncExitStack()
     try:
         with translate_errors(what):
+            http_client = anthropic.DefaultAsyncHttpxClient(
+                verify=_ssl_context(),
+                trust_env=not _is_loopback(base_url),
+                timeout=anthropic.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
+            )
+            stack.push_async_callback(http_client.aclose)
             client = anthropic.AsyncAnthropic(
                 base_url=base_url,
                 api_key=api_key,
                 max_retries=0,
                 timeout=anthropic.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
+                http_client=http_client,
             )
             stack.push_async_callback(client.close)
             response = await stack.enter_async_context(

@@ -1,0 +1,439 @@
+"""core/providers: the request shapes, the foreign-exception boundary, and EventStream's rules
+(events before a failure, Stop last, the idle clock), without the demo provider. A small
+loopback server of our own covers what the demo provider never does (wrong content types,
+error bodies, gzip, bytes after the terminal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import httpx
+import httpx2
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from core.errors import ConnectionLost, ProtocolError, StreamTimeout, Truncated, UpstreamError, UsageError
+from core.events import ArgsDelta, BlockStop, KeepAlive, ProviderError, Stop, StopReason, StreamEvent
+from core.providers import _WIRES, EventStream, ExtractionRequest, open_stream
+from core.providers.anthropic import FINE_GRAINED_BETA, message_params, request_headers
+from core.providers.ollama import chat_body as ollama_body
+from core.providers.openai_chat import chat_body
+from core.providers.openai_responses import responses_body
+from core.providers.raw import raw_body
+from core.providers.transport import error_from_body, translate_errors
+from core.schemas import schema_model
+
+# =============================================================================================
+# Request shapes
+
+
+def req(provider: str = "anthropic", **kw: Any) -> ExtractionRequest:
+    return ExtractionRequest(provider=provider, base_url="http://127.0.0.1:9", schema_name="invoice", document="DOC", **kw)
+
+
+def test_anthropic_messages_request_shape() -> None:
+    params = message_params(req(model="m1"))
+    assert params["model"] == "m1" and params["stream"] is True and params["max_tokens"] > 0
+    assert params["tools"] == [
+        {"name": "record_invoice", "description": params["tools"][0]["description"],
+         "input_schema": schema_model("invoice").model_json_schema()}
+    ]
+    assert params["tool_choice"] == {"type": "tool", "name": "record_invoice"}
+    assert params["messages"][0]["role"] == "user" and "DOC" in params["messages"][0]["content"]
+
+
+def test_anthropic_fine_grained_adds_the_beta_header_and_demo_headers_pass_through() -> None:
+    assert request_headers(req(demo_headers={"x-demo-speed": "0"})) == {"x-demo-speed": "0"}
+    assert request_headers(req(fine_grained=True))["anthropic-beta"] == FINE_GRAINED_BETA
+
+
+def test_openai_chat_request_shape() -> None:
+    body = chat_body(req("openai-chat"))
+    assert body["stream"] is True
+    assert body["tools"] == [{"type": "function", "function": {
+        "name": "record_invoice", "description": body["tools"][0]["function"]["description"],
+        "parameters": schema_model("invoice").model_json_schema()}}]
+    assert body["tool_choice"] == {"type": "function", "function": {"name": "record_invoice"}}
+
+
+def test_openai_responses_request_shape() -> None:
+    body = responses_body(req("openai-responses"))
+    assert body["stream"] is True and "DOC" in body["input"][0]["content"]
+    fmt = body["text"]["format"]
+    assert fmt["type"] == "json_schema" and fmt["name"] == "record_invoice" and fmt["strict"] is False
+    assert fmt["schema"] == schema_model("invoice").model_json_schema()
+
+
+def test_ollama_and_raw_request_shapes() -> None:
+    body = ollama_body(req("ollama"))
+    assert body["format"] == schema_model("invoice").model_json_schema() and body["stream"] is True
+    assert body["model"] == "llama3.2"
+    assert raw_body(req("raw")) == {"schema": "invoice", "document": "DOC"}
+
+
+def test_extraction_request_is_checked() -> None:
+    with pytest.raises(UsageError):
+        req("gemini")
+    with pytest.raises(UsageError):
+        ExtractionRequest(provider="raw", base_url="http://x", schema_name="nope", document="")
+    with pytest.raises(UsageError):
+        req(demo_headers={"authorization": "x"})
+    assert req().tool_name == "record_invoice"
+
+
+@pytest.mark.parametrize(
+    ("base", "url"),
+    [("http://h:1", "http://h:1/v1/chat/completions"), ("http://h:1/", "http://h:1/v1/chat/completions"),
+     ("https://api.openai.com/v1", "https://api.openai.com/v1/chat/completions"),
+     ("https://api.openai.com/v1/", "https://api.openai.com/v1/chat/completions")],
+)
+def test_urls_join_without_doubling(base: str, url: str) -> None:
+    r = ExtractionRequest(provider="openai-chat", base_url=base, schema_name="invoice", document="")
+    assert r.url("/v1/chat/completions") == url
+
+
+# =============================================================================================
+# The foreign-exception boundary
+
+_R1 = httpx.Request("POST", "http://127.0.0.1:9/x")
+_R2 = httpx2.Request("POST", "http://127.0.0.1:9/x")
+
+
+def _status_error() -> anthropic.APIStatusError:
+    body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    return anthropic.APIStatusError("Overloaded", response=httpx2.Response(529, json=body, request=_R2), body=body)
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (lambda: httpx.ConnectError("refused", request=_R1), ConnectionLost),
+        (lambda: httpx.ReadError("reset", request=_R1), ConnectionLost),
+        (lambda: httpx.RemoteProtocolError("peer closed connection", request=_R1), ConnectionLost),
+        (lambda: httpx.ReadTimeout("slow", request=_R1), StreamTimeout),
+        (lambda: httpx.DecodingError("bad gzip", request=_R1), ProtocolError),
+        (lambda: httpx.InvalidURL("nope"), UsageError),
+        (lambda: httpx.UnsupportedProtocol("ftp", request=_R1), UsageError),
+        (lambda: httpx.StreamClosed(), UsageError),
+        (lambda: httpx.HTTPStatusError("500", request=_R1, response=httpx.Response(500, request=_R1)), UpstreamError),
+        (lambda: httpx2.ReadError("reset", request=_R2), ConnectionLost),
+        (lambda: httpx2.ReadTimeout("slow", request=_R2), StreamTimeout),
+        (lambda: httpx2.RemoteProtocolError("incomplete chunked read", request=_R2), ConnectionLost),
+        (lambda: ConnectionResetError(104, "reset"), ConnectionLost),
+        (lambda: anthropic.APIConnectionError(request=_R2), ConnectionLost),
+        (lambda: anthropic.APITimeoutError(request=_R2), StreamTimeout),
+        (_status_error, UpstreamError),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_translate_errors_maps_foreign_exceptions(make, expected) -> None:
+    exc = make()
+    with pytest.raises(expected) as info:
+        with translate_errors("op"):
+            raise exc
+    assert info.value.__cause__ is exc
+    assert str(info.value).startswith("op: ")
+
+
+def test_translate_errors_keeps_the_status_and_kind_of_an_sdk_status_error() -> None:
+    with pytest.raises(UpstreamError) as info:
+        with translate_errors("Anthropic Messages"):
+            raise _status_error()
+    assert (info.value.status, info.value.kind) == (529, "overloaded_error")
+    assert "Overloaded" in info.value.message
+
+
+def test_translate_errors_leaves_our_errors_and_plain_bugs_alone() -> None:
+    with pytest.raises(Truncated):
+        with translate_errors("op"):
+            raise Truncated("x")
+    with pytest.raises(KeyError):
+        with translate_errors("op"):
+            raise KeyError("a bug stays a bug")
+
+
+@pytest.mark.parametrize(
+    ("body", "kind", "text"),
+    [
+        (b'{"error":{"message":"Invalid key","type":"invalid_request_error"}}', "invalid_request_error", "Invalid key"),
+        (b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', "overloaded_error", "Overloaded"),
+        (b'{"error":"model \'llama9\' not found"}', "http_error", "model 'llama9' not found"),
+        (b"<html>Bad Gateway</html>", "http_error", "<html>Bad Gateway</html>"),
+        (b"", "http_error", "HTTP 502"),
+    ],
+)
+def test_error_from_body_reads_each_providers_error_shape(body: bytes, kind: str, text: str) -> None:
+    err = error_from_body(502, body, "op")
+    assert (err.status, err.kind) == (502, kind)
+    assert text in err.message
+
+
+# =============================================================================================
+# EventStream over a scripted body (no network)
+
+
+class FakeBody:
+    """A BodyStream stand-in: each item is bytes (returned), a float (sleep first), or an exception."""
+
+    what = "fake"
+
+    def __init__(self, script: list[Any]) -> None:
+        self._script = list(script)
+        self.closed = False
+
+    async def read(self) -> bytes | None:
+        while self._script:
+            item = self._script.pop(0)
+            if isinstance(item, float):
+                await asyncio.sleep(item)
+            elif isinstance(item, BaseException):
+                raise item
+            else:
+                return item
+        return None
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class Tap:
+    def __init__(self) -> None:
+        self.reads: list[bytes] = []
+        self.frames: list[tuple[str, str]] = []
+        self.events: list[StreamEvent] = []
+
+    def on_read(self, data: bytes) -> None:
+        self.reads.append(data)
+
+    def on_frame(self, kind: str, text: str) -> None:
+        self.frames.append((kind, text))
+
+    def on_event(self, event: StreamEvent) -> None:
+        self.events.append(event)
+
+
+def chat_frame(obj: Any) -> bytes:
+    return f"data: {obj if isinstance(obj, str) else json.dumps(obj)}\n\n".encode()
+
+
+def chat_chunk(args: str | None = None, finish: str | None = None, first: bool = False) -> bytes:
+    call: dict[str, Any] = {"index": 0, "function": {"arguments": args or ""}}
+    if first:
+        call.update(id="call_1", type="function")
+        call["function"]["name"] = "record_invoice"
+    delta = {"tool_calls": [call]} if args is not None or first else {}
+    return chat_frame({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+
+GOOD_CHAT = [chat_chunk("", first=True), chat_chunk('{"a":'), chat_chunk("1}"), chat_chunk(finish="stop"), chat_frame("[DONE]")]
+
+
+async def drain(stream: EventStream) -> tuple[list[StreamEvent], BaseException | None]:
+    got: list[StreamEvent] = []
+    try:
+        async for event in stream:
+            got.append(event)
+    except Exception as exc:  # noqa: BLE001 - the test inspects it
+        return got, exc
+    return got, None
+
+
+async def test_event_stream_yields_events_and_tells_the_tap_everything() -> None:
+    tap = Tap()
+    body = b"".join(GOOD_CHAT)
+    stream = EventStream(FakeBody([body[:10], body[10:77], body[77:]]), _WIRES["openai-chat"], tap=tap, idle_timeout=5.0)
+    got, error = await drain(stream)
+    assert error is None and stream.finished
+    assert got == [ArgsDelta(text='{"a":'), ArgsDelta(text="1}"), BlockStop(index=0),
+                   Stop(reason=StopReason.COMPLETE, raw="stop")]
+    assert tap.events == got
+    assert b"".join(tap.reads) == body
+    assert [t for _, t in tap.frames][-1] == "data: [DONE]"
+
+
+async def test_events_before_an_error_frame_come_first_then_upstream_error() -> None:
+    tap = Tap()
+    err = chat_frame({"error": {"message": "boom", "type": "server_error"}})
+    stream = EventStream(FakeBody([b"".join(GOOD_CHAT[:3]) + err]), _WIRES["openai-chat"], tap=tap, idle_timeout=5.0)
+    got, error = await drain(stream)
+    assert got == [ArgsDelta(text='{"a":'), ArgsDelta(text="1}")]
+    assert isinstance(error, UpstreamError) and error.kind == "server_error" and "boom" in error.message
+    assert tap.events[-1] == ProviderError(kind="server_error", message="boom")
+
+
+async def test_events_before_a_protocol_error_in_the_same_read_come_first() -> None:
+    stream = EventStream(FakeBody([b"".join(GOOD_CHAT[:3]) + b"data: {bad json\n\n"]), _WIRES["openai-chat"], tap=None, idle_timeout=5.0)
+    got, error = await drain(stream)
+    assert len(got) == 2 and isinstance(error, ProtocolError)
+
+
+async def test_bytes_after_the_terminal_are_a_protocol_error() -> None:
+    stream = EventStream(FakeBody([b"".join(GOOD_CHAT) + chat_frame("[DONE]")]), _WIRES["openai-chat"], tap=None, idle_timeout=5.0)
+    got, error = await drain(stream)
+    assert got[-1].reason is StopReason.COMPLETE and isinstance(error, ProtocolError)
+
+
+async def test_eof_without_terminal_is_truncated_and_transport_errors_pass_as_raised() -> None:
+    got, error = await drain(EventStream(FakeBody(GOOD_CHAT[:4]), _WIRES["openai-chat"], tap=None, idle_timeout=5.0))
+    assert isinstance(got[-1], Stop) and isinstance(error, Truncated)  # no [DONE]
+    got, error = await drain(
+        EventStream(FakeBody([GOOD_CHAT[0], ConnectionLost("reset")]), _WIRES["openai-chat"], tap=None, idle_timeout=5.0)
+    )
+    assert got == [] and isinstance(error, ConnectionLost)
+
+
+async def test_only_keepalives_for_the_idle_limit_is_a_stream_timeout() -> None:
+    pings = [0.02, b": ping\n\n", 0.02, chat_frame({"object": "chat.completion.chunk", "choices": []})] * 200
+    stream = EventStream(FakeBody([GOOD_CHAT[0], GOOD_CHAT[1], *pings]), _WIRES["openai-chat"], tap=None, idle_timeout=0.3)
+    got, error = await drain(stream)
+    assert isinstance(error, StreamTimeout)
+    assert got[0] == ArgsDelta(text='{"a":') and KeepAlive() in got
+
+
+async def test_steady_content_slower_than_each_read_but_within_the_limit_never_times_out() -> None:
+    body = [GOOD_CHAT[0]] + [x for _ in range(12) for x in (0.04, chat_chunk("1"))] + GOOD_CHAT[3:]
+    got, error = await drain(EventStream(FakeBody(body), _WIRES["openai-chat"], tap=None, idle_timeout=0.15))
+    assert error is None and args_len(got) == 12
+
+
+def args_len(events: list[StreamEvent]) -> int:
+    return sum(isinstance(e, ArgsDelta) for e in events)
+
+
+async def test_time_the_consumer_spends_is_not_idle_time() -> None:
+    stream = EventStream(FakeBody(list(GOOD_CHAT)), _WIRES["openai-chat"], tap=None, idle_timeout=0.1)
+    got = []
+    async for event in stream:
+        got.append(event)
+        await asyncio.sleep(0.25)
+    assert got[-1].reason is StopReason.COMPLETE
+
+
+async def test_cancelling_a_blocked_read_is_a_cancel_not_a_timeout() -> None:
+    stream = EventStream(FakeBody([GOOD_CHAT[0], GOOD_CHAT[1], 30.0]), _WIRES["openai-chat"], tap=None, idle_timeout=10.0)
+    task = asyncio.create_task(drain(stream))
+    await asyncio.sleep(0.1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_a_timeout_inside_another_cancel_scope_stays_that_scopes() -> None:
+    # asyncio.timeout around our read: its expiry must surface as its TimeoutError, not ours.
+    stream = EventStream(FakeBody([GOOD_CHAT[0], 30.0]), _WIRES["openai-chat"], tap=None, idle_timeout=10.0)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.1):
+            await drain(stream)
+
+
+# =============================================================================================
+# Our own loopback server: what the demo provider never sends
+
+
+def _sse(frames: list[bytes]) -> Any:
+    async def gen() -> Any:
+        for f in frames:
+            yield f
+
+    return gen()
+
+
+async def chat_route(request: Request) -> Response:
+    mode = request.headers.get("x-demo-test")
+    if mode == "text":
+        return Response("hello", media_type="text/plain")
+    if mode == "gzip":
+        return Response(gzip.compress(b"".join(GOOD_CHAT)), media_type="text/event-stream",
+                        headers={"content-encoding": "gzip"})
+    if mode == "500":
+        return JSONResponse({"error": {"message": "The server had an error", "type": "server_error"}}, status_code=500)
+    if mode == "401":
+        return JSONResponse({"error": {"message": "Incorrect API key", "type": "invalid_request_error"}}, status_code=401)
+    return StreamingResponse(_sse(GOOD_CHAT), media_type="text/event-stream")
+
+
+async def ollama_route(request: Request) -> Response:
+    if request.headers.get("x-demo-test") == "sse":
+        return StreamingResponse(_sse(GOOD_CHAT), media_type="text/event-stream")
+    return JSONResponse({"error": "model 'llama3.2' not found, try pulling it first"}, status_code=404)
+
+
+async def messages_route(request: Request) -> Response:
+    if request.headers.get("x-demo-test") == "json":
+        return JSONResponse({"type": "message"})
+    return JSONResponse({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, status_code=529)
+
+
+@pytest.fixture(scope="module")
+def odd_server() -> Iterator[str]:
+    app = Starlette(routes=[
+        Route("/v1/chat/completions", chat_route, methods=["POST"]),
+        Route("/api/chat", ollama_route, methods=["POST"]),
+        Route("/v1/messages", messages_route, methods=["POST"]),
+    ])
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.started
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server.should_exit = True
+    thread.join(10)
+    sock.close()
+
+
+def odd(url: str, provider: str, mode: str) -> ExtractionRequest:
+    return ExtractionRequest(provider=provider, base_url=url, schema_name="invoice", document="x",
+                             demo_headers={"x-demo-test": mode})
+
+
+async def collect(request: ExtractionRequest) -> list[StreamEvent]:
+    async with open_stream(request, idle_timeout=10.0) as events:
+        return [e async for e in events]
+
+
+async def test_wrong_content_type_is_a_protocol_error(odd_server: str) -> None:
+    with pytest.raises(ProtocolError, match="content-type 'text/plain'"):
+        await collect(odd(odd_server, "openai-chat", "text"))
+    with pytest.raises(ProtocolError, match="text/event-stream.*expected application/x-ndjson"):
+        await collect(odd(odd_server, "ollama", "sse"))
+    with pytest.raises(ProtocolError, match="application/json"):
+        await collect(odd(odd_server, "anthropic", "json"))
+
+
+async def test_gzip_encoded_sse_is_decoded(odd_server: str) -> None:
+    events = await collect(odd(odd_server, "openai-chat", "gzip"))
+    assert "".join(e.text for e in events if isinstance(e, ArgsDelta)) == '{"a":1}'
+
+
+@pytest.mark.parametrize(
+    ("provider", "mode", "status", "kind", "text"),
+    [
+        ("openai-chat", "500", 500, "server_error", "The server had an error"),
+        ("openai-chat", "401", 401, "invalid_request_error", "Incorrect API key"),
+        ("ollama", "", 404, "http_error", "not found, try pulling it first"),
+        ("anthropic", "", 529, "overloaded_error", "Overloaded"),
+    ],
+)
+async def test_http_error_statuses_carry_status_kind_and_message(odd_server: str, provider, mode, status, kind, text) -> None:
+    with pytest.raises(UpstreamError) as info:
+        await collect(odd(odd_server, provider, mode))
+    assert (info.value.status, info.value.kind) == (status, kind)
+    assert text in info.value.message
