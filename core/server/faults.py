@@ -99,28 +99,28 @@ def program(plan: Plan, stream: WireStream) -> Iterator[Step]:
     """The steps of one streamed response (see the module comment). A generator: frames are built
     when the engine reaches them, so timestamps inside frames are the times they are written."""
     for frame in stream.preamble():
-        yield Write(frame)
+        yield Write(data=frame)
     yield from stream.token_frames(plan.head)
     fault = plan.fault.name if plan.fault is not None else None
     if plan.cut is None:
-        yield from (Write(f) for f in stream.finish(StopKind.COMPLETE, plan.text, plan.tokens_total))
+        yield from (Write(data=f) for f in stream.finish(StopKind.COMPLETE, plan.text, plan.tokens_total))
         return
     emitted = "".join(plan.head)
     if fault is FaultName.MAX_TOKENS:
-        yield from (Write(f) for f in stream.finish(StopKind.LENGTH, emitted, plan.cut))
+        yield from (Write(data=f) for f in stream.finish(StopKind.LENGTH, emitted, plan.cut))
     elif fault is FaultName.ERROR:
-        yield Write(stream.error_frame())
+        yield Write(data=stream.error_frame())
     elif fault is FaultName.DISCONNECT:
         following = [t.data for t in stream.token_frames(plan.pieces[plan.cut :]) if t.data]
         following += stream.finish(StopKind.COMPLETE, plan.text, plan.tokens_total)
-        yield Abort(_half(following[0]) if following else b"")
+        yield Abort(data=_half(following[0]) if following else b"")
     elif fault is FaultName.STALL:
         yield Stall(pings=True)
     elif fault is FaultName.STALL_SILENT:
         yield Stall(pings=False)
     elif fault is FaultName.BLANK_LINE:
-        yield Write(b"\n")
+        yield Write(data=b"\n")
         yield from stream.token_frames(plan.pieces[plan.cut :])
-        yield from (Write(f) for f in stream.finish(StopKind.COMPLETE, plan.text, plan.tokens_total))
+        yield from (Write(data=f) for f in stream.finish(StopKind.COMPLETE, plan.text, plan.tokens_total))
     else:  # pragma: no cover - CUTTING lists exactly the faults above
         raise AssertionError(fault)

@@ -419,8 +419,10 @@ def relay_routes(settings: RelaySettings) -> list[Route]:
 def routes(*, relay_token: str, **settings: Any) -> list[Route]:
     """The hook `core.server.app.build_app` calls: the relay routes for `relay_token`.
 
-    Further keyword arguments are RelaySettings fields (e.g. `idle_timeout=5.0`).
+    Further keyword arguments are RelaySettings fields (e.g. `idle_timeout=5.0`); the opt-in
+    timing log may also come from LIVEFILL_RELAY_TIMING_LOG. The demo upstream is this same server.
     """
+    settings.setdefault("timing_log", os.environ.get("LIVEFILL_RELAY_TIMING_LOG") or None)
     return relay_routes(RelaySettings(token=relay_token, **settings))
 
 

@@ -48,14 +48,14 @@ __all__ = [
 # --- steps -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Write:
     """Bytes written as soon as the step is reached (headers of the stream, terminal frames)."""
 
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Tokens:
     """A frame carrying `count` output tokens, written when those tokens are due."""
 
@@ -63,14 +63,14 @@ class Tokens:
     count: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Stall:
     """Content stops here; with `pings` the wire's keep-alive keeps coming, else silence."""
 
     pings: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Abort:
     """Write `data` (part of an event) and break the connection."""
 

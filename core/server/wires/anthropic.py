@@ -66,10 +66,10 @@ class AnthropicStream:
     def token_frames(self, pieces: Sequence[str]) -> Iterator[Tokens]:
         if self.request.fine_grained or self.request.as_text:
             for piece in pieces:
-                yield Tokens(self._delta(piece), 1)
+                yield Tokens(data=self._delta(piece), count=1)
         else:
             for chunk in coalesce(pieces, self.seed):
-                yield Tokens(self._delta("".join(chunk)), len(chunk))
+                yield Tokens(data=self._delta("".join(chunk)), count=len(chunk))
 
     def finish(self, stop: StopKind, text: str, tokens: int) -> list[bytes]:
         if stop is StopKind.LENGTH:

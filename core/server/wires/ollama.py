@@ -63,13 +63,13 @@ class OllamaStream:
     def token_frames(self, pieces: Sequence[str]) -> Iterator[Tokens]:
         if self.request.as_text:
             for piece in pieces:
-                yield Tokens(_line(self._chunk(piece, done=False)), 1)
+                yield Tokens(data=_line(self._chunk(piece, done=False)), count=1)
         else:
             # Tool calls arrive whole: the whole call is one line, sent when its last token is due.
             if not pieces:
                 return
             if len(pieces) > 1:
-                yield Tokens(b"", len(pieces) - 1)  # produced, not yet written
+                yield Tokens(data=b"", count=len(pieces) - 1)  # produced, not yet written
             text = "".join(pieces)
             try:
                 arguments = json.loads(text)
@@ -77,7 +77,7 @@ class OllamaStream:
                 arguments = text
             chunk = self._chunk("", done=False)
             chunk["message"]["tool_calls"] = [{"function": {"name": self.tool_name, "arguments": arguments}}]
-            yield Tokens(_line(chunk), 1)
+            yield Tokens(data=_line(chunk), count=1)
 
     def finish(self, stop: StopKind, text: str, tokens: int) -> list[bytes]:
         elapsed = max(1, time.monotonic_ns() - self.started)

@@ -68,7 +68,7 @@ class ChatStream:
                 delta: dict[str, Any] = {"content": piece}
             else:
                 delta = {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
-            yield Tokens(self._chunk(delta), 1)
+            yield Tokens(data=self._chunk(delta), count=1)
 
     def finish(self, stop: StopKind, text: str, tokens: int) -> list[bytes]:
         if stop is StopKind.LENGTH:

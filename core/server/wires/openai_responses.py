@@ -135,7 +135,7 @@ class ResponsesStream:
                     "response.function_call_arguments.delta",
                     {"item_id": self.ids.item, "output_index": 0, "delta": piece},
                 )
-            yield Tokens(frame, 1)
+            yield Tokens(data=frame, count=1)
 
     def finish(self, stop: StopKind, text: str, tokens: int) -> list[bytes]:
         usage = _usage(self.input_tokens, tokens)

@@ -24,7 +24,7 @@ class RawStream:
 
     def token_frames(self, pieces: Sequence[str]) -> Iterator[Tokens]:
         for piece in pieces:
-            yield Tokens(piece.encode(), 1)
+            yield Tokens(data=piece.encode(), count=1)
 
     def finish(self, stop: StopKind, text: str, tokens: int) -> list[bytes]:
         return []
