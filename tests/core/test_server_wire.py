@@ -233,11 +233,11 @@ async def test_byte_slices_arrive_as_separate_reads_at_low_speed(demo_server: Em
         demo_server.url,
         "/raw/v1/extract",
         s.document.encode(),
-        {"x-demo-slice": "4", "x-demo-speed": "25", "x-demo-seed": "7"},
+        {"x-demo-slice": "4", "x-demo-speed": "10", "x-demo-seed": "7"},
     )
     assert r.body.decode() == s.output_text
     assert [len(c) for c in r.chunks] == [4, 4, 4, 4, 1]
-    # Four writes, one per token 40 ms apart (the 1-byte remainder goes with the last one): each
+    # Four writes, one per token 100 ms apart (the 1-byte remainder goes with the last one): each
     # arrives in a read of its own (the head may share the first), where a loopback response
     # written at once arrives in a single read.
     assert len(r.reads) >= 4, [data for _, data in r.reads]
