@@ -1,0 +1,14 @@
+"""livefill's embedded HTTP server: the demo provider (and the relay, core/server/relay_app.py).
+
+    app.py            build_app(relay_token=..., defaults=...) / create_app(): the Starlette app
+    runner.py         EmbeddedServer: uvicorn on 127.0.0.1 in a background thread with its own loop
+    cli.py            the `livefill-server` console script
+    demo_provider.py  the routes: /v1/messages, /v1/chat/completions, /v1/responses, /api/chat,
+                      /api/generate, /raw/v1/extract, /_demo/scenarios, /_demo/requests
+    knobs.py          DemoDefaults and the x-demo-* request headers
+    generation.py     token-like cutting of a scenario's output (deterministic per seed)
+    faults.py         plan + wire -> the steps of one response, faults included
+    wires/            one module per wire: the exact frames (sans-IO)
+    streaming.py      executing the steps: timing, slicing, pings, cancel detection
+    request_log.py    the request log
+"""
