@@ -22,10 +22,11 @@ unfinished HTTP/1.1 response closes its TCP connection, so the server sees the d
 
 from __future__ import annotations
 
+import asyncio
 import json
 import ssl
 from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import AsyncExitStack, contextmanager
+from contextlib import AsyncExitStack, contextmanager, suppress
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -52,6 +53,8 @@ _TRANSPORT = (httpx.TransportError, httpx2.TransportError, OSError)
 _MISUSE = (httpx.StreamError, httpx2.StreamError)
 _STATUS = (httpx.HTTPStatusError, httpx2.HTTPStatusError)
 _ERROR_BODY_LIMIT = 65536
+_UNWIND_READS = 10_000  # reads of already-buffered data allowed while unwinding a closed body
+_UNWIND_SECONDS = 2.0
 
 
 def _describe(exc: BaseException) -> str:
@@ -143,6 +146,7 @@ class BodyStream:
     def __init__(self, chunks: AsyncIterator[bytes], stack: AsyncExitStack, what: str, headers: Mapping[str, str]):
         self._chunks = chunks
         self._stack = stack
+        self._exhausted = False  # the chunk iterator has finished (EOF or an exception)
         self.what = what
         self.headers = dict(headers)
         self.closed = False
@@ -154,7 +158,11 @@ class BodyStream:
                 try:
                     chunk = await anext(self._chunks)
                 except StopAsyncIteration:
+                    self._exhausted = True
                     return None
+                except BaseException:
+                    self._exhausted = True
+                    raise
                 if chunk:
                     return chunk
 
@@ -165,11 +173,27 @@ class BodyStream:
         self.closed = True
         with translate_errors(self.what):
             try:
-                aclose = getattr(self._chunks, "aclose", None)
-                if aclose is not None:
-                    await aclose()
-            finally:
                 await self._stack.aclose()
+            finally:
+                if not self._exhausted:
+                    await self._unwind()
+
+    async def _unwind(self) -> None:
+        # The body is read through a chain of async generators (httpx -> httpcore -> the socket
+        # read), and `async for` never closes an inner one: aclose() on the outermost would leave
+        # the rest to the garbage collector, which, on a loop without asyncgen hooks (qasync),
+        # finalises them outside any task ("async generator ignored GeneratorExit",
+        # AsyncLibraryNotFoundError at exit). With the response closed, the next read fails at the
+        # bottom of the chain, and that failure unwinds every generator here, in this task.
+        self._exhausted = True
+        with suppress(Exception):
+            async with asyncio.timeout(_UNWIND_SECONDS):
+                for _ in range(_UNWIND_READS):
+                    await anext(self._chunks)
+        aclose = getattr(self._chunks, "aclose", None)
+        if aclose is not None:
+            with suppress(Exception):
+                await aclose()
 
 
 async def open_httpx(
@@ -199,11 +223,10 @@ async def open_httpx(
             response = await stack.enter_async_context(client.stream("POST", url, json=body, headers=dict(headers)))
             if response.status_code >= 400:
                 raw = b""
-                async for chunk in response.aiter_bytes():
-                    raw += chunk
-                    if len(raw) >= _ERROR_BODY_LIMIT:
-                        break
-                raise error_from_body(response.status_code, raw, what)
+                async for chunk in response.aiter_bytes():  # to the end: no generator left behind
+                    if len(raw) < _ERROR_BODY_LIMIT:
+                        raw += chunk
+                raise error_from_body(response.status_code, raw[:_ERROR_BODY_LIMIT], what)
             _check_content_type(response.headers, expect, what)
             return BodyStream(response.aiter_bytes(), stack, what, response.headers)
     except BaseException:

@@ -6,7 +6,9 @@ typed error, and leaving the stream early is a real cancel the server sees.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import sys
 import time
 from typing import Any
 
@@ -300,3 +302,24 @@ async def test_leaving_right_after_stop_is_not_a_disconnect(demo_server) -> None
                 break
     entry = await log_entry(demo_server)
     assert entry["finished"] and not entry["disconnected"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_leaving_early_leaves_no_generator_for_the_garbage_collector(demo_server, provider: str) -> None:
+    """Under a loop with no asyncgen hooks (qasync installs none), an async generator abandoned
+    mid-body is finalised by the garbage collector outside any task and complains; the stream must
+    unwind every generator of the HTTP stack itself when it is closed early."""
+    unraisable: list[str] = []
+    old_unraisable, old_hooks = sys.unraisablehook, sys.get_asyncgen_hooks()
+    sys.unraisablehook = lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value} in {u.object!r}")
+    sys.set_asyncgen_hooks(firstiter=None, finalizer=None)
+    try:
+        async with open_stream(make_request(demo_server, provider, "catalog", speed="200")) as events:
+            async for event in events:
+                if isinstance(event, ArgsDelta):
+                    break
+        gc.collect()
+    finally:
+        sys.set_asyncgen_hooks(*old_hooks)
+        sys.unraisablehook = old_unraisable
+    assert unraisable == []
