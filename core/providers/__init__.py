@@ -42,6 +42,7 @@ from core.providers import ollama as _ollama
 from core.providers import openai_chat as _chat
 from core.providers import openai_responses as _responses
 from core.providers import raw as _raw
+from core.providers.base import Decoder
 from core.providers.request import DEFAULT_MODELS, PROVIDERS, ExtractionRequest
 from core.providers.transport import BodyStream, open_anthropic, open_httpx
 from core.sse import ServerSentEvent, SSEDecoder
@@ -68,14 +69,6 @@ class _Framer(Protocol):
     def close(self) -> list[Any]: ...
 
 
-class _Decoder(Protocol):
-    finished: bool
-
-    def feed(self, frame: Any) -> list[StreamEvent]: ...
-
-    def close(self) -> list[StreamEvent]: ...
-
-
 def _render_sse(event: ServerSentEvent) -> str:
     lines = [] if event.event == "message" else [f"event: {event.event}"]
     lines += ["data: " + line for line in event.data.split("\n")]
@@ -91,7 +84,7 @@ class _Wire:
     kind: str  # the frame kind WireTap.on_frame is told
     open: Callable[[ExtractionRequest], Awaitable[BodyStream]]
     framer: Callable[[], _Framer]
-    decoder: Callable[[], _Decoder]
+    decoder: Callable[[], Decoder]
     render: Callable[[Any], str]
 
 

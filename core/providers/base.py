@@ -16,7 +16,6 @@ from core.events import StopReason, StreamEvent
 
 __all__ = [
     "Decoder",
-    "FrameKind",
     "load_object",
     "need",
     "need_int",
@@ -24,10 +23,8 @@ __all__ = [
     "need_object",
     "need_str",
     "opt_str",
+    "stop_reason",
 ]
-
-
-FrameKind = str  # "sse" / "ndjson" / "raw": what WireTap.on_frame is told
 
 
 class Decoder(Protocol):

@@ -181,7 +181,7 @@ async def test_stall_is_a_stream_timeout(demo_server, provider: str, fault: str)
     request = make_request(demo_server, provider, "weather", fault=f"{fault}@0.5", ping="0.05")
     got: list[StreamEvent] = []
     with pytest.raises(StreamTimeout):
-        async with open_stream(request, idle_timeout=0.4) as events:
+        async with open_stream(request, idle_timeout=0.25) as events:
             async for event in events:
                 got.append(event)
     assert SCENARIOS["weather"].output_text.startswith(args_text(got))
