@@ -362,6 +362,7 @@ class FormModel:
         self._annotations: dict[str, str] = {}
         self._observers: list[Observer] = []
         self._by_template: dict[str, FieldSpec] = {}
+        self._spec_cache: dict[str, FieldSpec | None] = {}
         self._index(self.fields, "")
 
     # -- specs ------------------------------------------------------------------------------
@@ -377,6 +378,16 @@ class FormModel:
 
     def spec_for(self, pointer: str) -> FieldSpec | None:
         """The spec of the field at `pointer` (array indices map to the table's columns), or None."""
+        try:
+            return self._spec_cache[pointer]
+        except KeyError:
+            pass
+        spec = self._find_spec(pointer)
+        if len(self._spec_cache) < 100_000:
+            self._spec_cache[pointer] = spec
+        return spec
+
+    def _find_spec(self, pointer: str) -> FieldSpec | None:
         tokens = split_pointer(pointer)
         for i, token in enumerate(tokens):
             if token.isdigit():
@@ -538,12 +549,17 @@ class FormModel:
                 draft.states[pointer] = _Entry(state)
                 changed.add(pointer)
             else:
+                container = isinstance(value, (dict, list))
+                previous = get_at(draft.doc, pointer) if container else MISSING
                 if pointer == "":
-                    draft.doc = copy.deepcopy(value) if isinstance(value, (dict, list)) else value
+                    draft.doc = copy.deepcopy(value) if container else value
                 else:
-                    _set(draft.doc, pointer, copy.deepcopy(value) if isinstance(value, (dict, list)) else value, self)
-                if state is FieldState.SETTLED and isinstance(value, (dict, list)) and value:
-                    changed |= self._mark_tree(draft, pointer, value, state)
+                    _set(draft.doc, pointer, copy.deepcopy(value) if container else value, self)
+                if state is FieldState.SETTLED and container and value:
+                    # a container settles after its children arrived: mark them all settled. States
+                    # under it are dropped first only when its content was replaced, not settled.
+                    stale = previous is not MISSING and previous != value
+                    changed |= self._mark_tree(draft, pointer, value, state, drop_stale=stale)
                 else:
                     draft.states[pointer] = _Entry(state, reason)
                     changed.add(pointer)
@@ -585,12 +601,15 @@ class FormModel:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _mark_tree(self, layer: _Layer, pointer: str, value: Any, state: FieldState) -> set[str]:
+    def _mark_tree(
+        self, layer: _Layer, pointer: str, value: Any, state: FieldState, *, drop_stale: bool = True
+    ) -> set[str]:
         changed: set[str] = set()
-        stale = [p for p in layer.states if p.startswith(pointer + "/")]
-        for p in stale:
-            del layer.states[p]
-            changed.add(p)
+        if drop_stale:
+            prefix = pointer + "/"
+            for p in [p for p in layer.states if p.startswith(prefix)]:
+                del layer.states[p]
+                changed.add(p)
         for p in _walk(value, pointer):
             layer.states[p] = _Entry(state)
             changed.add(p)
@@ -604,11 +623,10 @@ class FormModel:
         for i in range(len(tokens) - 1, -1, -1):
             parent = join_pointer(tokens[:i])
             entry = layer.states.get(parent)
-            if entry is None or entry.state in (FieldState.EMPTY, FieldState.PENDING):
+            if entry is None or entry.state in (FieldState.EMPTY, FieldState.PENDING) and entry.state is not state:
                 layer.states[parent] = _Entry(state)
                 changed.add(parent)
             else:
-                changed.add(parent)
                 break
 
 

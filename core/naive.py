@@ -19,32 +19,36 @@ import json
 import re
 from typing import Any
 
-_CUT_POINTS = re.compile(r"[,{\[:]")
 _TRAILING_NUMBER_JUNK = re.compile(r"[-+.eE]+$")
 
 
+_ESCAPE = re.compile(r"\\.", re.DOTALL)
+_CLOSED_STRING = re.compile(r'"[^"]*"')
+_NOT_BRACKET = re.compile(r"[^{}\[\]]+")
+
+
+def _blank_escapes(text: str) -> str:
+    """`text` with every escape sequence replaced by two harmless characters (same length)."""
+    return _ESCAPE.sub("__", text) if "\\" in text else text
+
+
 def _scan(text: str) -> tuple[list[str], bool, int]:
-    """The open brackets, whether the text ends inside a string, and where that string began."""
-    stack: list[str] = []
-    in_string = False
-    escaped = False
-    string_start = -1
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-            string_start = i
-        elif ch in "{[":
-            stack.append(ch)
-        elif ch in "}]" and stack:
-            stack.pop()
-    return stack, in_string, string_start
+    """The open brackets, whether the text ends inside a string, and where that string began.
+
+    All C-speed (`re`, `str` methods): escapes are blanked, closed strings removed, and the
+    remaining brackets reduced pair by pair.
+    """
+    blanked = _blank_escapes(text)
+    in_string = blanked.count('"') % 2 == 1
+    start = blanked.rfind('"') if in_string else -1
+    outside = _CLOSED_STRING.sub("", blanked[:start] if in_string else blanked)
+    brackets = _NOT_BRACKET.sub("", outside)
+    while True:
+        reduced = brackets.replace("{}", "").replace("[]", "")
+        if reduced == brackets:
+            break
+        brackets = reduced
+    return [b for b in brackets if b in "{["], in_string, start
 
 
 def _close_string(text: str) -> str:
@@ -103,22 +107,18 @@ def _drop_dangling_key(text: str, stack: list[str]) -> str | None:
 
 def _last_cut(text: str) -> int:
     """Index of the last `,` `{` `[` or `:` outside a string, or -1."""
-    last = -1
-    in_string = False
-    escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif _CUT_POINTS.match(ch):
-            last = i
-    return last
+    blanked = _blank_escapes(text)
+    end = len(blanked)
+    if blanked.count('"') % 2 == 1:
+        end = blanked.rfind('"')
+    while end > 0:
+        pos = max(blanked.rfind(c, 0, end) for c in ",{[:")
+        if pos < 0:
+            return -1
+        if blanked.count('"', 0, pos) % 2 == 0:
+            return pos
+        end = blanked.rfind('"', 0, pos)  # inside a closed string: continue before it
+    return -1
 
 
 def naive_parse(text: str) -> Any:

@@ -321,7 +321,6 @@ class _NaiveReader:
         from core.naive import NaiveReader
 
         self._reader = NaiveReader()
-        self._shown: dict[str, Any] = {}
         self._value: Any = None
         self.done = False
 
@@ -329,12 +328,9 @@ class _NaiveReader:
         value = self._reader.feed(text)
         if value is None:
             return []
+        changes: Changes = []
+        _diff_tail(self._value, value, "", changes)
         self._value = value
-        flat = _flatten(value)
-        changes: Changes = [
-            (p, FieldState.SETTLED, v) for p, v in flat.items() if p not in self._shown or self._shown[p] != v
-        ]
-        self._shown = flat
         return changes
 
     def block_stop(self) -> Changes:
@@ -349,10 +345,32 @@ class _NaiveReader:
         return self._value
 
 
-def _flatten(value: Any) -> dict[str, Any]:
+def _diff_tail(old: Any, new: Any, ptr: str, out: Changes) -> None:
+    """Changes from `old` to `new` for a repaired growing buffer: only the last member of each
+    container can differ (everything before it was followed by a comma), new members are added."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        keys = list(new)
+        for i, key in enumerate(keys):
+            child = ptr + "/" + escape_token(key)
+            if key not in old:
+                out.extend((p, FieldState.SETTLED, v) for p, v in _flatten(new[key], child).items())
+            elif i >= len(keys) - 1 or i >= len(old) - 1:
+                _diff_tail(old[key], new[key], child, out)
+    elif isinstance(new, list) and isinstance(old, list):
+        for i, item in enumerate(new):
+            child = f"{ptr}/{i}"
+            if i >= len(old):
+                out.extend((p, FieldState.SETTLED, v) for p, v in _flatten(item, child).items())
+            elif i >= len(old) - 1:
+                _diff_tail(old[i], item, child, out)
+    elif old != new or type(old) is not type(new):
+        out.extend((p, FieldState.SETTLED, v) for p, v in _flatten(new, ptr).items())
+
+
+def _flatten(value: Any, root: str = "") -> dict[str, Any]:
     """Scalars by pointer, containers as empty shells (so rows appear), parents before children."""
     out: dict[str, Any] = {}
-    stack: list[tuple[str, Any]] = [("", value)]
+    stack: list[tuple[str, Any]] = [(root, value)]
     while stack:
         ptr, node = stack.pop()
         if isinstance(node, dict):

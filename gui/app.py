@@ -172,6 +172,10 @@ def _prewarm() -> None:
 PREWARM = threading.Thread(target=_prewarm, name="livefill-prewarm", daemon=True)
 
 
+SWITCH_INTERVAL = 0.001
+"""sys.setswitchinterval for the app: the demo server's thread shares the GIL with the GUI thread;
+at the default 5 ms a busy server thread delays the GUI by up to 5 ms per hand-over."""
+
 BENIGN_QT_MESSAGES = ("This plugin does not support propagateSizeHints()",)
 """Qt warnings the offscreen platform prints for every window; nothing is wrong."""
 
@@ -192,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     t0 = time.monotonic()
+    sys.setswitchinterval(SWITCH_INTERVAL)
     # The provider SDKs (anthropic above all) take seconds to import. They are imported in a
     # thread started once the window is up (`PREWARM`), so start-up stays fast and the first
     # Start usually finds them loaded.

@@ -165,10 +165,12 @@ class FieldWidget(QFrame):
         tip = reason if state is FieldState.INVALID and reason else (self.spec.description or "")
         self.setToolTip(tip)
         self.editor.setToolTip(tip)
-        changed = self.property("state") != shown_state or self.property("displayValue") != text
-        self.setProperty("displayValue", text)
+        changed = self.property("state") != shown_state  # QSS keys on state (and flash) only
+        if self.property("displayValue") != text:
+            self.setProperty("displayValue", text)
         if state is FieldState.SETTLED and previous not in (None, FieldState.SETTLED) and form.running and marking:
             self._start_flash()
+            changed = True
         if changed:
             self._set_state_property(shown_state)
 

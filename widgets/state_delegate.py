@@ -1,10 +1,15 @@
-"""Draws a table cell's state the way the field widgets show theirs (outline + a marker glyph)."""
+"""Draws a table cell and its state the way the field widgets show theirs (outline + a glyph).
+
+It paints the cell itself (background, elided text, the state's outline and glyph) instead of
+calling QStyledItemDelegate.paint: under a style sheet that call costs ~0.3 ms per cell, and a
+table of the catalog scenario repaints hundreds of cells per second while it streams.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
-from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtGui import QColor, QFont, QPainter, QPen
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from widgets.table_model import STATE_ROLE
 
@@ -12,41 +17,81 @@ AMBER = QColor("#d08a00")
 RED = QColor("#c62828")
 GREEN = QColor("#2e7d32")
 MUTED = QColor("#8a8a8a")
+PROVISIONAL_TEXT = QColor("#7a6a4a")
+PROVISIONAL_FILL = QColor("#fffaf0")
+INVALID_FILL = QColor("#fff5f5")
 
 GLYPH_SPACE = 14
+_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_SELECTED = QStyle.StateFlag.State_Selected
+_ELIDE = Qt.TextElideMode.ElideRight
+_ALIGN_ROLE = Qt.ItemDataRole.TextAlignmentRole
 
 GLYPHS = {"provisional": "…", "settled": "✓", "invalid": "✗", "pending": "◌"}
 
 
 class StateDelegate(QStyledItemDelegate):
-    """provisional: dashed amber outline + "…"; settled: a check; invalid: red outline + "✗";
-    pending: a placeholder. The glyph makes the state readable without colour."""
+    """provisional: italic muted text in a dashed amber outline (the text ends in "…");
+    settled: a check; invalid: red outline + "✗"; pending: a "waiting…" placeholder.
+    The glyph makes the state readable without colour."""
+
+    _font_cache: tuple[str, tuple[QFont, QFont, QFont]] | None = None
+
+    def _fonts(self, base: QFont) -> tuple[QFont, QFont, QFont]:
+        """(normal, italic, small) fonts for `base`, made once."""
+        key = base.key()
+        if self._font_cache is None or self._font_cache[0] != key:
+            italic = QFont(base)
+            italic.setItalic(True)
+            small = QFont(base)
+            small.setPointSizeF(max(6.0, base.pointSizeF() * 0.8))
+            self._font_cache = (key, (QFont(base), italic, small))
+        return self._font_cache[1]
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
-        state = index.data(STATE_ROLE)
-        text_option = QStyleOptionViewItem(option)
-        text_option.rect = option.rect.adjusted(0, 0, -GLYPH_SPACE, 0)  # keep the glyph's corner free
-        super().paint(painter, text_option, index)
-        if state in (None, "empty"):
-            return
+        model = index.model()
+        if hasattr(model, "cell"):
+            text, state = model.cell(index.row(), index.column())
+        else:
+            text, state = str(index.data() or ""), str(index.data(STATE_ROLE) or "empty")
+        align = model.alignment(index.column()) if hasattr(model, "alignment") else _LEFT
         painter.save()
-        rect: QRect = option.rect.adjusted(1, 1, -2, -2)
+        rect: QRect = option.rect
+        selected = bool(option.state & _SELECTED)
+        if selected:
+            painter.fillRect(rect, option.palette.highlight())
+        elif state == "provisional":
+            painter.fillRect(rect, PROVISIONAL_FILL)
+        elif state == "invalid":
+            painter.fillRect(rect, INVALID_FILL)
+        text_rect = rect.adjusted(4, 0, -GLYPH_SPACE, 0)
+        fonts = self._fonts(option.font)
+        font = fonts[0]
         if state == "provisional":
-            pen = QPen(AMBER, 1.5, Qt.PenStyle.DashLine)
-            painter.setPen(pen)
-            painter.drawRect(rect)
+            font = fonts[1]
+            painter.setPen(PROVISIONAL_TEXT)
+        elif selected:
+            painter.setPen(option.palette.highlightedText().color())
+        else:
+            painter.setPen(option.palette.text().color())
+        painter.setFont(font)
+        if text:
+            elided = painter.fontMetrics().elidedText(text, _ELIDE, text_rect.width())
+            painter.drawText(text_rect, align, elided)
+        elif state == "pending":
+            painter.setPen(MUTED)
+            painter.drawText(text_rect, _LEFT, "waiting…")
+        inner = rect.adjusted(1, 1, -2, -2)
+        if state == "provisional":
+            painter.setPen(QPen(AMBER, 1.5, Qt.PenStyle.DashLine))
+            painter.drawRect(inner)
         elif state == "invalid":
             painter.setPen(QPen(RED, 2))
-            painter.drawRect(rect)
-        elif state == "pending" and not index.data(Qt.ItemDataRole.DisplayRole):
-            painter.setPen(MUTED)
-            painter.drawText(rect.adjusted(4, 0, 0, 0), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), "waiting…")
+            painter.drawRect(inner)
         glyph = GLYPHS.get(state)
         if glyph and state != "provisional":
-            colour = {"settled": GREEN, "invalid": RED}.get(state, MUTED)
-            painter.setPen(colour)
-            font = painter.font()
-            font.setPointSizeF(max(6.0, font.pointSizeF() * 0.8))
-            painter.setFont(font)
-            painter.drawText(rect.adjusted(0, 0, -2, 0), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight), glyph)
+            painter.setPen({"settled": GREEN, "invalid": RED}.get(state, MUTED))
+            painter.setFont(fonts[2])
+            painter.drawText(inner.adjusted(0, 0, -2, 0), _RIGHT, glyph)
         painter.restore()

@@ -26,6 +26,8 @@ class TableField(FieldWidget):
         view.setItemDelegate(StateDelegate(view))
         view.setObjectName("fieldTable")
         view.verticalHeader().setDefaultSectionSize(24)
+        view.verticalHeader().setVisible(False)  # row numbers cost a header repaint per new row
+        self.model.eager_rows = MAX_VISIBLE_ROWS
         header = view.horizontalHeader()
         header.setStretchLastSection(False)
         for column, spec in enumerate(self.spec.children):

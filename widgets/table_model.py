@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 
 from core.form import MISSING, FieldKind, FieldSpec, FieldState, FormModel
 from widgets.form_signals import FormSignals
 from widgets.number_field import parse_number
 
+INSERT_MS = 500
 STATE_ROLE = Qt.ItemDataRole.UserRole + 1
 POINTER_ROLE = Qt.ItemDataRole.UserRole + 2
 _NUMERIC = (FieldKind.NUMBER, FieldKind.INTEGER)
@@ -33,8 +34,18 @@ class FormTableModel(QAbstractTableModel):
         self.pointer = pointer if pointer is not None else spec.pointer
         self.columns = spec.children
         self._rows = self._count()
+        self._cache: dict[tuple[int, int], tuple[str, str]] = {}
+        right = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        left = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self._align = [right if c.kind in _NUMERIC else left for c in self.columns]
+        #: rows inserted as soon as they start; later ones every `insert_ms` (see _on_updated)
+        self.eager_rows = 8
+        self._insert_timer = QTimer(self)
+        self._insert_timer.setSingleShot(True)
+        self._insert_timer.setInterval(INSERT_MS)
+        self._insert_timer.timeout.connect(lambda: self._insert_rows(self._count()))
         signals.updated.connect(self._on_updated)
-        signals.runningChanged.connect(lambda _running: self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, 0))
+        signals.runningChanged.connect(self._on_running)
 
     def _count(self) -> int:
         value = self.form.value(self.pointer)
@@ -63,18 +74,35 @@ class FormTableModel(QAbstractTableModel):
         """The state of a cell as the form knows it."""
         return self.form.state(self.cell_pointer(row, column))
 
+    def alignment(self, column: int) -> int:
+        """Right for numeric columns, left otherwise (as an int of Qt.AlignmentFlag)."""
+        return self._align[column]
+
+    def cell(self, row: int, column: int) -> tuple[str, str]:
+        """(display text, state name) of a cell, cached until the form changes that row."""
+        key = (row, column)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        ptr = self.cell_pointer(row, column)
+        state = self.form.state(ptr)
+        if not self.form.marking and state is not FieldState.INVALID:
+            name = "settled" if self.form.value(ptr) is not MISSING else "empty"
+        else:
+            name = state.value
+        hit = (self.form.display(ptr), name)
+        self._cache[key] = hit
+        return hit
+
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            return self.cell(index.row(), index.column())[0]
+        if role == STATE_ROLE:
+            return self.cell(index.row(), index.column())[1]
         ptr = self.cell_pointer(index.row(), index.column())
         col = self.columns[index.column()]
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
-            return self.form.display(ptr)
-        if role == STATE_ROLE:
-            state = self.form.state(ptr)
-            if not self.form.marking and state is not FieldState.INVALID:
-                return "settled" if self.form.value(ptr) is not MISSING else "empty"
-            return state.value
         if role == POINTER_ROLE:
             return ptr
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -82,8 +110,7 @@ class FormTableModel(QAbstractTableModel):
             reason = self.form.reason(ptr)
             return f"{ptr}: {state.value}" + (f" — {reason}" if reason else "")
         if role == Qt.ItemDataRole.TextAlignmentRole:
-            horizontal = Qt.AlignmentFlag.AlignRight if col.kind in _NUMERIC else Qt.AlignmentFlag.AlignLeft
-            return int(horizontal | Qt.AlignmentFlag.AlignVCenter)
+            return self._align[index.column()]
         if role == Qt.ItemDataRole.FontRole and self.form.marking:
             if self.form.state(ptr) is FieldState.PROVISIONAL:
                 font = QFont()
@@ -124,9 +151,21 @@ class FormTableModel(QAbstractTableModel):
 
     # -- following the form ---------------------------------------------------------------------
 
+    def _insert_rows(self, count: int) -> None:
+        self._insert_timer.stop()
+        if count > self._rows:
+            self.beginInsertRows(QModelIndex(), self._rows, count - 1)
+            self._rows = count
+            self.endInsertRows()
+
+    def _on_running(self, running: bool) -> None:
+        if not running:
+            self._insert_rows(self._count())
+
     def _on_updated(self, pointers: set[str], reset: bool) -> None:
         if reset:
             self.beginResetModel()
+            self._cache.clear()
             self._rows = self._count()
             self.endResetModel()
             return
@@ -146,15 +185,25 @@ class FormTableModel(QAbstractTableModel):
         count = self._count()
         if count < self._rows:
             self.beginResetModel()
+            self._cache.clear()
             self._rows = count
             self.endResetModel()
             return
         if count > self._rows:
-            self.beginInsertRows(QModelIndex(), self._rows, count - 1)
-            self._rows = count
-            self.endInsertRows()
-        if rows and self._rows:
-            top = min(rows)
-            bottom = min(max(rows), self._rows - 1)
-            if top <= bottom:
-                self.dataChanged.emit(self.index(top, 0), self.index(bottom, len(self.columns) - 1))
+            if self._rows >= self.eager_rows and self.form.running:
+                # rows below the visible ones: insert a few times a second, not every frame
+                # (each insertion repaints the whole view)
+                if not self._insert_timer.isActive():
+                    self._insert_timer.start()
+            else:
+                self._insert_rows(count)
+        # repaint only the cells whose text or state changed
+        ncols = len(self.columns)
+        for row in sorted(r for r in rows if r < self._rows):
+            changed = []
+            for col in range(ncols):
+                old = self._cache.pop((row, col), None)
+                if old != self.cell(row, col):
+                    changed.append(col)
+            if changed:
+                self.dataChanged.emit(self.index(row, changed[0]), self.index(row, changed[-1]))

@@ -1,0 +1,199 @@
+"""UI responsiveness while the catalog scenario streams at 1,000 tokens/s in partial mode.
+
+Run:  python tests/benchmarks/bench_ui.py [--speed 1000] [--scenario catalog] [--modes partial,naive]
+
+A 5 ms QTimer (PreciseTimer) probes the event loop: each firing records how late it came
+(interval between firings minus 5 ms). Printed per mode: p50 / p99 / max lag (targets for
+partial: p99 < 8 ms, max < 25 ms), the run's outcome and length, and CPU: the whole process (which
+also hosts the demo server's thread) and the GUI thread alone, as a share of one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import core.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see gui.app)
+import core.relay_client  # noqa: E402,F401
+from core.server.runner import EmbeddedServer  # noqa: E402
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(native_id: int) -> float:
+    """CPU seconds (user + system) of one thread of this process, from /proc."""
+    try:
+        with open(f"/proc/self/task/{native_id}/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    except OSError:
+        return float("nan")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+async def measure(window, mode: str) -> dict[str, float | str]:
+    from PySide6.QtCore import Qt, QTimer
+
+    window.mode_combo.setCurrentIndex(window.mode_combo.findData(mode))
+    await asyncio.sleep(0.3)
+    lags: list[float] = []
+    last = [time.perf_counter()]
+
+    spikes: list[tuple[float, float]] = []
+
+    def tick() -> None:
+        now = time.perf_counter()
+        lag = max(0.0, (now - last[0]) * 1000 - 5.0)
+        lags.append(lag)
+        if lag > 15:
+            spikes.append((now - wall0, lag))
+        last[0] = now
+
+    probe = QTimer()
+    probe.setTimerType(Qt.TimerType.PreciseTimer)
+    probe.setInterval(5)
+    probe.timeout.connect(tick)
+
+    main_id = threading.main_thread().native_id
+    wall0, cpu0, gui0 = time.perf_counter(), time.process_time(), thread_cpu(main_id)
+    window.start()
+    last[0] = time.perf_counter()
+    probe.start()
+    while window.controller.active:
+        await asyncio.sleep(0.05)
+    probe.stop()
+    wall = time.perf_counter() - wall0
+    cpu = time.process_time() - cpu0
+    gui = thread_cpu(main_id) - gui0
+    status = window.controller.last_status
+    if os.environ.get("BENCH_SPIKES"):
+        print(f"{mode}: lags > 15 ms at (s, ms): " + ", ".join(f"({t:.2f}, {v:.0f})" for t, v in spikes), file=sys.stderr)
+    return {
+        "mode": mode,
+        "outcome": status.phase.value if status else "?",
+        "reason": status.reason if status else "",
+        "tokens": status.tokens_received if status else 0,
+        "seconds": wall,
+        "samples": len(lags),
+        "p50": statistics.median(lags) if lags else float("nan"),
+        "p99": percentile(lags, 99),
+        "max": max(lags) if lags else float("nan"),
+        "cpu_process": cpu / wall,
+        "cpu_gui": gui / wall,
+    }
+
+
+async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[str, float | str]]:
+    from gui.loop import asyncgen_hooks
+    from gui.main_window import MainWindow
+
+    with asyncgen_hooks(asyncio.get_running_loop()):
+        window = MainWindow(base_url=server.url, relay_token=server.relay_token, history=None,
+                            scenario=args.scenario, mode="partial", provider=args.provider, speed=args.speed)
+        window.show()
+        results = []
+        try:
+            for mode in args.modes.split(","):
+                results.append(await measure(window, mode))
+        finally:
+            await window.shutdown()
+            window.close()
+        await asyncio.get_running_loop().shutdown_asyncgens()
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--scenario", default="catalog")
+    parser.add_argument("--speed", type=float, default=1000.0)
+    parser.add_argument("--provider", default="anthropic")
+    parser.add_argument("--modes", default="partial,naive,blocking")
+    parser.add_argument("--switch-interval", type=float, default=None,
+                        help="sys.setswitchinterval (seconds) for this process; default: what gui.app sets")
+    parser.add_argument("--server", choices=["embedded", "process", "both"], default="both",
+                        help="the demo server in this process's background thread (as the app runs it), "
+                             "in its own process (the GUI thread alone), or both one after the other")
+    args = parser.parse_args()
+    from gui.app import SWITCH_INTERVAL
+
+    sys.setswitchinterval(args.switch_interval if args.switch_interval is not None else SWITCH_INTERVAL)
+    placements = ["embedded", "process"] if args.server == "both" else [args.server]
+    rows = []
+    for placement in placements:
+        rows += [dict(r, server=placement) for r in run_once(args, placement)]
+    print(f"bench_ui: {args.scenario} at {args.speed:g} tokens/s via {args.provider}, 5 ms QTimer lag probe, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, GIL switch interval {sys.getswitchinterval() * 1000:g} ms")
+    print(f"{'server':<9} {'mode':<9} {'outcome':<10} {'tokens':>6} {'secs':>6} {'samples':>7} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'cpu proc':>9} {'cpu gui':>8}")
+    for r in rows:
+        print(f"{r['server']:<9} {r['mode']:<9} {r['outcome']:<10} {r['tokens']:>6} {r['seconds']:>6.2f} {r['samples']:>7} "
+              f"{r['p50']:>7.2f} {r['p99']:>7.2f} {r['max']:>7.2f} {r['cpu_process']:>8.0%} {r['cpu_gui']:>8.0%}")
+    for r in rows:
+        if r["outcome"] != "committed":
+            print(f"  {r['server']} {r['mode']}: {r['outcome']} — {r['reason']}")
+    for r in rows:
+        if r["mode"] == "partial":
+            print(f"targets (partial, {r['server']} server): p99 < 8 ms -> {'met' if r['p99'] < 8 else 'NOT met'}; "
+                  f"max < 25 ms -> {'met' if r['max'] < 25 else 'NOT met'}")
+    return 0
+
+
+class _ProcessServer:
+    """`livefill-server` in a child process (url and relay_token like EmbeddedServer)."""
+
+    def __init__(self) -> None:
+        import secrets
+        import subprocess
+
+        self.relay_token = secrets.token_urlsafe(16)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "core.server.cli", "--port", "0", "--relay-token", self.relay_token],
+            stdout=subprocess.PIPE, text=True, cwd=str(Path(__file__).resolve().parents[2]),
+        )
+        line = self.proc.stdout.readline() if self.proc.stdout else ""
+        self.url = line.strip().rsplit(" ", 1)[-1]
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float | str]]:
+    """One window, the given modes, the server placed as asked."""
+    if placement == "embedded":
+        server = EmbeddedServer()
+        server.start()
+    else:
+        server = _ProcessServer()
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from gui.app import STYLE, _install_qt_message_filter
+
+    _install_qt_message_filter()
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setQuitOnLastWindowClosed(False)
+    app.setStyleSheet(STYLE.read_text(encoding="utf-8"))
+    try:
+        return qasync.run(bench(args, server))
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
