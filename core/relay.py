@@ -251,12 +251,20 @@ class Resolved:
         return self.pointer.rsplit("/", 1)[0]
 
 
+_ROOTS: dict[type[BaseModel], SchemaNode] = {}
+
+
 class SchemaIndex:
     """A pydantic model as a tree of SchemaNodes, looked up by JSON Pointer."""
 
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
-        self.root = SchemaNode(model)
+        # The node tree (and the TypeAdapters it builds lazily, a millisecond or more each) is
+        # shared by every index of the same model; only the pointer cache is per index.
+        root = _ROOTS.get(model)
+        if root is None:
+            root = _ROOTS[model] = SchemaNode(model)
+        self.root = root
         self._cache: dict[str, Resolved] = {}
 
     def resolve(self, pointer: str) -> Resolved:

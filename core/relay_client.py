@@ -32,6 +32,8 @@ placed at their indices, prose deltas kept as drafts), for callers that want the
 from __future__ import annotations
 
 import contextlib
+import json
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Protocol
 
@@ -357,7 +359,7 @@ async def open_relay(
     limits = httpx.Timeout(timeout, read=idle_timeout)
     async with contextlib.AsyncExitStack() as stack:
         if client is None:
-            client = await stack.enter_async_context(httpx.AsyncClient(timeout=limits))
+            client = await stack.enter_async_context(httpx.AsyncClient(timeout=limits, verify=_ssl_context()))
         with translate_errors("relay"):
             request = client.build_request("POST", url, json=dict(body), headers=headers, timeout=limits)
             response = await client.send(request, stream=True)
@@ -380,9 +382,17 @@ async def open_relay(
             await stream.aclose()
 
 
-def _error_text(detail: str) -> str:
-    import json
+_SSL: list[ssl.SSLContext] = []
 
+
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for every client this module makes (building one costs tens of ms)."""
+    if not _SSL:
+        _SSL.append(httpx.create_ssl_context())
+    return _SSL[0]
+
+
+def _error_text(detail: str) -> str:
     try:
         data = json.loads(detail)
     except ValueError:

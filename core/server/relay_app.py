@@ -26,9 +26,10 @@ its settings from the environment (LIVEFILL_RELAY_TOKEN, required; LIVEFILL_RELA
 LIVEFILL_RELAY_IDLE_TIMEOUT; LIVEFILL_RELAY_TIMING_LOG), for `uvicorn --factory`.
 
 Timing (opt-in, for tests/benchmarks/bench_relay.py): with a timing log path set, every record's
-line is appended to it as JSON with the monotonic time of the upstream network read that was the
-last one before the record was made (the read carrying its settling byte) and the time its `send`
-returned (handed to the socket). Lines are written once per request, after the response ended.
+line is appended to it as JSON: `read_at`, the monotonic time of the upstream network read that
+was the last one before the record was made (the read carrying its settling byte); `written_at`,
+the monotonic time its `send` returned (handed to the socket); `written_wall`, the same as
+time.time(). Lines are written once per request, after the response ended.
 """
 
 from __future__ import annotations
@@ -274,7 +275,7 @@ class _RelayResponse(Response):
         self.demo_base_url = demo_base_url
         self.background = None
         self.run_id = f"run_{secrets.token_hex(6)}"
-        self.timings: list[tuple[int, str, float, float]] | None = [] if settings.timing_log else None
+        self.timings: list[tuple[int, str, float, float, float]] | None = [] if settings.timing_log else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": _RESPONSE_HEADERS})
@@ -307,8 +308,8 @@ class _RelayResponse(Response):
             read_at = clock.last_read
             await send({"type": "http.response.body", "body": b"".join(map(encode_record, records)), "more_body": True})
             if self.timings is not None:
-                written = time.monotonic()
-                self.timings.extend((r.seq, r.type, read_at, written) for r in records)
+                written, wall = time.monotonic(), time.time()
+                self.timings.extend((r.seq, r.type, read_at, written, wall) for r in records)
 
         await write(settler.begin())
         try:
@@ -317,9 +318,11 @@ class _RelayResponse(Response):
 
             async with open_stream(request, tap=clock, idle_timeout=self.settings.idle_timeout) as events:
                 async for event in events:
-                    await write(settler.feed(event))
-                    if settler.done:
-                        break
+                    records = settler.feed(event)
+                    if records:
+                        await write(records)
+                        if settler.done:
+                            break
             await write(settler.close())
         except (RunFailure, ProtocolError) as exc:
             await write(settler.fail(exc))
@@ -353,9 +356,11 @@ class _RelayResponse(Response):
         if not self.timings or not self.settings.timing_log:
             return
         lines = "".join(
-            json.dumps({"run": self.run_id, "seq": seq, "type": kind, "read_at": read_at, "written_at": written})
+            json.dumps(
+                {"run": self.run_id, "seq": seq, "type": kind, "read_at": read_at, "written_at": written, "written_wall": wall}
+            )
             + "\n"
-            for seq, kind, read_at, written in self.timings
+            for seq, kind, read_at, written, wall in self.timings
         )
         with open(self.settings.timing_log, "a", encoding="utf-8") as fh:
             fh.write(lines)
