@@ -188,7 +188,7 @@ class AnthropicDecoder:
         ]
 
 
-def message_params(request: ExtractionRequest, *, max_tokens: int = 8192) -> dict[str, Any]:
+def message_params(request: ExtractionRequest, *, max_tokens: int = 16384) -> dict[str, Any]:
     """The Messages API body for `request`: one forced tool whose input schema is the schema."""
     tool: dict[str, Any] = {
         "name": request.tool_name,
