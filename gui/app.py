@@ -122,27 +122,39 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
 
 
 async def _screenshots(window, path: Path) -> int:  # noqa: ANN001 (MainWindow)
+    """Run once; keep the best mid-stream picture; save it and the final one (see the docstring).
+
+    A mid picture is a moment when a value field (not just a table or group) is provisional with
+    some text shown; of those, the one with the most settled fields wins (it tells the most).
+    """
+    from core.form import FieldKind
+
     path.parent.mkdir(parents=True, exist_ok=True)
     window.start()
-    form = window.form
-    mid_taken = False
+    best = None  # (score, picture)
     fallback = None
     while window.controller.active:
         await asyncio.sleep(0.015)
-        if mid_taken or window.form_view is None:
+        view = window.form_view
+        if view is None:
             continue
-        window.form_view.signals.flush()
+        view.signals.flush()
         shown = window.field_states()
         if "provisional" not in shown.values():
             continue
         settled = sum(1 for s in shown.values() if s == "settled")
-        if settled >= min(-(-len(shown) * 6 // 10), len(shown) - 1):
-            window.grab().save(str(mid_path(path)))
-            mid_taken = True
+        leaf = any(
+            state == "provisional" and view.fields[p].spec.kind not in (FieldKind.TABLE, FieldKind.OBJECT)
+            and view.fields[p].property("displayValue")
+            for p, state in shown.items()
+        )
+        if leaf and (best is None or settled > best[0]):
+            best = (settled, window.grab())
         elif fallback is None:
             fallback = window.grab()
-    if not mid_taken and fallback is not None:
-        fallback.save(str(mid_path(path)))
+    picture = best[1] if best is not None else fallback
+    if picture is not None:
+        picture.save(str(mid_path(path)))
     await asyncio.sleep(1.0)  # let the "settled" highlight fade
     window.grab().save(str(path))
     status = window.controller.last_status

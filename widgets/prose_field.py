@@ -24,6 +24,8 @@ class ProseField(FieldWidget):
         edit.setTabChangesFocus(True)
         edit.installEventFilter(self)
         edit.document().contentsChanged.connect(self._fit)
+        lines = MIN_LINES
+        edit.setFixedHeight(int(edit.fontMetrics().lineSpacing() * lines + 14))
         return edit
 
     def set_editable(self, editable: bool) -> None:
@@ -49,6 +51,7 @@ class ProseField(FieldWidget):
         height = int(edit.fontMetrics().lineSpacing() * lines + 14)
         if edit.height() != height:
             edit.setFixedHeight(height)
+            self.updateGeometry()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         if watched is self.editor and event.type() == QEvent.Type.FocusOut:
