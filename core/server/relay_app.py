@@ -9,8 +9,9 @@ the response starts (200, `application/x-ndjson`, `cache-control: no-cache`,
 `x-accel-buffering: no`, chunked) and two tasks run side by side:
 
 - the producer opens the upstream stream with `core.providers.open_stream` — over real HTTP, to
-  this same server's demo provider (the address the request came in on, unless a demo URL is
-  configured) or to the live provider with a key from the relay's environment — feeds each
+  the demo provider (the configured demo URL; mounted beside the demo provider, this same server
+  at the address the request came in on) or to the live provider with a key from the relay's
+  environment — feeds each
   event to a `core.relay.Settler` and writes the records it returns, one `send` per event, as
   soon as they exist. The first terminal record ends it: leaving `open_stream` closes upstream.
   Failures of the upstream (error status, broken connection, idle past `idle_timeout`, bad
@@ -94,8 +95,10 @@ _RESPONSE_HEADERS = [
 class RelaySettings:
     """How one relay app behaves. Read-only: nothing is kept between requests.
 
-    `token`: the bearer token clients must send. `demo_base_url`: where the demo upstream is
-    (None: this same server, at the address the request came in on). `idle_timeout`: seconds of
+    `token`: the bearer token clients must send. `demo_base_url`: where the demo upstream is;
+    None with `demo_is_local` (the relay mounted beside the demo provider, `routes()`): this same
+    server, at the address the request came in on; None otherwise: "upstream": "demo" requests
+    get an `upstream_error` saying no demo provider is configured. `idle_timeout`: seconds of
     upstream silence (keep-alives do not count) before the run ends with `timeout`. `env`: where
     live-provider keys are read (default os.environ). `timing_log`: a file to append per-record
     timings to (opt-in). `upstream_tap`: a factory `run_id -> WireTap` observing every upstream
@@ -104,6 +107,7 @@ class RelaySettings:
 
     token: str
     demo_base_url: str | None = None
+    demo_is_local: bool = False
     idle_timeout: float = 20.0
     env: Mapping[str, str] | None = None
     timing_log: str | None = None
@@ -338,7 +342,10 @@ class _RelayResponse(Response):
         job = self.job
         if job.upstream == "demo":
             if not self.demo_base_url:
-                raise UsageError("the relay does not know where the demo provider is (set LIVEFILL_RELAY_DEMO_URL)")
+                raise UsageError(
+                    "this relay has no demo provider configured (set LIVEFILL_RELAY_DEMO_URL, or use "
+                    '"upstream": "live")'
+                )
             base_url, api_key = self.demo_base_url, "demo"
         else:
             base_url, api_key = _live_upstream(job.provider, self.settings.env if self.settings.env is not None else os.environ)
@@ -415,7 +422,7 @@ def relay_routes(settings: RelaySettings) -> list[Route]:
         job = _parse_job(await request.body())
         if isinstance(job, JSONResponse):
             return job
-        demo_base = settings.demo_base_url or _own_base_url(request.scope)
+        demo_base = settings.demo_base_url or (_own_base_url(request.scope) if settings.demo_is_local else None)
         return _RelayResponse(job, settings, demo_base)
 
     return [Route(EXTRACT_PATH, extract, methods=["POST"])]
@@ -428,6 +435,7 @@ def routes(*, relay_token: str, **settings: Any) -> list[Route]:
     timing log may also come from LIVEFILL_RELAY_TIMING_LOG. The demo upstream is this same server.
     """
     settings.setdefault("timing_log", os.environ.get("LIVEFILL_RELAY_TIMING_LOG") or None)
+    settings.setdefault("demo_is_local", True)
     return relay_routes(RelaySettings(token=relay_token, **settings))
 
 

@@ -221,6 +221,13 @@ async def test_live_upstream_without_a_key_is_an_upstream_error_record(demo_serv
     assert "OPENAI_API_KEY" in str(info.value) and info.value.record.code == "upstream_error"
 
 
+async def test_a_standalone_relay_without_a_demo_url_says_so(demo_server):
+    with LoopbackServer(create_relay_app(token="t")) as srv:
+        with pytest.raises(UpstreamError) as info:
+            await run_relay(srv.url, "t", {"scenario": "weather"})
+    assert "LIVEFILL_RELAY_DEMO_URL" in str(info.value)
+
+
 async def test_live_upstream_uses_the_configured_base_url_and_key(demo_server):
     # The "live" path with the demo provider standing in for the real API: same code, real HTTP.
     env = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": demo_server.url}
