@@ -42,7 +42,6 @@ from pydantic import BaseModel
 
 from core.errors import (
     Cancelled,
-    ConnectionLost,
     ProtocolError,
     RunFailure,
     StreamTimeout,
