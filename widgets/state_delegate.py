@@ -82,6 +82,10 @@ class StateDelegate(QStyledItemDelegate):
         elif state == "pending":
             painter.setPen(MUTED)
             painter.drawText(text_rect, _LEFT, "waiting…")
+        form = getattr(model, "form", None)
+        if form is not None and not form.marking and state != "invalid":
+            painter.restore()  # a client that shows no states (naive): no outline, no glyph
+            return
         inner = rect.adjusted(1, 1, -2, -2)
         if state == "provisional":
             painter.setPen(QPen(AMBER, 1.5, Qt.PenStyle.DashLine))
