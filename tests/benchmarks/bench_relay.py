@@ -18,6 +18,9 @@ Printed:
   its timing log, not guessed;
 - the same, to the moment this script's client had the record parsed (adds the socket and the
   client's own loop; CLOCK_MONOTONIC is system-wide, so the two processes' clocks agree);
+- end to end on the wall clock: the demo provider's log time of its last token -> the relay's
+  `send` of `complete` (the Stop follows the last token at once), which also counts the time the
+  bytes waited in the socket while the relay's event loop was busy (loop lag under load);
 - the relay process's peak memory (ru_maxrss of the child, and VmHWM from /proc before it exits),
   with its RSS before the load for comparison;
 - cancel: K clients closed after their first field; the demo provider's log gives the moment the
