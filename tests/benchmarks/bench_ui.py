@@ -6,6 +6,11 @@ A 5 ms QTimer (PreciseTimer) probes the event loop: each firing records how late
 (interval between firings minus 5 ms). Printed per mode: p50 / p99 / max lag (targets for
 partial: p99 < 8 ms, max < 25 ms), the run's outcome and length, and CPU: the whole process (which
 also hosts the demo server's thread) and the GUI thread alone, as a share of one core.
+
+`--server both` (default) measures with the demo server in this process's background thread (as
+the app runs it; it shares the GIL with the GUI thread) and then in its own process (the GUI
+thread alone). BENCH_SPIKES=1 prints when each lag over 15 ms happened. The first run of a
+process pays the anthropic SDK's first-request cost (~60-230 ms on the GUI thread, once).
 """
 
 from __future__ import annotations
