@@ -147,6 +147,7 @@ class DemoProvider:
 
     async def handle(self, request: Request, wire: WireSpec) -> Any:
         entry = self.log.new(path=request.url.path, wire=wire.name, auth=_auth_scheme(request))
+        entry.tag = request.headers.get("x-demo-tag") or None
         try:
             knobs = parse_knobs(request.headers, self.defaults)
         except KnobError as exc:

@@ -9,6 +9,7 @@
                                      writes (splitting characters and events anywhere), spread over
                                      each token's interval; coalesce:MS: writes gathered for MS ms
     x-demo-fault     NAME[@FRACTION] see `FaultName`; FRACTION of output tokens before it (0.5)
+    x-demo-tag       any text        recorded as `tag` in the request log (lets a client find its entry)
     x-demo-ping      seconds         interval between keep-alive pings (default 3)
 """
 

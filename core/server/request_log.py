@@ -32,6 +32,7 @@ class LogEntry:
     stream: bool = True
     fine_grained: bool = False
     auth: str | None = None
+    tag: str | None = None  # the client's own label for the request (`x-demo-tag`), e.g. a run id
     status: int = 200
     error: str | None = None  # the message of a refused request
     knobs: dict[str, Any] = field(default_factory=dict)

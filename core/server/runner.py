@@ -104,7 +104,9 @@ class EmbeddedServer:
             return url
 
     def _serve(self, sock: socket.socket, ready: threading.Event) -> None:
-        loop = asyncio.new_event_loop()
+        # Explicitly a selector loop: under qasync the process-wide loop policy would hand this
+        # thread a Qt loop, which cannot run outside the GUI thread.
+        loop = asyncio.SelectorEventLoop()
         self._loop = loop
         asyncio.set_event_loop(loop)
         assert self._server is not None

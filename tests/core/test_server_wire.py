@@ -262,7 +262,7 @@ async def test_request_log_fields(demo_server: EmbeddedServer) -> None:
         demo_server.url,
         "/v1/messages",
         _anthropic_body("ticket"),
-        {"authorization": "Bearer sk-secret-value", "x-demo-fault": "max_tokens@0.25"},
+        {"authorization": "Bearer sk-secret-value", "x-demo-fault": "max_tokens@0.25", "x-demo-tag": "lane-2"},
     )
     async with httpx.AsyncClient() as client:
         response = await client.get(demo_server.url + "/_demo/requests")
@@ -275,6 +275,7 @@ async def test_request_log_fields(demo_server: EmbeddedServer) -> None:
     assert required | {"disconnected_at", "fault"} <= set(entry)
     assert entry["path"] == "/v1/messages" and entry["scenario"] == "ticket" and entry["auth"] == "bearer"
     assert entry["fault"] == "max_tokens@0.25"
+    assert entry["tag"] == "lane-2"
     assert entry["tokens_sent"] == entry["fault_at"] == round(0.25 * entry["tokens_total"])
     assert entry["finished"] is True and entry["disconnected"] is False and entry["disconnected_at"] is None
     assert "sk-secret-value" not in response.text
