@@ -31,6 +31,7 @@ placed at their indices, prose deltas kept as drafts), for callers that want the
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import ssl
@@ -328,6 +329,14 @@ class RelayStream:
         yield terminal
 
     async def aclose(self) -> None:
+        # Close the response first, then let the next read fail inside this task: that unwinds
+        # every generator of the httpx chain here, not later in the garbage collector, which on a
+        # loop without asyncgen hooks (qasync) prints "async generator ignored GeneratorExit".
+        await self._response.aclose()
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(1.0):
+                while True:
+                    await self._iter.__anext__()
         await self._iter.aclose()
 
 

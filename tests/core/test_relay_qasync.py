@@ -1,0 +1,56 @@
+"""A relay stream left early under qasync (the app's loop) leaves nothing to the garbage collector.
+
+qasync installs no asyncgen hooks: unless RelayStream.aclose unwinds the httpx chain inside the
+task, leaving `open_relay` mid-body prints "async generator ignored GeneratorExit" at collection.
+Run the app's way (QApplication + qasync.run) in a subprocess and require a silent stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from tests.conftest import REPO
+
+SCRIPT = textwrap.dedent(
+    """
+    import gc, sys
+    import qasync
+    from PySide6.QtWidgets import QApplication
+    from core.relay_client import open_relay
+    from core.server.knobs import DemoDefaults
+    from core.server.runner import EmbeddedServer
+
+    async def main(server):
+        for provider in ("anthropic", "openai-chat", "ollama"):
+            body = {"scenario": "catalog", "provider": provider, "demo": {"speed": 100}}
+            async with open_relay(server.url, server.relay_token, body) as records:
+                seen = 0
+                async for record in records:
+                    seen += 1
+                    if seen == 3:
+                        break
+            gc.collect()
+        print("relay streams done", flush=True)
+
+    server = EmbeddedServer(defaults=DemoDefaults(speed=0.0, ttft_ms=0.0))
+    server.start()
+    app = QApplication([])
+    qasync.run(main(server))
+    gc.collect()
+    server.stop()
+    """
+)
+
+
+def test_leaving_a_relay_stream_early_under_qasync_is_silent() -> None:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "relay streams done" in proc.stdout
+    noise = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert noise == [], "\n".join(noise)
