@@ -219,7 +219,9 @@ _F_INDEX = 6  # ... and the index of its PROVISIONAL change in that call's list
 _WS = " \t\n\r"
 _ws_end = re.compile(r"[ \t\n\r]*").match
 _string_chunk = re.compile(r'[^"\\\x00-\x1f]*').match
-_number = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?").match
+_NUMBER_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_number = _NUMBER_RE.match  # the longest complete number at the start (groups: fraction, exponent)
+_number_full = _NUMBER_RE.fullmatch
 _number_prefix = re.compile(
     r"-?(?:(?:0|[1-9][0-9]*)(?:(?:\.[0-9]+)?[eE][-+]?[0-9]*|\.[0-9]*)?)?"
 ).fullmatch
@@ -229,6 +231,7 @@ _hex4 = re.compile(r"[0-9a-fA-F]{4}").fullmatch
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _LITERALS = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
+
 
 # Number grammar as a table, used only to locate the first impossible character of a bad number.
 # state -> {character class: next state}; "d" = 1-9, "0" = zero.
@@ -266,9 +269,17 @@ def _number_valid_prefix(text: str) -> int:
 
 
 def _number_value(match: re.Match[str]) -> int | float:
-    if match.group(1) is None and match.group(2) is None:
-        return int(match.group())
-    return float(match.group())
+    return float(match.group()) if match.lastindex else int(match.group())
+
+
+def _provisional_number(text: str) -> int | float | None:
+    """The number the received characters of an unfinished number spell, if any."""
+    if text.isdigit():
+        return int(text)
+    m = _number(text)
+    if m is None:
+        return None
+    return float(m.group()) if m.lastindex else int(m.group())
 
 
 def _check_int_part(text: str, start: int) -> None:
@@ -462,20 +473,21 @@ class PrefixParser:
         Raises JSONPrefixError (with `.offset`) at the first character that can never be part of
         valid JSON; the parser is unusable afterwards."""
         state = self._state
-        # Fast path: the piece lies wholly inside a string's or a key's body.
+        # Fast path (most pieces of a stream): the piece lies wholly inside a string's or a key's
+        # body. isprintable() rules out control characters; the regex decides the rare rest.
         if _STRING <= state <= _KEYSTR and not self._carry and type(text) is str and not self._closed:
             n = len(text)
-            if n and _string_chunk(text).end() == n:
+            if n and '"' not in text and "\\" not in text and (text.isprintable() or _string_chunk(text).end() == n):
                 self._consumed += n
                 sval = self._sval = self._sval + text
                 if state == _KEYSTR:
                     return []
-                leaf = self._leaf
                 change = _Twin()
+                leaf = self._leaf
                 if type(leaf) is str:
                     change.pointer = leaf
                 else:
-                    change._where = leaf
+                    change._where = leaf  # deep inside: built when read
                 change.state = _PROVISIONAL
                 change.value = sval
                 change.__class__ = Change  # type: ignore[assignment]
@@ -509,8 +521,8 @@ class PrefixParser:
         try:
             while i < n:
                 if state >= _STRING:
-                    if state <= _KEYSTR:
-                        # ---- inside a string or a key
+                    if state == _KEYSTR:
+                        # ---- inside a key
                         j = _string_chunk(text, i).end()
                         if j > i:
                             sval += text[i:j]
@@ -518,16 +530,7 @@ class PrefixParser:
                             i = n
                             break
                         c = text[j]
-                        if c == '"':
-                            i = j + 1
-                            if state == _KEYSTR:
-                                top[_F_KEY] = sval  # type: ignore[index]
-                                sval = ""
-                                state = _COLON
-                                continue
-                            value: Any = sval
-                            sval = ""
-                        elif c == "\\":
+                        if c == "\\":
                             decoded, i = _escape(text, j, n)
                             if decoded is None:
                                 carry = text[j:]
@@ -535,77 +538,110 @@ class PrefixParser:
                                 break
                             sval += decoded
                             continue
-                        else:
-                            raise _Bad(j, f"raw control character {c!r} in a string")
-                    elif state == _NUMBER:
-                        m = _number(text, i)
-                        e = m.end() if m is not None else i
-                        if e - i > _INT_DIGITS:
-                            _check_int_part(text, i)
-                        if e < n and text[e] not in _NUMBER_CHARS:
-                            value = _number_value(m)  # type: ignore[arg-type]
-                            i = e
-                        else:
+                        if c != '"':
+                            raise _Bad(j, f"raw control character {c!r} in a key")
+                        top[_F_KEY] = sval  # type: ignore[index]
+                        sval = ""
+                        i = j + 1
+                        state = _COLON
+                        if i == n or text[i] != ":":
+                            continue
+                        action = _A_COLON  # most keys are followed right away by their colon
+                    else:
+                        if state == _STRING:
+                            # ---- inside a string value
+                            j = _string_chunk(text, i).end()
+                            if j > i:
+                                sval += text[i:j]
+                            if j == n:
+                                i = n
+                                break
+                            c = text[j]
+                            if c == "\\":
+                                decoded, i = _escape(text, j, n)
+                                if decoded is None:
+                                    carry = text[j:]
+                                    i = n
+                                    break
+                                sval += decoded
+                                continue
+                            if c != '"':
+                                raise _Bad(j, f"raw control character {c!r} in a string")
+                            value: Any = sval
+                            sval = ""
+                            i = j + 1
+                        elif state == _NUMBER:
+                            # ---- a number: its characters run up to the first other character
                             j = _number_run(text, i).end()
-                            run = text[i:j]
-                            if j < n or not _number_prefix(run):
-                                raise _Bad(i + _number_valid_prefix(run), "invalid number")
                             if j - i > _INT_DIGITS:
                                 _check_int_part(text, i)
-                            carry = run
-                            i = n
-                            break
-                    else:
-                        # ---- a literal: true / false / null
-                        word, value = _LITERALS[text[i]]
-                        if text.startswith(word, i):
-                            i += len(word)
+                            if j == n:
+                                carry = text[i:]
+                                if not (carry.isdigit() and (carry[0] != "0" or j - i == 1)) and not _number_prefix(carry):
+                                    raise _Bad(i + _number_valid_prefix(carry), "invalid number")
+                                i = n
+                                break
+                            m = _number_full(text, i, j)
+                            if m is None:
+                                raise _Bad(i + _number_valid_prefix(text[i:j]), "invalid number")
+                            value = float(m.group()) if m.lastindex else int(m.group())
+                            i = j
                         else:
-                            got = text[i : i + len(word)]
-                            for k, char in enumerate(got):
-                                if char != word[k]:
-                                    raise _Bad(i + k, f"invalid literal (expected {word!r})")
-                            carry = got
-                            i = n
-                            break
-                    # ---- a scalar settled: insert it into its container and report it
-                    if top is None:
-                        self._root = value
-                        leaf = ""
-                        state = _DONE
-                    elif isobj:
-                        key = top[_F_KEY]
-                        obj[key] = value  # type: ignore[index]
-                        if leaf is None:
-                            leaf = _child_pointer(top, key)
-                        state = _AFTER_MEMBER
-                    else:
-                        if leaf is None:
-                            leaf = _child_pointer(top, len(obj))  # type: ignore[arg-type]
-                        obj.append(value)  # type: ignore[union-attr]
-                        state = _AFTER_ITEM
-                    change = _Twin()
-                    if type(leaf) is str:
-                        change.pointer = leaf
-                    else:
-                        change._where = leaf
-                    change.state = _SETTLED
-                    change.value = value
-                    change.__class__ = Change  # type: ignore[assignment]
-                    append(change)  # type: ignore[arg-type]
-                    leaf = None
-                    continue
-
-                # ---- structural: skip whitespace, then look the character up in the table
-                c = text[i]
-                if c in _WS:
-                    i = _ws_end(text, i).end()
-                    if i == n:
-                        break
+                            # ---- a literal: true / false / null
+                            word, value = _LITERALS[text[i]]
+                            if text.startswith(word, i):
+                                i += len(word)
+                            else:
+                                got = text[i : i + len(word)]
+                                for k, char in enumerate(got):
+                                    if char != word[k]:
+                                        raise _Bad(i + k, f"invalid literal (expected {word!r})")
+                                carry = got
+                                i = n
+                                break
+                        # ---- a scalar settled: insert it into its container and report it
+                        if top is None:
+                            self._root = value
+                            leaf = ""
+                            state = _DONE
+                        elif isobj:
+                            key = top[_F_KEY]
+                            obj[key] = value  # type: ignore[index]
+                            if leaf is None:
+                                leaf = _child_pointer(top, key)
+                            state = _AFTER_MEMBER
+                        else:
+                            if leaf is None:
+                                leaf = _child_pointer(top, len(obj))  # type: ignore[arg-type]
+                            obj.append(value)  # type: ignore[union-attr]
+                            state = _AFTER_ITEM
+                        change = _Twin()
+                        if type(leaf) is str:
+                            change.pointer = leaf
+                        else:
+                            change._where = leaf
+                        change.state = _SETTLED
+                        change.value = value
+                        change.__class__ = Change  # type: ignore[assignment]
+                        append(change)  # type: ignore[arg-type]
+                        leaf = None
+                        continue
+                else:
+                    # ---- structural: skip whitespace, then look the character up in the table
                     c = text[i]
-                action = _TRANSITIONS[state].get(c)
-                if action is None:
-                    raise _Bad(i, f"unexpected {c!r}: expected {_EXPECTED[state]}")
+                    if c in _WS:
+                        i += 1
+                        if i == n:
+                            break
+                        c = text[i]
+                        if c in _WS:
+                            i = _ws_end(text, i).end()
+                            if i == n:
+                                break
+                            c = text[i]
+                    action = _TRANSITIONS[state].get(c)
+                    if action is None:
+                        raise _Bad(i, f"unexpected {c!r}: expected {_EXPECTED[state]}")
                 if action == _A_STRING:
                     state = _STRING
                     i += 1
@@ -689,17 +725,16 @@ class PrefixParser:
 
             # ---- the unfinished value at the end of this piece reports what it has so far
             if state >= _STRING:
-                if state == _STRING:
-                    if leaf is None:
-                        leaf = "" if top is None else _child_pointer(top, top[_F_KEY] if isobj else len(obj))  # type: ignore[arg-type]
-                    append(_change(leaf, _PROVISIONAL, sval))
-                elif state != _KEYSTR:
-                    m = _number(carry) if state == _NUMBER else None
-                    if m is not None:
+                if state != _KEYSTR:
+                    if state == _STRING:
+                        value = sval
+                    else:
+                        value = _provisional_number(carry) if state == _NUMBER else None
+                    if value is not None:
                         if leaf is None:
                             leaf = "" if top is None else _child_pointer(top, top[_F_KEY] if isobj else len(obj))  # type: ignore[arg-type]
-                        append(_change(leaf, _PROVISIONAL, _number_value(m)))
-                    elif colon_here and isobj:
+                        append(_change(leaf, _PROVISIONAL, value))
+                    elif colon_here and isobj:  # a lone "-" or a literal's first letters
                         leaf = _child_pointer(top, top[_F_KEY])  # type: ignore[arg-type,index]
                         append(_change(leaf, _PENDING, None))
             elif state == _VALUE and colon_here and isobj:
@@ -778,9 +813,9 @@ class PrefixParser:
         if state == _STRING:
             return self._sval
         if state == _NUMBER:
-            m = _number(self._carry)
-            if m is not None:
-                return _number_value(m)
+            value = _provisional_number(self._carry)
+            if value is not None:
+                return value
         return _MISSING
 
     def value(self) -> Any:
