@@ -24,8 +24,8 @@ text, the same however the text was cut.
 # non-whitespace character picks an action from the table; in a token state (inside a string,
 # key, number or literal) a regular expression or `str.startswith` consumes as much of the token
 # as the text holds, at C speed. Nothing is recursive: open containers live on an explicit stack
-# of frames, one small list per level (parent frame, token in parent, cached pointer, the
-# container's Python object, current key, where its PROVISIONAL change sits in this call's list).
+# of frames, one small list per level (parent frame, token in parent, pointer, the container's
+# Python object, current key, where its PROVISIONAL change sits in this call's list).
 #
 # Values are built as they arrive: a container's dict or list is created when it opens and
 # inserted into its parent at once; each child is inserted into it as it settles. A container's
@@ -34,20 +34,24 @@ text, the same however the text was cut.
 #
 # Carry-over between calls: an unfinished string keeps its decoded text so far (`_sval`); what
 # cannot be decoded yet (a lone backslash, half a `\uXXXX`, a high surrogate waiting for its
-# partner) and an unfinished number or literal are kept as raw text (`_carry`, at most a number's
-# length) and are prepended to the next piece, so no earlier text is ever scanned twice except
-# that short tail. Error offsets are computed from `_consumed`, the count of characters fed.
+# partner) and an unfinished number or literal are kept as raw text (`_carry`) and prepended to
+# the next piece, so nothing is ever scanned twice except that short tail. Error offsets count
+# from `_consumed`, the number of characters fed. Most pieces of a real stream fall wholly inside
+# a string's body; `feed` answers those before setting up the general loop.
 #
-# Pointers are built lazily. A change records *where* its value is -- `None` for the root, a
-# frame for a container, `(frame, token)` for a scalar -- and `Change.pointer` turns that into
-# the RFC 6901 string only when someone reads it (frames cache short pointers). Memory stays
-# O(depth) even for 100,000 nested brackets, where eager pointer strings would need gigabytes.
+# Pointers: a frame knows its pointer string while that is short (up to `_CACHE_POINTERS_UP_TO`
+# characters), so a child's pointer is one concatenation. Deeper down, frames store None and a
+# change records only *where* its value is -- a frame, or `(frame, token)` -- leaving its
+# `pointer` slot empty; `Change.__getattr__` builds the string on first read. Memory stays
+# O(depth) even for 100,000 nested brackets, where a pointer string per level (or per change)
+# would need gigabytes. Changes are built as `_Twin` objects (same slots, no frozen guard) whose
+# class is then switched to Change: the cheapest way CPython offers to fill a frozen dataclass.
 #
 # One change per pointer per call: a scalar reports only at the end of the call (PROVISIONAL or
 # PENDING, if it is still unfinished) or when it settles; a container reports PROVISIONAL when it
 # opens and, if it closes in the same call, its SETTLED change replaces that entry in place (so
-# a parent always comes before its children in the list). A duplicate key drops, at the end of
-# the call, the entries this call made for the value it replaces.
+# a container that opens in a call comes before its children in that call's list). A duplicate
+# key drops, at the end of the call, the entries this call made for the value it replaces.
 
 from __future__ import annotations
 
@@ -253,7 +257,7 @@ _NUMBER_CLASS = {**{d: "d" for d in "123456789"}, "0": "0", ".": ".", "e": "e", 
 _INT_DIGITS = sys.get_int_max_str_digits() or sys.maxsize
 _int_part = re.compile(r"-?[0-9]*").match
 
-_CACHE_POINTERS_UP_TO = 256  # frames cache their pointer string while it is at most this long
+_CACHE_POINTERS_UP_TO = 256  # a frame keeps a pointer string if its parent's is at most this long
 _MISSING = object()
 
 
@@ -447,7 +451,9 @@ class PrefixParser:
     """Incremental, strict JSON parser that reports which values have settled.
 
     `feed(text)` takes the next piece of the document (cut anywhere) and returns the changes it
-    caused, at most one per pointer, parents before their children. `close()` ends the document.
+    caused: at most one per pointer, in document order of each pointer's first change in the
+    call (a container that opens in the call comes before its children). `close()` ends the
+    document.
     Feeding after `close()` or after an error raises `core.errors.UsageError`.
     """
 
