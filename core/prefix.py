@@ -37,12 +37,16 @@ text, the same however the text was cut.
 # partner) and an unfinished number or literal are kept as raw text (`_carry`) and prepended to
 # the next piece, so nothing is ever scanned twice except that short tail. Error offsets count
 # from `_consumed`, the number of characters fed. Most pieces of a real stream fall wholly inside
-# a string's body; `feed` answers those before setting up the general loop.
+# a string's body; `feed` answers those before setting up the general loop, whose per-call setup
+# is kept small (the innermost frame, its object and kind are kept in slots between calls; a call
+# number for `_F_CALL` is drawn only when a container opens).
 #
 # Pointers: a frame knows its pointer string while that is short (up to `_CACHE_POINTERS_UP_TO`
 # characters), so a child's pointer is one concatenation. Deeper down, frames store None and a
 # change records only *where* its value is -- a frame, or `(frame, token)` -- leaving its
-# `pointer` slot empty; `Change.__getattr__` builds the string on first read. Memory stays
+# `pointer` slot empty; such a change is a `_DeepChange` (a Change subclass that compares,
+# hashes and prints as one) whose `__getattr__` builds the string on first read. Ordinary
+# changes have no `__getattr__`, so reading their attributes stays a plain slot read. Memory stays
 # O(depth) even for 100,000 nested brackets, where a pointer string per level (or per change)
 # would need gigabytes. Changes are built as `_Twin` objects (same slots, no frozen guard) whose
 # class is then switched to Change: the cheapest way CPython offers to fill a frozen dataclass.
@@ -90,22 +94,42 @@ class Change:
     state: ValueState
     value: Any
 
-    def __getattr__(self, name: str) -> Any:
-        # Only reached when the `pointer` slot is empty: a deep pointer the parser left to be
-        # built on first read from `_where` (see "Pointers are built lazily" at the top).
-        if name == "pointer":
-            pointer = _pointer_of(_get_where(self, Change))
-            _set_pointer(self, pointer)
-            return pointer
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
     def __reduce__(self) -> Any:
         return (Change, (self.pointer, self.state, self.value))
 
 
+class _DeepChange(Change):
+    """A Change whose pointer is long: the parser leaves its `pointer` slot empty and records
+    only where the value is (`_where`); the string is built on first read. A subclass so that
+    ordinary changes keep plain slot reads (a `__getattr__` on Change itself would slow down
+    every attribute read of every change). Compares, hashes and prints as a Change."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when the `pointer` slot is empty (see "Pointers" at the top).
+        if name == "pointer":
+            pointer = _pointer_of(_get_where(self, Change))
+            _set_pointer(self, pointer)
+            return pointer
+        raise AttributeError(f"'Change' object has no attribute {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Change):
+            return (self.pointer, self.state, self.value) == (other.pointer, other.state, other.value)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.pointer, self.state, self.value))
+
+    def __repr__(self) -> str:
+        return f"Change(pointer={self.pointer!r}, state={self.state!r}, value={self.value!r})"
+
+
 class _Twin:
     """Same slot layout as Change, without the frozen __setattr__: the parser fills one and turns
-    it into a Change by assigning __class__ (twice as fast as going around the frozen guard)."""
+    it into a Change (or a _DeepChange) by assigning __class__ (twice as fast as going around the
+    frozen guard)."""
 
     __slots__ = ("pointer", "state", "value", "_where")
 
@@ -122,7 +146,7 @@ def _change(where: Any, state: ValueState, value: Any) -> Change:
         change._where = where
     change.state = state
     change.value = value
-    change.__class__ = Change  # type: ignore[assignment]
+    change.__class__ = Change if type(where) is str else _DeepChange  # type: ignore[assignment]
     return change  # type: ignore[return-value]
 
 
@@ -457,11 +481,14 @@ class PrefixParser:
     Feeding after `close()` or after an error raises `core.errors.UsageError`.
     """
 
-    __slots__ = ("_state", "_stack", "_root", "_consumed", "_carry", "_sval", "_leaf", "_calls", "_closed", "_failed")
+    __slots__ = ("_state", "_stack", "_top", "_obj", "_isobj", "_root", "_consumed", "_carry", "_sval", "_leaf", "_calls", "_closed", "_failed")
 
     def __init__(self) -> None:
         self._state = _VALUE
         self._stack: list[list[Any]] = []  # frames of the open containers, outermost first
+        self._top: list[Any] | None = None  # the innermost open container's frame (kept by feed)
+        self._obj: Any = None  # ... its dict or list
+        self._isobj = False  # ... whether that is a dict
         self._root: Any = _MISSING  # the top-level value once it began (containers: the live object)
         self._consumed = 0  # characters fed so far
         self._carry = ""  # raw tail of an unfinished number, literal or escape (see the top)
@@ -490,38 +517,37 @@ class PrefixParser:
                     return []
                 change = _Twin()
                 leaf = self._leaf
-                if type(leaf) is str:
-                    change.pointer = leaf
-                else:
-                    change._where = leaf  # deep inside: built when read
                 change.state = _PROVISIONAL
                 change.value = sval
-                change.__class__ = Change  # type: ignore[assignment]
+                if type(leaf) is str:
+                    change.pointer = leaf
+                    change.__class__ = Change  # type: ignore[assignment]
+                else:
+                    change._where = leaf  # deep inside: built when read
+                    change.__class__ = _DeepChange  # type: ignore[assignment]
                 return [change]  # type: ignore[list-item]
-        if self._closed:
-            raise UsageError("feed() after close() or after an error")
-        if type(text) is not str:
-            raise UsageError(f"feed() takes str, not {type(text).__name__}")
-        if not text:
+        if self._closed or type(text) is not str or not text:
+            if self._closed:
+                raise UsageError("feed() after close() or after an error")
+            if type(text) is not str:
+                raise UsageError(f"feed() takes str, not {type(text).__name__}")
             return []
-        base = self._consumed
-        self._consumed = base + len(text)
+        self._consumed += len(text)  # an error's offset is self._consumed - n + its index
         carry = self._carry
         if carry:
             text = carry + text
-            base -= len(carry)
             carry = ""
         n = len(text)
         i = 0
         stack = self._stack
-        top = stack[-1] if stack else None
-        obj = top[_F_OBJ] if top is not None else None
-        isobj = type(obj) is dict
+        top = self._top
+        obj = self._obj
+        isobj = self._isobj
         sval = self._sval
         leaf = self._leaf
         changes: list[Change] = []
         append = changes.append
-        call = self._calls = self._calls + 1
+        call = 0  # numbered (self._calls) only when a container opens in this call
         colon_here = False  # a key's colon arrived in this call
         dups: list[tuple[str, int]] | None = None
         try:
@@ -622,13 +648,14 @@ class PrefixParser:
                             obj.append(value)  # type: ignore[union-attr]
                             state = _AFTER_ITEM
                         change = _Twin()
-                        if type(leaf) is str:
-                            change.pointer = leaf
-                        else:
-                            change._where = leaf
                         change.state = _SETTLED
                         change.value = value
-                        change.__class__ = Change  # type: ignore[assignment]
+                        if type(leaf) is str:
+                            change.pointer = leaf
+                            change.__class__ = Change  # type: ignore[assignment]
+                        else:
+                            change._where = leaf
+                            change.__class__ = _DeepChange  # type: ignore[assignment]
                         append(change)  # type: ignore[arg-type]
                         leaf = None
                         continue
@@ -672,13 +699,14 @@ class PrefixParser:
                 elif action == _A_CLOSE:
                     change = _Twin()
                     pointer = top[_F_POINTER]  # type: ignore[index]
-                    if pointer is None:
-                        change._where = top
-                    else:
-                        change.pointer = pointer
                     change.state = _SETTLED
                     change.value = obj
-                    change.__class__ = Change  # type: ignore[assignment]
+                    if pointer is None:
+                        change._where = top
+                        change.__class__ = _DeepChange  # type: ignore[assignment]
+                    else:
+                        change.pointer = pointer
+                        change.__class__ = Change  # type: ignore[assignment]
                     if top[_F_CALL] == call:  # type: ignore[index]
                         changes[top[_F_INDEX]] = change  # type: ignore[index,call-overload]
                     else:
@@ -699,6 +727,8 @@ class PrefixParser:
                     if top is None:
                         self._root = new
                         pointer = ""
+                        if not call:
+                            call = self._calls = self._calls + 1
                         frame = [None, None, pointer, new, None, call, len(changes)]
                     else:
                         token = top[_F_KEY] if isobj else len(obj)  # type: ignore[arg-type]
@@ -707,19 +737,22 @@ class PrefixParser:
                             pointer = None
                         else:
                             pointer = _child_pointer(top, token)
+                        if not call:
+                            call = self._calls = self._calls + 1
                         frame = [top, token, pointer, new, None, call, len(changes)]
                         if isobj:
                             obj[token] = new  # type: ignore[index]
                         else:
                             obj.append(new)  # type: ignore[union-attr]
                     change = _Twin()
-                    if pointer is None:
-                        change._where = frame
-                    else:
-                        change.pointer = pointer
                     change.state = _PROVISIONAL
                     change.value = {} if action == _A_OBJECT else []
-                    change.__class__ = Change  # type: ignore[assignment]
+                    if pointer is None:
+                        change._where = frame
+                        change.__class__ = _DeepChange  # type: ignore[assignment]
+                    else:
+                        change.pointer = pointer
+                        change.__class__ = Change  # type: ignore[assignment]
                     append(change)  # type: ignore[arg-type]
                     leaf = None
                     stack.append(frame)
@@ -734,12 +767,23 @@ class PrefixParser:
                 if state != _KEYSTR:
                     if state == _STRING:
                         value = sval
+                    elif state == _NUMBER:
+                        value = int(carry) if carry.isdigit() else _provisional_number(carry)
                     else:
-                        value = _provisional_number(carry) if state == _NUMBER else None
+                        value = None
                     if value is not None:
                         if leaf is None:
                             leaf = "" if top is None else _child_pointer(top, top[_F_KEY] if isobj else len(obj))  # type: ignore[arg-type]
-                        append(_change(leaf, _PROVISIONAL, value))
+                        change = _Twin()
+                        change.state = _PROVISIONAL
+                        change.value = value
+                        if type(leaf) is str:
+                            change.pointer = leaf
+                            change.__class__ = Change  # type: ignore[assignment]
+                        else:
+                            change._where = leaf
+                            change.__class__ = _DeepChange  # type: ignore[assignment]
+                        append(change)  # type: ignore[arg-type]
                     elif colon_here and isobj:  # a lone "-" or a literal's first letters
                         leaf = _child_pointer(top, top[_F_KEY])  # type: ignore[arg-type,index]
                         append(_change(leaf, _PENDING, None))
@@ -748,7 +792,7 @@ class PrefixParser:
                 append(_change(leaf, _PENDING, None))
         except _Bad as bad:
             self._closed = self._failed = True
-            raise JSONPrefixError(bad.reason, offset=base + bad.index) from None
+            raise JSONPrefixError(bad.reason, offset=self._consumed - n + bad.index) from None
         except BaseException:
             self._closed = self._failed = True
             raise
@@ -757,6 +801,9 @@ class PrefixParser:
         self._sval = sval
         self._carry = carry
         self._leaf = leaf
+        self._top = top
+        self._obj = obj
+        self._isobj = isobj
         if dups is not None:
             changes = _drop_replaced(changes, dups)
         return changes
