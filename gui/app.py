@@ -8,7 +8,13 @@ exists), stops the server (joining its thread) and returns the exit code.
 
 `--screenshot PATH` runs headless: it starts the run, saves `PATH-mid.png` (the stem gets "-mid")
 as soon as at least one field is provisional while some have settled, saves `PATH` when the run
-has ended, and exits 0 (1 if the run did not commit).
+has ended, and exits 0 (1 if the run did not commit). With `--compare naive,partial,settled` the
+window opens in the compare view with those lanes, and the mid picture is taken while a marking
+lane shows a provisional value (preferring a moment when the naive lane shows a wrong one).
+
+`--autoplay` replays the scenario in a loop with a pause between runs (a booth screen; Stop or Esc
+ends it, closing the window ends it cleanly); `--present` starts in presentation mode (F11).
+`--theme` picks the light or dark style sheet (default: follow the system palette).
 """
 
 from __future__ import annotations
@@ -40,9 +46,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--autostart", action="store_true", help="start a run as soon as the window is up")
     parser.add_argument("--screenshot", metavar="PATH", help="headless: save PATH-mid.png mid-stream and PATH at the end, then exit")
     parser.add_argument("--history", metavar="FILE", help="history file (default: the user data dir)")
+    parser.add_argument("--compare", metavar="MODES", help="open the compare view with these lanes, e.g. naive,partial,settled (2 to 5)")
+    parser.add_argument("--seed", type=int, default=None, help="demo seed for every run (default: the demo provider's)")
+    parser.add_argument("--slice", dest="slicing", default=None, help="demo slicing: event | N (bytes) | coalesce:MS")
+    parser.add_argument("--autoplay", action="store_true", help="replay the scenario in a loop with a pause between runs")
+    parser.add_argument("--autoplay-pause", type=float, default=3.0, metavar="SECONDS", help="pause between autoplay runs (default 3)")
+    parser.add_argument("--autoplay-cycles", type=int, default=None, help=argparse.SUPPRESS)  # tests: close after N runs
+    parser.add_argument("--show-provisional-numbers", action="store_true", help="partial mode shows numbers before they settle (marked), e.g. 120… for 1200")
+    parser.add_argument("--present", action="store_true", help="start in presentation mode (F11 / Esc leaves it)")
+    parser.add_argument("--theme", default="system", choices=["system", "light", "dark"], help="colour theme (default: follow the system)")
     parser.add_argument("--exit-after-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--close-after", type=float, default=None, help=argparse.SUPPRESS)  # tests: close the window
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.compare:
+        from gui.compare_view import parse_modes
+
+        try:
+            args.compare = [m.value for m in parse_modes(args.compare)]
+        except ValueError as exc:
+            parser.error(f"--compare: {exc}")
+    return args
 
 
 def mid_path(path: Path) -> Path:
@@ -78,11 +101,20 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             speed=args.speed,
             fault=args.fault,
             idle_timeout=args.idle_timeout,
+            compare=args.compare,
+            seed=args.seed,
+            slicing=args.slicing,
         )
         errors.install(window, asyncio.get_running_loop())
         closed = asyncio.Event()
         window.closed.connect(closed.set)
+        if args.show_provisional_numbers:
+            window.show_numbers_action.setChecked(True)
+        if args.screenshot and args.compare:
+            window.resize(1680, 1000)
         window.show()
+        if args.present:
+            window.toggle_presentation()
         app.processEvents()
         PREWARM.start()
         window.ready_seconds = time.monotonic() - t0  # type: ignore[attr-defined]
@@ -93,72 +125,150 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             exit_code = await _screenshots(window, Path(args.screenshot))
             window.close()
         else:
-            if args.autostart or args.exit_after_run:
+            if args.autoplay:
+                window.start_autoplay(pause=args.autoplay_pause, max_cycles=args.autoplay_cycles)
+                if args.autoplay_cycles is not None:
+                    _close_after_autoplay(window)
+            elif args.autostart or args.exit_after_run:
                 window.start()
             if args.close_after is not None:
-                _close_later(window, args.close_after, wait_for_stream=args.autostart)
+                _close_later(window, args.close_after, wait_for_stream=args.autostart or args.autoplay)
             if args.exit_after_run:
                 await asyncio.sleep(0)
-                status = await window.controller.wait()
+                statuses = await window.wait_runs()
                 window.close()
-                exit_code = 0 if status is not None and status.phase.value == "committed" else 1
+                exit_code = 0 if _all_committed(statuses) else 1
             await closed.wait()
     finally:
         if window is not None:
             await window.shutdown()
         await asyncio.get_running_loop().shutdown_asyncgens()
         if os.environ.get("LIVEFILL_REPORT") and window is not None:
-            status = window.controller.last_status
-            if status is not None:
-                print(f"last run: {status.phase.value} — {status.reason}", flush=True)
+            if window.autoplay.cycles:
+                print(f"autoplay: {window.autoplay.cycles} cycles", flush=True)
+            lanes = window.lanes
+            for i, status in enumerate(window.last_statuses()):
+                if status is not None:
+                    lane = f" (lane {lanes[i].title})" if lanes else ""
+                    print(f"last run: {status.phase.value} — {status.reason}{lane}", flush=True)
             await asyncio.sleep(0.2)  # let the server notice the closed connection
             for entry in server.requests():
                 print(f"server: {entry['path']} sent {entry['tokens_sent']} of {entry['tokens_total']}, "
-                      f"disconnected={entry['disconnected']}", flush=True)
+                      f"disconnected={entry['disconnected']}, tag={entry.get('tag')}", flush=True)
         server.stop()
         if app is not None:
             app.processEvents()
     return exit_code
 
 
+def _all_committed(statuses) -> bool:  # noqa: ANN001 (list[RunStatus | None])
+    return bool(statuses) and all(s is not None and s.phase.value == "committed" for s in statuses)
+
+
 async def _screenshots(window, path: Path) -> int:  # noqa: ANN001 (MainWindow)
     """Run once; keep the best mid-stream picture; save it and the final one (see the docstring).
 
-    A mid picture is a moment when a value field (not just a table or group) is provisional with
-    some text shown; of those, the one with the most settled fields wins (it tells the most).
+    Single form: a mid picture is a moment when a value field (not just a table or group) is
+    provisional with some text shown; of those, the one with the most settled fields wins (it
+    tells the most). Compare view: a moment when a marking lane shows such a provisional value;
+    moments when the naive lane shows a value that is wrong win, then the most settled fields.
     """
-    from core.form import FieldKind
-
     path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + 30
+    while PREWARM.is_alive() and time.monotonic() < deadline:  # timings in the picture without SDK imports
+        await asyncio.sleep(0.05)
     window.start()
     best = None  # (score, picture)
     fallback = None
-    while window.controller.active:
+    while window.active:
         await asyncio.sleep(0.015)
-        view = window.form_view
-        if view is None:
+        score = _compare_score(window) if window.comparing else _single_score(window)
+        if score is None:
             continue
-        view.signals.flush()
-        shown = window.field_states()
-        if "provisional" not in shown.values():
+        if score is False:
+            if fallback is None:
+                fallback = window.grab()
             continue
-        settled = sum(1 for s in shown.values() if s == "settled")
-        leaf = any(
-            state == "provisional" and view.fields[p].spec.kind not in (FieldKind.TABLE, FieldKind.OBJECT)
-            and view.fields[p].property("displayValue")
-            for p, state in shown.items()
-        )
-        if leaf and (best is None or settled > best[0]):
-            best = (settled, window.grab())
-        elif fallback is None:
-            fallback = window.grab()
+        if best is None or score > best[0]:
+            best = (score, window.grab())
     picture = best[1] if best is not None else fallback
     if picture is not None:
         picture.save(str(mid_path(path)))
+    await window.wait_runs()
     await asyncio.sleep(1.0)  # let the "settled" highlight fade
     window.grab().save(str(path))
-    status = window.controller.last_status
-    return 0 if status is not None and status.phase.value == "committed" else 1
+    return 0 if _all_committed(window.last_statuses()) else 1
+
+
+def _provisional_leaf(view) -> bool:  # noqa: ANN001 (FormView)
+    from core.form import FieldKind
+
+    return any(
+        str(w.property("state")) == "provisional" and w.spec.kind not in (FieldKind.TABLE, FieldKind.OBJECT)
+        and w.property("displayValue")
+        for w in view.fields.values()
+    )
+
+
+def _single_score(window):  # noqa: ANN001, ANN202
+    """None: nothing provisional; False: provisional but no leaf text; else the number settled."""
+    view = window.form_view
+    if view is None:
+        return None
+    view.signals.flush()
+    shown = window.field_states()
+    if "provisional" not in shown.values():
+        return None
+    if not _provisional_leaf(view):
+        return False
+    return sum(1 for s in shown.values() if s == "settled")
+
+
+def _compare_score(window):  # noqa: ANN001, ANN202
+    """None / False as `_single_score`; else a tuple: the naive lane shows a wrong value in a short
+    field (a one-line field or a table cell; not prose) that a marking lane shows marked
+    provisional; it shows one at all; then the fields settled in all lanes."""
+    from core.form import FieldKind
+    from core.metrics import leaves, same_value
+    from core.run import Mode
+    from core.scenarios import get_scenario
+
+    lanes = window.lanes
+    for lane in lanes:
+        if lane.form_view is not None:
+            lane.form_view.signals.flush()
+    marking = [lane for lane in lanes if lane.mode is not Mode.NAIVE and lane.form_view is not None]
+    if not any("provisional" in lane.field_states().values() for lane in marking):
+        return None
+    if not any(_provisional_leaf(lane.form_view) for lane in marking):
+        return False
+    final = dict(leaves(get_scenario(window.scenario).output))
+    marked: set[str] = set()
+    for lane in marking:
+        if lane.form is not None:
+            marked |= {p for p, st in lane.form.states().items() if st.value == "provisional"}
+    wrong = 0
+    for lane in lanes:
+        if lane.mode is not Mode.NAIVE or lane.form is None:
+            continue
+        for pointer, value in leaves(lane.form.document):
+            spec = lane.form.spec_for(pointer)
+            if spec is None or spec.kind in (FieldKind.PROSE, FieldKind.TABLE, FieldKind.OBJECT):
+                continue
+            if pointer in final and value not in (None, "") and not same_value(value, final[pointer]):
+                wrong += 2 if pointer in marked else 1  # best: a marking lane shows the same value marked
+    settled = sum(1 for lane in lanes for s in lane.field_states().values() if s == "settled")
+    return (wrong > 1, wrong > 0, settled)
+
+
+def _close_after_autoplay(window) -> None:  # noqa: ANN001
+    """Close the window once autoplay has run its cycles (tests)."""
+
+    def on_active(active: bool) -> None:
+        if not active:
+            window.close()
+
+    window.autoplay.activeChanged.connect(on_active)
 
 
 def _close_later(window, seconds: float, *, wait_for_stream: bool) -> None:  # noqa: ANN001
@@ -173,7 +283,7 @@ def _close_later(window, seconds: float, *, wait_for_stream: bool) -> None:  # n
         if not armed and status.phase.value in ("streaming", "committed", "stopped", "failed"):
             armed.append(loop.call_later(seconds, window.close))
 
-    window.controller.statusChanged.connect(on_status)
+    window.statusChanged.connect(on_status)
 
 
 def _prewarm() -> None:
@@ -225,8 +335,9 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("livefill")
     app.setQuitOnLastWindowClosed(False)  # the coroutine decides when to stop
-    if STYLE.exists():
-        app.setStyleSheet(STYLE.read_text(encoding="utf-8"))
+    from gui.theme import Theme
+
+    theme = Theme(app, args.theme)  # noqa: F841 - lives as the app's child, follows the system palette
     try:
         code = qasync.run(amain(args, server, t0))
     except KeyboardInterrupt:

@@ -1,0 +1,93 @@
+"""Autoplay: replay the chosen scenario in a loop, with a pause between runs (a booth screen).
+
+`Autoplay(window, pause=3.0)` drives any window that has `start()`, `stop()`, `active` and
+`async wait_runs()` (the main window, single or compare view). `start()` runs the loop as an
+asyncio task: Start, wait until every lane has ended, pause, again. `stop()` cancels the loop and
+stops the run in progress (a real cancel: every connection closes); `await shutdown()` does the
+same and waits for the loop to be gone. `cycles` counts the runs that ended; `max_cycles` (if
+set) ends the loop after that many. A Stop pressed by a person ends autoplay too (the window calls
+`stop()`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+__all__ = ["Autoplay", "DEFAULT_PAUSE"]
+
+DEFAULT_PAUSE = 3.0
+"""Seconds between the end of one run and the next Start."""
+
+
+class Autoplay(QObject):
+    """The replay loop (see the module docstring)."""
+
+    cycleFinished = Signal(int)  # noqa: N815 - Qt signal naming; the number of runs ended so far
+    activeChanged = Signal(bool)  # noqa: N815
+
+    def __init__(self, window: Any, *, pause: float = DEFAULT_PAUSE, max_cycles: int | None = None) -> None:
+        super().__init__(window if isinstance(window, QObject) else None)
+        self.window = window
+        self.pause = pause
+        self.max_cycles = max_cycles
+        self.cycles = 0
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def active(self) -> bool:
+        """True while the loop runs."""
+        return self._task is not None and not self._task.done()
+
+    def start(self) -> None:
+        """Start the loop (no-op if it runs already)."""
+        if self.active:
+            return
+        self.cycles = 0
+        self._task = asyncio.ensure_future(self._loop())
+        self.activeChanged.emit(True)
+
+    def stop(self) -> bool:
+        """Stop the loop and the run in progress; False if the loop was not running."""
+        task = self._task
+        if task is None or task.done():
+            return False
+        task.cancel()
+        if self.window.active:
+            self.window.stop()
+        return True
+
+    async def shutdown(self) -> None:
+        """Stop, and wait until the loop has ended."""
+        task = self._task
+        self.stop()
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def wait(self) -> int:
+        """Wait for the loop to end (by `max_cycles` or `stop()`); the number of cycles run."""
+        task = self._task
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+        return self.cycles
+
+    async def _loop(self) -> None:
+        try:
+            while True:
+                if not self.window.active:
+                    self.window.start()
+                await asyncio.sleep(0)
+                await self.window.wait_runs()
+                self.cycles += 1
+                self.cycleFinished.emit(self.cycles)
+                if self.max_cycles is not None and self.cycles >= self.max_cycles:
+                    return
+                await asyncio.sleep(self.pause)
+        finally:
+            self._task = None
+            self.activeChanged.emit(False)

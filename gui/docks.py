@@ -1,0 +1,168 @@
+"""The window's two docks: the wire inspector (per lane) and the timeline (all lanes, Export PNG).
+
+`InspectorDock` shows one `WireInspector` and a lane selector above it: every lane (or the single
+form) registers its current `WireRecorder` under its name (`set_recorder`), and the inspector
+shows the selected lane's. `show_field(lane, pointer)` switches to that lane and highlights the
+bytes that carried the field's value. The inspector's slicing knob (one click away, in its top
+row) is re-emitted as `slicingChanged(str)`: the window applies it to the next run of every lane.
+
+`TimelineDock` shows a `TimelineView` in a scroll area, a line saying how many fields it leaves
+out, and an "Export PNG…" button (`export(path)` writes the picture without a dialog).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.timeline import TimelineModel
+from core.wiretap import WireRecorder
+from widgets.timeline import TimelineView
+from widgets.wire_inspector import WireInspector
+
+__all__ = ["InspectorDock", "TimelineDock"]
+
+
+class InspectorDock(QDockWidget):
+    """The wire inspector with a lane selector (see the module docstring)."""
+
+    slicingChanged = Signal(str)  # noqa: N815 - Qt signal naming
+    pointerSelected = Signal(str, str)  # noqa: N815 - (lane, pointer) the user picked in the inspector
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Wire inspector", parent)
+        self.setObjectName("inspectorDock")
+        self.recorders: dict[str, WireRecorder | None] = {}
+        self._titles: dict[str, str] = {}
+        self.lane_combo = QComboBox()
+        self.lane_combo.setObjectName("inspectorLane")
+        self.lane_combo.setToolTip("Whose wire to show")
+        self.lane_combo.currentIndexChanged.connect(self._lane_chosen)
+        self.inspector = WireInspector()
+        self.inspector.slicingChanged.connect(self.slicingChanged)
+        self.inspector.pointerSelected.connect(lambda p: self.pointerSelected.emit(self.lane, p))
+        top = QHBoxLayout()
+        top.setContentsMargins(4, 4, 4, 0)
+        top.addWidget(QLabel("Lane:"))
+        top.addWidget(self.lane_combo, 1)
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(top)
+        layout.addWidget(self.inspector, 1)
+        self.setWidget(body)
+
+    @property
+    def lane(self) -> str:
+        """The lane shown ("" if none)."""
+        return str(self.lane_combo.currentData() or "")
+
+    def set_lanes(
+        self, lanes: Sequence[tuple[str, str]], recorders: Mapping[str, WireRecorder | None] | None = None
+    ) -> None:
+        """The lanes to choose from: (name, title), left to right, and (optionally) their current
+        recorders. Keeps the selection if it can."""
+        current = self.lane
+        self._titles = dict(lanes)
+        known = {**self.recorders, **(recorders or {})}
+        self.recorders = {name: known.get(name) for name, _ in lanes}
+        self.lane_combo.blockSignals(True)
+        self.lane_combo.clear()
+        for name, title in lanes:
+            self.lane_combo.addItem(title, name)
+        i = self.lane_combo.findData(current)
+        self.lane_combo.setCurrentIndex(i if i >= 0 else 0)
+        self.lane_combo.blockSignals(False)
+        self._lane_chosen(self.lane_combo.currentIndex())
+
+    def set_recorder(self, lane: str, recorder: WireRecorder | None) -> None:
+        """Lane `lane` started a run with `recorder`; shown now if that lane is selected."""
+        self.recorders[lane] = recorder
+        if lane == self.lane:
+            self.inspector.set_recorder(recorder)
+
+    def show_lane(self, lane: str) -> None:
+        """Select lane `lane`."""
+        i = self.lane_combo.findData(lane)
+        if i >= 0 and i != self.lane_combo.currentIndex():
+            self.lane_combo.setCurrentIndex(i)
+
+    def show_field(self, lane: str, pointer: str) -> None:
+        """Show lane `lane`'s wire and highlight the bytes that carried `pointer`'s value."""
+        self.show_lane(lane)
+        self.inspector.refresh()
+        self.inspector.select_pointer(pointer)
+
+    def _lane_chosen(self, _index: int) -> None:
+        recorder = self.recorders.get(self.lane)
+        if recorder is not self.inspector.recorder:
+            self.inspector.set_recorder(recorder)
+
+
+class TimelineDock(QDockWidget):
+    """The timeline of every lane, scrollable, with Export PNG (see the module docstring)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Timeline", parent)
+        self.setObjectName("timelineDock")
+        self.view = TimelineView()
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("timelineScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.view)
+        self.export_button = QPushButton("Export PNG…")
+        self.export_button.setObjectName("timelineExport")
+        self.export_button.setToolTip("Write the whole timeline as a PNG picture")
+        self.export_button.clicked.connect(self._export_clicked)
+        self.note = QLabel()
+        self.note.setObjectName("timelineNote")
+        top = QHBoxLayout()
+        top.setContentsMargins(4, 2, 4, 2)
+        top.addWidget(self.note, 1)
+        top.addWidget(self.export_button)
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(top)
+        layout.addWidget(self.scroll, 1)
+        self.setWidget(body)
+        self._dialog: QFileDialog | None = None
+
+    def set_model(self, model: TimelineModel | None) -> None:
+        """Paint `model`."""
+        self.view.set_model(model)
+
+    def set_note(self, text: str) -> None:
+        """A line above the timeline (e.g. how many fields it leaves out)."""
+        self.note.setText(text)
+
+    def export(self, path: str | Path) -> Path:
+        """Write the timeline to `path` as a PNG (no dialog)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.view.export_png(str(path))
+        return path
+
+    def _export_clicked(self) -> None:
+        dialog = QFileDialog(self, "Export the timeline as PNG", str(Path.home() / "livefill-timeline.png"), "PNG (*.png)")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix("png")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.fileSelected.connect(lambda name: self.export(name) if name else None)
+        self._dialog = dialog
+        dialog.open()  # never a nested event loop under qasync

@@ -1,0 +1,116 @@
+"""Presentation mode: full screen, larger type, only scenario / Start / Stop left in the toolbar.
+
+`Presentation(window)` remembers what it changes and puts it back: `enter()` hides every toolbar
+action except the ones the window lists as `presentation_keep`, hides the menu bar, the run log
+and the lanes' own controls, applies a larger-type style sheet to the window and shows it full
+screen; `leave()` restores the window's state, geometry and visibility exactly. `toggle()` is what
+F11 does; the window's Esc leaves it when no run is active.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QApplication, QWidget
+
+__all__ = ["Presentation", "presentation_qss"]
+
+SCALE = 1.5
+"""How much larger the type is in presentation mode."""
+
+
+def presentation_qss(base_pt: float) -> str:
+    """The window style sheet of presentation mode, for an application font of `base_pt` points."""
+    big = round(base_pt * SCALE)
+    return f"""
+QWidget {{ font-size: {big}pt; }}
+QLabel#fieldMarker {{ font-size: {round(big * 0.8)}pt; }}
+QLabel#formTitle {{ font-size: {round(big * 1.15)}pt; }}
+QLabel#laneTitle {{ font-size: {round(big * 1.25)}pt; font-weight: bold; }}
+QLabel#laneAbout, QLabel#laneLive, QLabel#laneOutcome, QLabel#laneStatus {{ font-size: {round(big * 0.85)}pt; }}
+QLabel#naiveBanner {{ font-size: {round(big * 0.85)}pt; }}
+QTableView#metricsTable, QHeaderView::section {{ font-size: {round(big * 0.9)}pt; }}
+"""
+
+
+class Presentation(QObject):
+    """Enter / leave presentation mode on `window` (see the module docstring)."""
+
+    changed = Signal(bool)
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.active = False
+        self._saved: dict[str, Any] = {}
+
+    def toggle(self) -> None:
+        """Enter if not presenting, else leave."""
+        if self.active:
+            self.leave()
+        else:
+            self.enter()
+
+    def enter(self) -> None:
+        """Full screen, larger type, toolbar reduced (no-op if presenting already)."""
+        if self.active:
+            return
+        w = self.window
+        saved: dict[str, Any] = {
+            "state": w.windowState(),
+            "geometry": w.saveGeometry(),
+            "style": w.styleSheet(),
+            "hidden": [],
+        }
+        keep = set(getattr(w, "presentation_keep", ()))
+        for action in w.run_toolbar.actions():
+            if action not in keep and action.isVisible():
+                action.setVisible(False)
+                saved["hidden"].append(action)
+        for widget in self._extra_widgets():
+            if widget.isVisibleTo(w):
+                widget.setVisible(False)
+                saved["hidden"].append(widget)
+        self._saved = saved
+        app = QApplication.instance()
+        base = app.font().pointSizeF() if app is not None else 10.0
+        w.setStyleSheet(presentation_qss(base if base > 0 else 10.0))
+        self.active = True
+        w.setProperty("presenting", True)
+        w.showFullScreen()
+        self.changed.emit(True)
+
+    def leave(self) -> None:
+        """Back to the window as it was (no-op if not presenting)."""
+        if not self.active:
+            return
+        w = self.window
+        saved = self._saved
+        self.active = False
+        w.setProperty("presenting", False)
+        w.setStyleSheet(saved.get("style", ""))
+        for item in saved.get("hidden", []):
+            try:
+                item.setVisible(True)
+            except RuntimeError:  # a lane removed while presenting: its widgets are gone
+                pass
+        state = saved.get("state", Qt.WindowState.WindowNoState)
+        if state & Qt.WindowState.WindowMaximized:
+            w.showMaximized()
+        else:
+            w.showNormal()
+            geometry = saved.get("geometry")
+            if geometry is not None:
+                w.restoreGeometry(geometry)
+        self._saved = {}
+        self.changed.emit(False)
+
+    def _extra_widgets(self) -> list[QWidget]:
+        w = self.window
+        out: list[QWidget] = []
+        menu = w.menuBar() if hasattr(w, "menuBar") else None
+        if menu is not None:
+            out.append(menu)
+        out.extend(getattr(w, "presentation_hide", lambda: [])())
+        return out
