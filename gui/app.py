@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import sys
 import threading
@@ -343,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         code = 130
     finally:
+        # the closed loop's QObjects sit in reference cycles: destroy them here, on the GUI
+        # thread, not whenever the cyclic GC next runs (possibly in the server's thread)
+        gc.collect()
         server.stop()
         if PREWARM.is_alive():
             PREWARM.join(30)

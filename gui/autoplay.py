@@ -36,6 +36,7 @@ class Autoplay(QObject):
         self.max_cycles = max_cycles
         self.cycles = 0
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     @property
     def active(self) -> bool:
@@ -53,11 +54,15 @@ class Autoplay(QObject):
     def stop(self) -> bool:
         """Stop the loop and the run in progress; False if the loop was not running."""
         task = self._task
-        if task is None or task.done():
+        if task is None or task.done() or self._stopping:
             return False
-        task.cancel()
-        if self.window.active:
-            self.window.stop()
+        self._stopping = True  # the window's stop() calls back here
+        try:
+            task.cancel()
+            if self.window.active:
+                self.window.stop()
+        finally:
+            self._stopping = False
         return True
 
     async def shutdown(self) -> None:

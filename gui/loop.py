@@ -6,11 +6,20 @@ left mid-way (an HTTP body iterator whose consumer raised) is then finalised by 
 collector outside any task: httpcore/anyio print "async generator ignored GeneratorExit" or
 "no running event loop" on stderr. With the hooks installed, the loop schedules `aclose()` as a
 task instead, and `shutdown_asyncgens()` closes whatever is left before the loop goes away.
+
+A closed qasync loop also leaves Python-owned QObjects in reference cycles: its call_later timer
+object (`_SimpleTimer`, which still has Qt timers registered for cancelled handles) and its thread
+workers. Whenever the cyclic GC next runs they are destroyed, in whatever thread it runs in; in a
+thread other than the GUI thread (the embedded server's, say) the registered timers outlive their
+object and the GUI thread's next timer tick dereferences freed memory. So when the hooks are left
+on a loop that is not running (a test's loop, about to be closed), its `close()` is made to collect
+that garbage at once, on the closing (GUI) thread. `collect_on_close(loop)` does that on its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,3 +39,19 @@ def asyncgen_hooks(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
         yield
     finally:
         sys.set_asyncgen_hooks(*old)
+        if not loop.is_running() and not loop.is_closed():
+            collect_on_close(loop)
+
+
+def collect_on_close(loop: asyncio.AbstractEventLoop) -> None:
+    """Make `loop.close()` collect the garbage it leaves, on the thread that closes it (see above)."""
+    close = loop.close
+    if getattr(close, "_collects", False):
+        return
+
+    def close_and_collect() -> None:
+        close()
+        gc.collect()
+
+    close_and_collect._collects = True  # type: ignore[attr-defined]
+    loop.close = close_and_collect  # type: ignore[method-assign]
