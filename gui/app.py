@@ -78,10 +78,17 @@ async def amain(args: argparse.Namespace, server, t0: float) -> int:  # noqa: AN
     """Show the window on the started `server`, wait for it to close, shut everything down."""
     from PySide6.QtWidgets import QApplication
 
+    from gui.gui_thread_gc import GuiThreadCollector
     from gui.loop import asyncgen_hooks
 
-    with asyncgen_hooks(asyncio.get_running_loop()):
-        return await _amain(args, server, t0, QApplication.instance(), server.url)
+    app = QApplication.instance()
+    collector = GuiThreadCollector(app)  # cycles holding Qt objects die on this thread only
+    collector.start()
+    try:
+        with asyncgen_hooks(asyncio.get_running_loop()):
+            return await _amain(args, server, t0, app, server.url)
+    finally:
+        collector.stop()
 
 
 async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001

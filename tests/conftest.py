@@ -27,3 +27,19 @@ def demo_server():
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _qt_garbage_on_the_gui_thread(request):
+    """Qt tests: no automatic garbage collection in other threads (see gui/gui_thread_gc.py).
+
+    A cycle holding a Qt object left by one test could otherwise be collected by the demo
+    server's thread, or inside a later test's event processing, and crash Qt.
+    """
+    if not {"qapp", "qtbot", "qloop"} & set(request.fixturenames):
+        yield
+        return
+    from gui.gui_thread_gc import collect_between
+
+    with collect_between():
+        yield

@@ -1,0 +1,70 @@
+"""Run Python's cyclic garbage collector on the GUI thread only.
+
+How this works
+--------------
+Python's automatic collector runs in whichever thread happens to allocate when a threshold is
+crossed. In livefill that may be the embedded server's thread or an executor thread, or the GUI
+thread in the middle of a Qt signal emission. A reference cycle that holds a Qt object (a widget
+subscribed to a plain-Python model, a slot that refers back to its owner) is then destroyed off
+the GUI thread, or while one of its own timers is being dispatched, and Qt crashes a little later
+inside processEvents (seen here: a segfault in about one full test run of three).
+
+`GuiThreadCollector` switches automatic collection off and collects from a timer on the GUI
+thread instead, with the interpreter's own thresholds, one generation at a time, exactly as the
+automatic collector would have. `stop()` restores automatic collection. `collect_between()` is the
+same guard for a block of code that has no timer of its own (a test): collection is off inside
+the block and done, on this thread, before and after it.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from PySide6.QtCore import QObject, QTimer
+
+
+class GuiThreadCollector(QObject):
+    """While alive and started, cyclic garbage is collected only here, on the GUI thread."""
+
+    def __init__(self, parent: QObject | None = None, *, interval_ms: int = 250) -> None:
+        super().__init__(parent)
+        self._thresholds = gc.get_threshold()
+        self._was_enabled = gc.isenabled()
+        self._timer = QTimer(self)
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self.check)
+
+    def start(self) -> None:
+        gc.disable()
+        self._timer.start()
+
+    def check(self) -> int:
+        """Collect the generation the interpreter would collect now; returns it (-1: none)."""
+        t0, t1, t2 = self._thresholds
+        c0, c1, c2 = gc.get_count()
+        if c0 <= t0:
+            return -1
+        generation = 2 if c2 >= t2 and c1 >= t1 else 1 if c1 >= t1 else 0
+        gc.collect(generation)
+        return generation
+
+    def stop(self) -> None:
+        self._timer.stop()
+        if self._was_enabled:
+            gc.enable()
+
+
+@contextmanager
+def collect_between() -> Iterator[None]:
+    """Collect now, keep automatic collection off inside the block, collect again after it."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect()
+        if was_enabled:
+            gc.enable()
