@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from core.form import MISSING
@@ -100,6 +100,10 @@ class CompareView(QWidget):
         self._counter = 0
         self._running = False
         self._notes_task: asyncio.Task[Any] | None = None
+        self._refit_timer = QTimer(self)
+        self._refit_timer.setSingleShot(True)
+        self._refit_timer.setInterval(0)
+        self._refit_timer.timeout.connect(self.refit)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setObjectName("laneSplitter")
@@ -258,6 +262,18 @@ class CompareView(QWidget):
         )
         self.timelineChanged.emit(model)
         self.lanesChanged.emit()
+
+    def refit(self) -> None:
+        """Re-measure what depends on the font and the width (the metrics table's height)."""
+        self.metrics_table.set_lanes([(lane.title, lane.metrics) for lane in self.lanes])
+
+    def showEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+        super().showEvent(event)
+        self._refit_timer.start()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+        super().resizeEvent(event)
+        self._refit_timer.start()  # row heights depend on the width (wrapped row titles)
 
     # -- a run --------------------------------------------------------------------------------
 

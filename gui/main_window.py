@@ -337,11 +337,16 @@ class MainWindow(QMainWindow):
         self.inspector_dock.pointerSelected.connect(self._inspector_pointer)
         if slicing:
             self.inspector_dock.inspector.set_slicing(slicing)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector_dock)
-        self.inspector_dock.hide()
         self.timeline_dock = TimelineDock(self)
+        # both under the lanes, side by side: the lanes keep the window's whole width
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.timeline_dock)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.inspector_dock)
+        self.splitDockWidget(self.timeline_dock, self.inspector_dock, Qt.Orientation.Horizontal)
         self.timeline_dock.hide()
+        self.inspector_dock.hide()
+        for dock in (self.timeline_dock, self.inspector_dock):
+            dock.visibilityChanged.connect(lambda visible, dock=dock: self._dock_shown(dock) if visible else None)
+        self._docks_sized = False
         self.slicing = self.inspector_dock.inspector.slicing_value()
 
     def _build_menus(self) -> None:
@@ -740,6 +745,16 @@ class MainWindow(QMainWindow):
             f"Showing the first {skipped.max_fields} fields." if skipped.skipped else "Seconds from Start; one row per field and lane."
         )
 
+    def _dock_shown(self, dock: QWidget) -> None:
+        """The first time a dock is shown, give the bottom docks a useful height (a third of the window)."""
+        if self._docks_sized:
+            return
+        self._docks_sized = True
+        height = max(220, self.height() // 3)
+        self.resizeDocks([dock], [height], Qt.Orientation.Vertical)
+        half = max(300, self.width() // 2)
+        self.resizeDocks([self.timeline_dock, self.inspector_dock], [half, half], Qt.Orientation.Horizontal)
+
     def show_field_bytes(self, lane: str, pointer: str) -> None:
         """Highlight, in the wire inspector, the bytes that carried `pointer` in `lane`."""
         self.inspector_dock.show_field(lane, pointer)
@@ -772,8 +787,23 @@ class MainWindow(QMainWindow):
         if self.compare_view is not None:
             out.append(self.compare_view.add_button)
             out.append(self.compare_view.caption)
-            out.extend(lane.bar for lane in self.compare_view.lanes)
+            for lane in self.compare_view.lanes:
+                out.append(lane.bar)
+                if lane.form_view is not None:  # the lane's header says "incorrect on purpose" already
+                    out.extend(lane.form_view.findChildren(QLabel, "naiveBanner"))
         return out
+
+    def presentation_changed(self, active: bool) -> None:
+        """After entering / leaving presentation mode: the bottom area, the metrics table's height."""
+        if active:
+            self._body_sizes = self.body_splitter.sizes()
+            total = sum(self._body_sizes)
+            line = self.status_line.sizeHint().height()
+            self.body_splitter.setSizes([total - line, line])
+        elif getattr(self, "_body_sizes", None):
+            self.body_splitter.setSizes(self._body_sizes)
+        if self.compare_view is not None:
+            self.compare_view.refit()
 
     def start_autoplay(self, pause: float | None = None, max_cycles: int | None = None) -> None:
         """Replay the chosen scenario in a loop (stop with Stop, Esc, or `autoplay.stop()`)."""

@@ -3,7 +3,8 @@
 `Presentation(window)` remembers what it changes and puts it back: `enter()` hides every toolbar
 action except the ones the window lists as `presentation_keep`, hides the menu bar, the run log
 and the lanes' own controls, applies a larger-type style sheet to the window and shows it full
-screen; `leave()` restores the window's state, geometry and visibility exactly. `toggle()` is what
+screen; `leave()` restores the window's state, geometry and visibility exactly. The window's
+`presentation_changed(active)` (if it has one) is called after either. `toggle()` is what
 F11 does; the window's Esc leaves it when no run is active.
 """
 
@@ -14,9 +15,11 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication, QWidget
 
+from widgets.field_base import LABEL_WIDTH, FieldWidget
+
 __all__ = ["Presentation", "presentation_qss"]
 
-SCALE = 1.5
+SCALE = 1.3
 """How much larger the type is in presentation mode."""
 
 
@@ -25,6 +28,7 @@ def presentation_qss(base_pt: float) -> str:
     big = round(base_pt * SCALE)
     return f"""
 QWidget {{ font-size: {big}pt; }}
+{label_widths_qss(round(LABEL_WIDTH * SCALE))}
 QLabel#fieldMarker {{ font-size: {round(big * 0.8)}pt; }}
 QLabel#formTitle {{ font-size: {round(big * 1.15)}pt; }}
 QLabel#laneTitle {{ font-size: {round(big * 1.25)}pt; font-weight: bold; }}
@@ -32,6 +36,22 @@ QLabel#laneAbout, QLabel#laneLive, QLabel#laneOutcome, QLabel#laneStatus {{ font
 QLabel#naiveBanner {{ font-size: {round(big * 0.85)}pt; }}
 QTableView#metricsTable, QHeaderView::section {{ font-size: {round(big * 0.9)}pt; }}
 """
+
+
+def label_widths_qss(width: int) -> str:
+    """Labels beside their editor are a fixed width (`LABEL_WIDTH`): wider, for the larger type."""
+    from widgets.form_view import WIDGETS
+
+    kinds = sorted({kind.value for kind, cls in WIDGETS.items() if not cls.stacked})
+    selectors = ", ".join(f'QFrame[role="field"][fieldKind="{k}"] > QLabel#fieldLabel' for k in kinds)
+    return f"{selectors} {{ min-width: {width}px; max-width: {width}px; }}"
+
+
+def restore_label_widths(root: QWidget) -> None:
+    """Put back the fixed label width the style sheet overrode (a style sheet does not undo it)."""
+    for field in root.findChildren(FieldWidget):
+        if not field.stacked:
+            field.label.setFixedWidth(LABEL_WIDTH)
 
 
 class Presentation(QObject):
@@ -79,6 +99,9 @@ class Presentation(QObject):
         self.active = True
         w.setProperty("presenting", True)
         w.showFullScreen()
+        hook = getattr(w, "presentation_changed", None)
+        if hook is not None:
+            hook(True)
         self.changed.emit(True)
 
     def leave(self) -> None:
@@ -90,6 +113,7 @@ class Presentation(QObject):
         self.active = False
         w.setProperty("presenting", False)
         w.setStyleSheet(saved.get("style", ""))
+        restore_label_widths(w)
         for item in saved.get("hidden", []):
             try:
                 item.setVisible(True)
@@ -104,6 +128,9 @@ class Presentation(QObject):
             if geometry is not None:
                 w.restoreGeometry(geometry)
         self._saved = {}
+        hook = getattr(w, "presentation_changed", None)
+        if hook is not None:
+            hook(False)
         self.changed.emit(False)
 
     def _extra_widgets(self) -> list[QWidget]:
