@@ -46,6 +46,9 @@ from widgets.status_line import status_text
 
 __all__ = ["Lane", "TeeTap", "outcome_of"]
 
+HEADER_REFRESH_MS = 200
+"""How often a lane header re-reads its metrics while they change (a summary walks every field)."""
+
 
 def outcome_of(status: RunStatus) -> str:
     """How a run ended, for the metrics and the timeline ("committed", "stopped", "failed: ...")."""
@@ -111,6 +114,7 @@ class Lane(QFrame):
         self.recorder: WireRecorder | None = None
         self.extra_tap: Any = None  # tests: another tap to see the wire (with the recorder)
         self.server_note = ""
+        self._final: Any = MISSING
         self.title = self.mode.value
         self.metrics = LaneMetrics()
         self.controller = RunController(self)
@@ -146,7 +150,7 @@ class Lane(QFrame):
         self.bar.setObjectName("laneBar")
         self.bar.setLayout(bar)
 
-        self.header = LaneHeader(self.metrics, mode=self.mode.value, live=False, parent=self)
+        self.header = LaneHeader(self.metrics, mode=self.mode.value, live=False, parent=self, refresh_ms=HEADER_REFRESH_MS)
         self.status_label = QLabel(self)
         self.status_label.setObjectName("laneStatus")
         self.status_label.setWordWrap(True)
@@ -265,6 +269,7 @@ class Lane(QFrame):
         self.recorder = WireRecorder(t0=t0, max_bytes=self.recorder_max_bytes)
         self.server_note = ""
         self.metrics.start(t0)
+        self._final = final
         if final is not MISSING:
             self.metrics.set_final(final)
         self.header.set_live(config.demo is None)
@@ -309,8 +314,8 @@ class Lane(QFrame):
         elif self.timeline is not None:
             self.timeline.stop(self.name, now, outcome)
         run = self.controller.run
-        if status.phase is Phase.COMMITTED and run is not None and run.result is not MISSING:
-            self.metrics.set_final(run.result)
+        if status.phase is Phase.COMMITTED and run is not None and run.result is not MISSING and run.result != self._final:
+            self.metrics.set_final(run.result)  # (re-judging every display: only when it tells something new)
         self.header.refresh()  # the final figures at once, not a frame later
         self._show_status(status)
         self.finished.emit(status)

@@ -18,7 +18,8 @@ from core.timeline import BAR_STATES, TimelineModel, normalise_state
 
 __all__ = ["TimelineFeed", "DEFAULT_MAX_FIELDS"]
 
-DEFAULT_MAX_FIELDS = 40
+DEFAULT_MAX_FIELDS = 24
+"""Rows a person can read at a glance; the timeline repaints every row ~30 times a second while lanes run."""
 
 
 class TimelineFeed:

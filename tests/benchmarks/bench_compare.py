@@ -1,0 +1,145 @@
+"""UI responsiveness of the compare view: three lanes of the catalog at 1,000 tokens/s.
+
+Run:  python tests/benchmarks/bench_compare.py [--modes naive,partial,settled] [--speed 1000]
+      [--scenario catalog] [--server embedded|process|both]
+
+Every lane reads its own stream of the same generation on the GUI thread; this measures how late
+a 5 ms QTimer probe fires while they run (p50 / p99 / max lag), with the docks hidden and then with
+the wire inspector and the timeline shown (they poll / repaint while the lanes stream), and the
+CPU share of the process and of the GUI thread. Helpers (the lag probe's maths, the server in its
+own process) come from bench_ui.py. Same targets as a single partial lane: p99 < 8 ms, max < 25 ms
+(the naive lane repair-parses its whole buffer on every delta, on purpose, so expect more).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+sys.path.insert(0, str(HERE))
+
+import core.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see gui.app)
+import core.relay_client  # noqa: E402,F401
+from bench_ui import _ProcessServer, percentile, thread_cpu  # noqa: E402
+from core.server.runner import EmbeddedServer  # noqa: E402
+
+
+async def measure(window, docks: bool) -> dict[str, float | str]:  # noqa: ANN001
+    from PySide6.QtCore import Qt, QTimer
+
+    window.inspector_dock.setVisible(docks)
+    window.timeline_dock.setVisible(docks)
+    await asyncio.sleep(0.3)
+    lags: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        lags.append(max(0.0, (now - last[0]) * 1000 - 5.0))
+        last[0] = now
+
+    probe = QTimer()
+    probe.setTimerType(Qt.TimerType.PreciseTimer)
+    probe.setInterval(5)
+    probe.timeout.connect(tick)
+    main_id = threading.main_thread().native_id
+    wall0, cpu0, gui0 = time.perf_counter(), time.process_time(), thread_cpu(main_id)
+    window.start()
+    last[0] = time.perf_counter()
+    probe.start()
+    while window.active:
+        await asyncio.sleep(0.05)
+    probe.stop()
+    await window.wait_runs()
+    wall = time.perf_counter() - wall0
+    statuses = window.last_statuses()
+    return {
+        "docks": "shown" if docks else "hidden",
+        "outcome": ",".join(s.phase.value if s else "?" for s in statuses),
+        "tokens": max((s.tokens_received for s in statuses if s), default=0),
+        "seconds": wall,
+        "samples": len(lags),
+        "p50": statistics.median(lags) if lags else float("nan"),
+        "p99": percentile(lags, 99),
+        "max": max(lags) if lags else float("nan"),
+        "cpu_process": (time.process_time() - cpu0) / wall,
+        "cpu_gui": (thread_cpu(main_id) - gui0) / wall,
+    }
+
+
+async def bench(args: argparse.Namespace, server) -> list[dict[str, float | str]]:  # noqa: ANN001
+    from gui.loop import asyncgen_hooks
+    from gui.main_window import MainWindow
+
+    with asyncgen_hooks(asyncio.get_running_loop()):
+        window = MainWindow(base_url=server.url, relay_token=server.relay_token, history=None, scenario=args.scenario,
+                            provider=args.provider, speed=args.speed, compare=args.modes.split(","))
+        window.resize(1680, 1000)
+        window.show()
+        results = []
+        try:
+            window.start()  # a first run pays the SDKs' first-request costs; not measured
+            await window.wait_runs()
+            for docks in (False, True):
+                results.append(await measure(window, docks))
+        finally:
+            await window.shutdown()
+            window.close()
+        await asyncio.get_running_loop().shutdown_asyncgens()
+    return results
+
+
+def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float | str]]:
+    server = EmbeddedServer() if placement == "embedded" else _ProcessServer()
+    if placement == "embedded":
+        server.start()
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from gui.app import _install_qt_message_filter
+    from gui.theme import Theme
+
+    _install_qt_message_filter()
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setQuitOnLastWindowClosed(False)
+    Theme(app, "light")
+    try:
+        return qasync.run(bench(args, server))
+    finally:
+        server.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--scenario", default="catalog")
+    parser.add_argument("--speed", type=float, default=1000.0)
+    parser.add_argument("--provider", default="anthropic")
+    parser.add_argument("--modes", default="naive,partial,settled")
+    parser.add_argument("--server", choices=["embedded", "process", "both"], default="both")
+    args = parser.parse_args()
+    from gui.app import SWITCH_INTERVAL
+
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    rows = []
+    for placement in (["embedded", "process"] if args.server == "both" else [args.server]):
+        rows += [dict(r, server=placement) for r in run_once(args, placement)]
+    print(f"bench_compare: {args.modes} on {args.scenario} at {args.speed:g} tokens/s via {args.provider}, 5 ms probe, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(f"{'server':<9} {'docks':<7} {'outcome':<30} {'tokens':>6} {'secs':>6} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'cpu proc':>9} {'cpu gui':>8}")
+    for r in rows:
+        print(f"{r['server']:<9} {r['docks']:<7} {r['outcome']:<30} {r['tokens']:>6} {r['seconds']:>6.2f} "
+              f"{r['p50']:>7.2f} {r['p99']:>7.2f} {r['max']:>7.2f} {r['cpu_process']:>8.0%} {r['cpu_gui']:>8.0%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
