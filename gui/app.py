@@ -195,15 +195,18 @@ async def _screenshots(window, path: Path) -> int:  # noqa: ANN001 (MainWindow)
             continue
         if score is False:
             if fallback is None:
+                window.refresh_now()
                 fallback = window.grab()
             continue
         if best is None or score > best[0]:
+            window.refresh_now()
             best = (score, window.grab())
     picture = best[1] if best is not None else fallback
     if picture is not None:
         picture.save(str(mid_path(path)))
     await window.wait_runs()
     await asyncio.sleep(1.0)  # let the "settled" highlight fade
+    window.refresh_now()
     window.grab().save(str(path))
     return 0 if _all_committed(window.last_statuses()) else 1
 

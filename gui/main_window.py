@@ -620,6 +620,7 @@ class MainWindow(QMainWindow):
         if self._single_probe is not None:
             self._single_probe.close()
             self._single_probe = None
+        self._update_timeline_note()
         self.runsFinished.emit()
 
     # -- compare view ---------------------------------------------------------------------------
@@ -692,6 +693,7 @@ class MainWindow(QMainWindow):
 
     def _on_compare_finished(self) -> None:
         self._show_compare_status()
+        self._update_timeline_note()
         self.runsFinished.emit()
 
     def _show_compare_status(self) -> None:
@@ -735,14 +737,17 @@ class MainWindow(QMainWindow):
                 {lane.name: lane.recorder for lane in view.lanes},
             )
             self.timeline_dock.set_model(view.timeline)
-            skipped = view.feed
         else:
             self.inspector_dock.set_lanes([(SINGLE, f"this form ({self.mode.value})")], {SINGLE: self.single_recorder})
             self.single_feed.model.add_lane(SINGLE, self.mode.value)
             self.timeline_dock.set_model(self.single_feed.model)
-            skipped = self.single_feed
+        self._update_timeline_note()
+
+    def _update_timeline_note(self) -> None:
+        feed = self.compare_view.feed if self.comparing else self.single_feed
         self.timeline_dock.set_note(
-            f"Showing the first {skipped.max_fields} fields." if skipped.skipped else "Seconds from Start; one row per field and lane."
+            f"Seconds from Start. Showing the first {feed.max_fields} fields ({feed.skipped:,} more not drawn)."
+            if feed.skipped else "Seconds from Start; one row per field and lane."
         )
 
     def _dock_shown(self, dock: QWidget) -> None:
@@ -845,6 +850,17 @@ class MainWindow(QMainWindow):
         dialog.open()  # never a nested event loop under qasync
 
     # -- introspection for scripts and tests ----------------------------------------------------
+
+    def refresh_now(self) -> None:
+        """Show everything pending at once (forms, lane headers, the metrics table): before a picture."""
+        if self.form_view is not None:
+            self.form_view.signals.flush()
+        for lane in self.lanes:
+            if lane.form_view is not None:
+                lane.form_view.signals.flush()
+            lane.header.refresh()
+        if self.comparing:
+            self.compare_view.metrics_table.refresh()
 
     def field_states(self) -> dict[str, str]:
         """The `state` property of every field widget shown in the single form, by pointer."""
