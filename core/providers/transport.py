@@ -127,6 +127,33 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+# Modules the SDK and the HTTP stack import lazily on their first request (tens of ms on the
+# event loop, so on the GUI thread in the app). `prewarm` imports them ahead of time.
+_LAZY_MODULES = (
+    "anyio._backends._asyncio",
+    "anyio.streams.memory",
+    "anyio.streams.stapled",
+    "anyio.streams.tls",
+    "httpcore",
+    "httpcore2",
+    "opentelemetry.propagate",
+)
+
+
+def prewarm() -> None:
+    """Do the one-off work of a first request now, in any thread: the shared TLS context, the
+    SDK's lazily loaded resources, the HTTP stack's lazily imported modules. Safe to skip."""
+    import importlib
+
+    _ssl_context()
+    anthropic.AsyncAnthropic(api_key="prewarm", base_url="http://127.0.0.1:9", max_retries=0).messages
+    for name in _LAZY_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
 def _is_loopback(url: str) -> bool:
     host = (urlsplit(url).hostname or "").lower()
     return host in ("localhost", "::1") or host.startswith("127.")
