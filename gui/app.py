@@ -298,8 +298,10 @@ def _close_later(window, seconds: float, *, wait_for_stream: bool) -> None:  # n
 
 
 def _prewarm() -> None:
-    import core.providers.transport  # noqa: F401
+    import core.providers.transport
     import core.relay_client  # noqa: F401
+
+    core.providers.transport.prewarm()  # the first request's one-off work, off the GUI thread
 
 
 PREWARM = threading.Thread(target=_prewarm, name="livefill-prewarm", daemon=True)
