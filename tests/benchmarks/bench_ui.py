@@ -10,7 +10,8 @@ also hosts the demo server's thread) and the GUI thread alone, as a share of one
 `--server both` (default) measures with the demo server in this process's background thread (as
 the app runs it; it shares the GIL with the GUI thread) and then in its own process (the GUI
 thread alone). BENCH_SPIKES=1 prints when each lag over 15 ms happened. The first run of a
-process pays the anthropic SDK's first-request cost (~60-230 ms on the GUI thread, once).
+process used to pay the anthropic SDK's first-request cost on the GUI thread; `prewarm()` (run
+here as the app runs it) does that work beforehand.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import core.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see gui.app)
 import core.relay_client  # noqa: E402,F401
 from core.server.runner import EmbeddedServer  # noqa: E402
+
+core.providers.transport.prewarm()  # as the app does in its prewarm thread before a first run
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
