@@ -677,7 +677,7 @@ class Run:
                 body.update(schema=cfg.schema_name, document=cfg.document)
             if cfg.demo is not None:
                 body["upstream"] = "demo"
-                body["demo"] = cfg.demo.relay_demo()
+                body["demo"] = {**cfg.demo.relay_demo(), "tag": self.status.run_id}
             if cfg.model:
                 body["model"] = cfg.model
             return open_relay(cfg.base_url, cfg.relay_token or "", body, tap=self._tap)
@@ -851,7 +851,7 @@ async def demo_request_entry(
     entry = None
     while True:
         entries = [e for e in await demo_requests(base_url) if float(e.get("started_at") or 0) >= since]
-        tagged = [e for e in entries if run_id and run_id in json.dumps(e)]
+        tagged = [e for e in entries if run_id and e.get("tag") == run_id]
         candidates = tagged or entries
         entry = candidates[-1] if candidates else None
         if entry is not None and (entry.get("disconnected") or entry.get("finished")):

@@ -17,9 +17,10 @@ provider (known in advance); with a live provider, the first committed result on
 ended (a naive lane that no lane's commit can judge is judged against what it showed at the end).
 
 After a run with the demo provider the view asks the request log (`/_demo/requests`) what the
-server saw of each lane: a lane reading the provider directly tagged its request with its run id
-(`x-demo-tag`); a relay lane's upstream request carries no tag, so relay lanes take the untagged
-entries of this run in start order. Each lane shows "server stopped after 37 of 120 tokens".
+server saw of each lane: every lane tags its request with its run id (`x-demo-tag` directly; a
+relay lane through the relay body's `demo.tag`, which the relay forwards upstream). Untagged
+entries of this run (an older relay) are matched to relay lanes in start order. Each lane shows
+"server stopped after 37 of 120 tokens".
 """
 
 from __future__ import annotations

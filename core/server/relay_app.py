@@ -141,10 +141,11 @@ class _DemoBody(BaseModel):
     slice: str | None = None
     fault: str | None = None
     ttft: float | None = Field(default=None, ge=0)
+    tag: str | None = Field(default=None, max_length=200)  # recorded in the demo request log
 
     def headers(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        for name in ("speed", "seed", "slice", "fault", "ttft"):
+        for name in ("speed", "seed", "slice", "fault", "ttft", "tag"):
             value = getattr(self, name)
             if value is not None:
                 out[f"x-demo-{name}"] = _num(value) if isinstance(value, float) else str(value)
