@@ -199,3 +199,15 @@ def require_object(body: Any) -> Mapping[str, Any]:
     if not isinstance(body, Mapping):
         raise BadRequest("the request body must be a JSON object")
     return body
+
+
+def last_user_message(body: Mapping[str, Any], missing: str) -> Mapping[str, Any]:
+    """The last `role: user` entry of a chat-style `messages` list (`missing`: the wire's own
+    message when the list is absent or empty)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest(missing)
+    user = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "user"]
+    if not user:
+        raise BadRequest("messages: at least one user message is required")
+    return user[-1]

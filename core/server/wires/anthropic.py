@@ -13,7 +13,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from core.server.generation import coalesce
-from core.server.wires import BadRequest, ParsedRequest, StopKind, Tokens, dumps, new_id, require_object, sse, text_of
+from core.server.wires import (
+    BadRequest,
+    ParsedRequest,
+    StopKind,
+    Tokens,
+    dumps,
+    last_user_message,
+    new_id,
+    require_object,
+    sse,
+    text_of,
+)
 
 FINE_GRAINED_BETA = "fine-grained-tool-streaming-2025-05-14"
 PING = sse('{"type": "ping"}', "ping")  # the real API writes this one with a space
@@ -108,12 +119,7 @@ class AnthropicWire:
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest:
         body = require_object(body)
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise BadRequest("messages: field required")
-        user = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "user"]
-        if not user:
-            raise BadRequest("messages: at least one user message is required")
+        user = last_user_message(body, "messages: field required")
         tools = [t for t in body.get("tools") or [] if isinstance(t, Mapping)]
         names = tuple(str(t.get("name", "")) for t in tools)
         choice = body.get("tool_choice")
@@ -127,7 +133,7 @@ class AnthropicWire:
         betas = ",".join(headers.get("anthropic-beta", "").split())
         eager = any(t.get("eager_input_streaming") is True for t in tools if forced is None or t.get("name") == forced)
         return ParsedRequest(
-            user_text=text_of(user[-1].get("content")),
+            user_text=text_of(user.get("content")),
             model=str(body.get("model") or "claude-demo"),
             stream=bool(body.get("stream", False)),
             tool_name=forced,

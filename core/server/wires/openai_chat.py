@@ -11,7 +11,18 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from core.server.wires import BadRequest, ParsedRequest, StopKind, Tokens, dumps, new_id, require_object, sse, text_of
+from core.server.wires import (
+    BadRequest,
+    ParsedRequest,
+    StopKind,
+    Tokens,
+    dumps,
+    last_user_message,
+    new_id,
+    require_object,
+    sse,
+    text_of,
+)
 
 DONE = b"data: [DONE]\n\n"
 KEEPALIVE = b": keep-alive\n\n"
@@ -132,12 +143,7 @@ class ChatWire:
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest:
         body = require_object(body)
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise BadRequest("Missing required parameter: 'messages'.")
-        user = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "user"]
-        if not user:
-            raise BadRequest("messages: at least one user message is required")
+        user = last_user_message(body, "Missing required parameter: 'messages'.")
         tools = [t for t in body.get("tools") or [] if isinstance(t, Mapping)]
         names = tuple(
             str((t.get("function") or {}).get("name", "")) for t in tools if isinstance(t.get("function"), Mapping)
@@ -154,7 +160,7 @@ class ChatWire:
         json_text = isinstance(response_format, Mapping) and response_format.get("type") in ("json_schema", "json_object")
         options = body.get("stream_options")
         return ParsedRequest(
-            user_text=text_of(user[-1].get("content")),
+            user_text=text_of(user.get("content")),
             model=str(body.get("model") or "gpt-demo"),
             stream=bool(body.get("stream", False)),
             tool_name=forced,
