@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QWidget
+from PySide6.QtWidgets import QLineEdit, QWidget
 
 from core.form import MISSING, FieldState
 from widgets.chip import Chip
 from widgets.field_base import FieldWidget
+from widgets.flow_layout import FlowLayout
 
 
 class ChipsField(FieldWidget):
@@ -16,15 +17,13 @@ class ChipsField(FieldWidget):
 
     def make_editor(self) -> QWidget:
         box = QWidget()
-        self._row = QHBoxLayout(box)
+        self._row = FlowLayout(box, spacing=4)  # chips wrap onto new lines instead of widening the form
         self._row.setContentsMargins(0, 0, 0, 0)
-        self._row.setSpacing(4)
         self._chips: list[Chip] = []
         self.edit = QLineEdit()
         self.edit.setPlaceholderText("comma, separated")
         self.edit.editingFinished.connect(self._edited)
         self._row.addWidget(self.edit)
-        self._row.addStretch(1)
         return box
 
     def watches(self, pointers: set[str]) -> bool:

@@ -13,7 +13,7 @@ class SourceView(QPlainTextEdit):
         super().__init__(parent)
         self.setObjectName("sourceView")
         self.setReadOnly(True)
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
 
     def show_document(self, text: str) -> None:

@@ -1,0 +1,51 @@
+"""widgets/flow_layout.py: chips wrap onto new lines within the width they are given."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QWidget
+
+from widgets.flow_layout import FlowLayout
+
+
+def _box(qtbot, n: int):
+    box = QWidget()
+    qtbot.addWidget(box)
+    layout = FlowLayout(box, spacing=4)
+    layout.setContentsMargins(0, 0, 0, 0)
+    labels = [QLabel(f"chip number {i}") for i in range(n)]
+    for label in labels:
+        layout.addWidget(label)
+    return box, layout, labels
+
+
+def test_narrow_width_wraps_onto_more_lines(qtbot):
+    box, layout, labels = _box(qtbot, 8)
+    one = labels[0].sizeHint()
+    wide = layout.heightForWidth(10_000)
+    narrow = layout.heightForWidth(one.width() * 2 + 10)
+    assert wide == one.height()
+    assert narrow >= 4 * one.height()  # two chips a line, eight chips
+
+
+def test_every_chip_stays_inside_the_width(qtbot):
+    box, layout, labels = _box(qtbot, 12)
+    width = 300
+    box.resize(width, layout.heightForWidth(width))
+    box.show()
+    qtbot.waitExposed(box)
+    for label in labels:
+        assert label.geometry().right() < width
+    assert len({label.geometry().y() for label in labels}) > 1
+
+
+def test_hidden_widgets_take_no_room_and_insert_places_in_order(qtbot):
+    box, layout, labels = _box(qtbot, 3)
+    labels[1].hide()
+    extra = QLabel("first")
+    layout.insertWidget(0, extra)
+    box.resize(10_000, layout.heightForWidth(10_000))
+    box.show()
+    qtbot.waitExposed(box)
+    assert layout.itemAt(0).widget() is extra
+    assert extra.geometry().x() == 0
+    assert labels[2].geometry().x() == labels[0].geometry().right() + 1 + 4
