@@ -29,7 +29,8 @@ def test_screenshot_in_compare_view_saves_mid_and_final_pictures(tmp_path):
     ]
     served = [line for line in proc.stdout.splitlines() if line.startswith("server: ")]
     assert len(served) == 3 and all("disconnected=False" in line for line in served)
-    assert sum("tag=run_" in line for line in served) == 2  # the relay lane's upstream request carries no tag
+    tags = [line.split("tag=", 1)[1].split()[0] for line in served if "tag=run_" in line]
+    assert len(tags) == 3 and len(set(tags)) == 3  # every lane, the relay lane too, tags its own request
     assert not (tmp_path / "data" / "livefill" / "history.jsonl").exists()  # compare lanes write no history
 
 
