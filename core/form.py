@@ -291,8 +291,11 @@ def format_value(spec: FieldSpec | None, value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        if math.isfinite(value) and value == int(value) and spec is not None and spec.kind is FieldKind.NUMBER:
-            return f"{value:.2f}" if abs(value) < 1e15 else repr(value)
+        # A decimal number with at most two places shows two (181.5 -> 181.50, like 118.0 -> 118.00);
+        # one with more shows every digit it has, never rounded.
+        if math.isfinite(value) and abs(value) < 1e15 and spec is not None and spec.kind is FieldKind.NUMBER:
+            if round(value, 2) == value:
+                return f"{value:.2f}"
         return repr(value)
     if isinstance(value, int):
         return str(value)

@@ -33,6 +33,20 @@ from core.run import Mode
 STYLE = Path(__file__).resolve().parent.parent / "assets" / "styles" / "livefill.qss"
 
 
+def _fault_arg(text: str) -> str | None:
+    """`--fault NAME[@FRACTION]`, checked as the demo provider checks it (argparse reports errors)."""
+    from core.server.knobs import KnobError, parse_fault
+
+    try:
+        fault = parse_fault(text)
+    except KnobError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("x-demo-fault: ")) from None
+    if fault is None:
+        return None
+    name, _, fraction = text.strip().lower().partition("@")
+    return f"{name}@{fraction}" if fraction else name
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line options."""
     from core.scenarios import SCENARIO_NAMES
@@ -42,7 +56,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--mode", default="partial", choices=[m.value for m in Mode])
     parser.add_argument("--provider", default="anthropic", choices=["anthropic", "openai-chat", "openai-responses", "ollama"])
     parser.add_argument("--speed", type=float, default=30.0, help="demo tokens per second (0 = as fast as possible)")
-    parser.add_argument("--fault", default=None, help="demo fault NAME[@FRACTION] preselected in the Faults menu")
+    parser.add_argument("--fault", default=None, type=_fault_arg, help="demo fault NAME[@FRACTION] preselected in the Faults menu")
     parser.add_argument("--idle-timeout", type=float, default=20.0, help="seconds of no content before a run fails")
     parser.add_argument("--autostart", action="store_true", help="start a run as soon as the window is up")
     parser.add_argument("--screenshot", metavar="PATH", help="headless: save PATH-mid.png mid-stream and PATH at the end, then exit")

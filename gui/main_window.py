@@ -241,8 +241,10 @@ class MainWindow(QMainWindow):
             self.fault_group.addAction(action)
             self.faults_menu.addAction(action)
             self.fault_actions[name] = action
-        (self.fault_actions.get(fault) or self.fault_actions[None]).setChecked(True)
-        self.fault_group.triggered.connect(lambda _a: self._update_fault_label())
+        fault_name, _, fraction = (fault or "").partition("@")
+        self._fault_fraction = fraction or None  # NAME@FRACTION from the command line, kept until changed
+        (self.fault_actions.get(fault_name or None) or self.fault_actions[None]).setChecked(True)
+        self.fault_group.triggered.connect(lambda _a: self._fault_picked())
         self.faults_button.setMenu(self.faults_menu)
         self._update_fault_label()
 
@@ -422,7 +424,10 @@ class MainWindow(QMainWindow):
     def fault(self) -> str | None:
         """The selected demo fault, or None."""
         action = self.fault_group.checkedAction()
-        return action.data() if action is not None else None
+        name = action.data() if action is not None else None
+        if name and self._fault_fraction:
+            return f"{name}@{self._fault_fraction}"
+        return name
 
     @property
     def form(self) -> FormModel:
@@ -458,8 +463,14 @@ class MainWindow(QMainWindow):
         return self.form_view.field(pointer)
 
     def set_fault(self, name: str | None) -> None:
-        """Select a demo fault (None: none)."""
-        self.fault_actions[name].setChecked(True)
+        """Select a demo fault, `NAME` or `NAME@FRACTION` (None: none)."""
+        fault_name, _, fraction = (name or "").partition("@")
+        self.fault_actions[fault_name or None].setChecked(True)
+        self._fault_fraction = fraction or None
+        self._update_fault_label()
+
+    def _fault_picked(self) -> None:
+        self._fault_fraction = None  # a fault picked from the menu comes at its default point
         self._update_fault_label()
 
     def set_slicing(self, value: str) -> None:

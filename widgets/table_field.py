@@ -35,7 +35,9 @@ class TableField(FieldWidget):
                 header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
             else:
                 header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-                header.resizeSection(column, max(70, header.fontMetrics().horizontalAdvance(spec.label) + 30))
+                # at most 110 px: a long label ("Dimensions · Width cm") elides rather than squeezing
+                # the text columns (sku, name) to nothing
+                header.resizeSection(column, min(110, max(70, header.fontMetrics().horizontalAdvance(spec.label) + 30)))
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         view.setWordWrap(False)
         self.model.rowsInserted.connect(self._fit)

@@ -301,3 +301,15 @@ def test_naive_form_shows_no_provisional_marker():
     form.begin_run()
     form.apply("/customer_name", S.PROVISIONAL, "Mar")
     assert form.display("/customer_name") == "Mar"
+
+
+def test_decimal_numbers_show_two_places_or_every_digit_they_have():
+    from core.form import FieldKind, fields_for, format_value
+    from core.schemas.catalog import Catalog
+
+    price = next(s for s in fields_for(Catalog)[-1].children if s.pointer.endswith("price"))
+    assert price.kind is FieldKind.NUMBER
+    assert format_value(price, 181.5) == "181.50"
+    assert format_value(price, 118.0) == "118.00"
+    assert format_value(price, 0.125) == "0.125"  # never rounded away
+    assert format_value(price, 1e20) == "1e+20"

@@ -177,3 +177,19 @@ def test_status_line_and_run_log_text(qtbot):
     assert line.property("phase") == "stopped"
     log.add_run(status, "invoice · anthropic")
     assert "server stopped after 37 of 120 tokens" in log.lines()[0]
+
+
+def test_catalog_table_keeps_its_text_columns_readable(qtbot):
+    form = FormModel(SCHEMAS["catalog"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    view.resize(720, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    table = view.field("/items").view
+    header = table.horizontalHeader()
+    labels = [table.model().headerData(c, Qt.Orientation.Horizontal) for c in range(header.count())]
+    numeric = [c for c, label in enumerate(labels) if "Dimensions" in str(label) or label == "Price"]
+    assert numeric and all(header.sectionSize(c) <= 110 for c in numeric)
+    sku = labels.index("Sku")
+    assert header.sectionSize(sku) >= 60, f"sku column squeezed to {header.sectionSize(sku)} px"
