@@ -253,6 +253,7 @@ class _PartialReader:
         }
         self._strings = config.show_provisional_strings
         self._numbers = config.show_provisional_numbers
+        self._index = _schema_index(config.schema_name)
         self.done = False
 
     def _convert(self, changes: list[Any]) -> Changes:
@@ -260,7 +261,9 @@ class _PartialReader:
         for ch in changes:
             state = self._states[ch.state]
             value = ch.value
-            if state is FieldState.PROVISIONAL:
+            if state is FieldState.SETTLED and self._index is not None and not isinstance(value, (dict, list)):
+                _check_settled(self._index, ch.pointer, value)  # as the relay does: at once, not at the end
+            elif state is FieldState.PROVISIONAL:
                 if isinstance(value, str) and not self._strings:
                     state, value = FieldState.PENDING, None
                 elif isinstance(value, (int, float)) and not isinstance(value, bool) and not self._numbers:
@@ -459,6 +462,31 @@ def describe_failure(exc: BaseException) -> tuple[str, str | None]:
     if isinstance(exc, RunFailure):
         return message, code
     return f"internal error: {type(exc).__name__}: {exc}", None
+
+
+def _schema_index(schema_name: str) -> Any:
+    """The relay's view of the schema (a field's own type by pointer), or None for an unknown one."""
+    from core.relay import SchemaIndex
+    from core.schemas import SCHEMAS
+
+    model = SCHEMAS.get(schema_name)
+    return SchemaIndex(model) if model is not None else None
+
+
+def _check_settled(index: Any, pointer: str, value: Any) -> None:
+    """Raise ValidationFailed if the settled scalar at `pointer` fails its own field's type."""
+    from pydantic import ValidationError
+
+    from core.relay import NodeKind
+
+    node = index.resolve(pointer).node
+    if node is None or node.kind is not NodeKind.LEAF:
+        return  # a key the schema lacks, or a container: the whole-object check at the end says so
+    try:
+        node.adapter.validate_json(json.dumps(value, ensure_ascii=False))
+    except ValidationError as exc:  # pydantic's exception, translated here
+        first = exc.errors(include_url=False)[0]
+        raise ValidationFailed(f"{first.get('msg', 'invalid')} (got {value!r})", pointer=pointer) from None
 
 
 def _validation_failure(model: Any, value: Any) -> ValidationFailed | None:

@@ -130,3 +130,17 @@ async def test_naive_keeps_its_wrong_values_after_a_fault(demo_server):
     assert status.phase is Phase.FAILED
     assert form.committed  # whatever it had shown stays
     assert form.committed != get_scenario("invoice").output
+
+
+async def test_partial_fails_the_moment_an_invalid_value_settles(demo_server):
+    """Like the relay, partial mode checks a settled value against its field at once: the run ends
+    (and its request is closed) mid-stream, not after the model finished writing."""
+    form = primed_form()
+    before = form.committed
+    status = await Run(form, config(demo_server, "partial", speed=150, fault="invalid_value@0.2")).run()
+    assert status.phase is Phase.FAILED and status.error_code == "validation_failed", status.reason
+    assert status.pointer == "/amount" and "twelve hundred" in status.reason
+    assert form.state("/amount") is FieldState.INVALID and form.document == before
+    entry = await demo_request_entry(demo_server.url, since=0.0, run_id=status.run_id)
+    assert entry is not None and entry["disconnected"], entry
+    assert entry["tokens_sent"] < entry["tokens_total"]
