@@ -11,7 +11,8 @@ else sets `phase`.
 Readers (one per mode) turn events into form changes `(pointer, FieldState, value)`:
 
     partial   core.prefix.PrefixParser over the ArgsDelta text; provisional strings shown unless
-              switched off; provisional numbers hidden by default (12 is never shown for 1200)
+              switched off; provisional numbers hidden by default (12 is never shown for 1200);
+              each settled value checked against its own field at once (an invalid one ends the run)
     blocking  collects the text, parses it once at BlockStop: everything settles at once
     naive     core.naive: repair-parse the whole buffer on every delta and trust it (no states)
     settled   relay records: field / item are settled values; complete is the terminal
