@@ -16,10 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
 import sys
-import threading
-import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -29,50 +26,23 @@ sys.path.insert(0, str(HERE))
 
 import core.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see gui.app)
 import core.relay_client  # noqa: E402,F401
-from bench_ui import _ProcessServer, percentile, thread_cpu  # noqa: E402
+from bench_ui import _ProcessServer, probe_run  # noqa: E402
 from core.server.runner import EmbeddedServer  # noqa: E402
 
 
 async def measure(window, docks: bool) -> dict[str, float | str]:  # noqa: ANN001
-    from PySide6.QtCore import Qt, QTimer
-
     window.inspector_dock.setVisible(docks)
     window.timeline_dock.setVisible(docks)
     await asyncio.sleep(0.3)
-    lags: list[float] = []
-    last = [time.perf_counter()]
-
-    def tick() -> None:
-        now = time.perf_counter()
-        lags.append(max(0.0, (now - last[0]) * 1000 - 5.0))
-        last[0] = now
-
-    probe = QTimer()
-    probe.setTimerType(Qt.TimerType.PreciseTimer)
-    probe.setInterval(5)
-    probe.timeout.connect(tick)
-    main_id = threading.main_thread().native_id
-    wall0, cpu0, gui0 = time.perf_counter(), time.process_time(), thread_cpu(main_id)
-    window.start()
-    last[0] = time.perf_counter()
-    probe.start()
-    while window.active:
-        await asyncio.sleep(0.05)
-    probe.stop()
+    figures = await probe_run(window.start, lambda: window.active)
+    figures.pop("spikes")
     await window.wait_runs()
-    wall = time.perf_counter() - wall0
     statuses = window.last_statuses()
     return {
         "docks": "shown" if docks else "hidden",
         "outcome": ",".join(s.phase.value if s else "?" for s in statuses),
         "tokens": max((s.tokens_received for s in statuses if s), default=0),
-        "seconds": wall,
-        "samples": len(lags),
-        "p50": statistics.median(lags) if lags else float("nan"),
-        "p99": percentile(lags, 99),
-        "max": max(lags) if lags else float("nan"),
-        "cpu_process": (time.process_time() - cpu0) / wall,
-        "cpu_gui": (thread_cpu(main_id) - gui0) / wall,
+        **figures,
     }
 
 

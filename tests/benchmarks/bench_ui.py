@@ -55,15 +55,17 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-async def measure(window, mode: str) -> dict[str, float | str]:
+async def probe_run(start, active) -> dict[str, float | str]:  # noqa: ANN001 (callables)
+    """Call `start()`, then sample event-loop lag with a 5 ms PreciseTimer until `active()` is false.
+
+    Returns the lag figures (ms: p50, p99, max; samples), the wall time, and CPU as a share of one
+    core for the whole process and for the GUI thread alone; `spikes` lists (s, ms) lags over 15 ms.
+    """
     from PySide6.QtCore import Qt, QTimer
 
-    window.mode_combo.setCurrentIndex(window.mode_combo.findData(mode))
-    await asyncio.sleep(0.3)
     lags: list[float] = []
-    last = [time.perf_counter()]
-
     spikes: list[tuple[float, float]] = []
+    last = [time.perf_counter()]
 
     def tick() -> None:
         now = time.perf_counter()
@@ -77,33 +79,41 @@ async def measure(window, mode: str) -> dict[str, float | str]:
     probe.setTimerType(Qt.TimerType.PreciseTimer)
     probe.setInterval(5)
     probe.timeout.connect(tick)
-
     main_id = threading.main_thread().native_id
     wall0, cpu0, gui0 = time.perf_counter(), time.process_time(), thread_cpu(main_id)
-    window.start()
+    start()
     last[0] = time.perf_counter()
     probe.start()
-    while window.controller.active:
+    while active():
         await asyncio.sleep(0.05)
     probe.stop()
     wall = time.perf_counter() - wall0
-    cpu = time.process_time() - cpu0
-    gui = thread_cpu(main_id) - gui0
-    status = window.controller.last_status
-    if os.environ.get("BENCH_SPIKES"):
-        print(f"{mode}: lags > 15 ms at (s, ms): " + ", ".join(f"({t:.2f}, {v:.0f})" for t, v in spikes), file=sys.stderr)
     return {
-        "mode": mode,
-        "outcome": status.phase.value if status else "?",
-        "reason": status.reason if status else "",
-        "tokens": status.tokens_received if status else 0,
         "seconds": wall,
         "samples": len(lags),
         "p50": statistics.median(lags) if lags else float("nan"),
         "p99": percentile(lags, 99),
         "max": max(lags) if lags else float("nan"),
-        "cpu_process": cpu / wall,
-        "cpu_gui": gui / wall,
+        "cpu_process": (time.process_time() - cpu0) / wall,
+        "cpu_gui": (thread_cpu(main_id) - gui0) / wall,
+        "spikes": spikes,  # type: ignore[dict-item]
+    }
+
+
+async def measure(window, mode: str) -> dict[str, float | str]:  # noqa: ANN001 (MainWindow)
+    window.mode_combo.setCurrentIndex(window.mode_combo.findData(mode))
+    await asyncio.sleep(0.3)
+    figures = await probe_run(window.start, lambda: window.controller.active)
+    spikes = figures.pop("spikes")
+    if os.environ.get("BENCH_SPIKES"):
+        print(f"{mode}: lags > 15 ms at (s, ms): " + ", ".join(f"({t:.2f}, {v:.0f})" for t, v in spikes), file=sys.stderr)
+    status = window.controller.last_status
+    return {
+        "mode": mode,
+        "outcome": status.phase.value if status else "?",
+        "reason": status.reason if status else "",
+        "tokens": status.tokens_received if status else 0,
+        **figures,
     }
 
 
