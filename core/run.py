@@ -62,6 +62,7 @@ from core.errors import (
 from core.events import ArgsDelta, BlockStop, KeepAlive, ProviderError, Stop, StopReason, TextDelta
 from core.form import MISSING, FieldState, FormModel, escape_token
 from core.history import History
+from core.wiretap import ForwardingTap
 
 # ---------------------------------------------------------------------------------------------
 # Modes, phases, the transition table
@@ -509,27 +510,18 @@ def _validation_failure(model: Any, value: Any) -> ValidationFailed | None:
 # The run
 
 
-class _CountingTap:
+class _CountingTap(ForwardingTap):
     """Counts bytes read, then forwards to the caller's tap."""
 
-    __slots__ = ("inner", "bytes")
+    __slots__ = ("bytes",)
 
     def __init__(self, inner: WireTap | None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.bytes = 0
 
     def on_read(self, data: bytes) -> None:
         self.bytes += len(data)
-        if self.inner is not None:
-            self.inner.on_read(data)
-
-    def on_frame(self, kind: str, text: str) -> None:
-        if self.inner is not None:
-            self.inner.on_frame(kind, text)
-
-    def on_event(self, event: Any) -> None:
-        if self.inner is not None:
-            self.inner.on_event(event)
+        super().on_read(data)
 
 
 StatusObserver = Callable[[RunStatus], None]

@@ -53,6 +53,27 @@ from typing import Any, Generic, TypeVar
 
 from core.events import ArgsDelta
 
+
+class ForwardingTap:
+    """A WireTap that passes everything on to `inner` (if any); subclasses watch what they need."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Any = None) -> None:
+        self.inner = inner
+
+    def on_read(self, data: bytes) -> None:
+        if self.inner is not None:
+            self.inner.on_read(data)
+
+    def on_frame(self, kind: str, text: str) -> None:
+        if self.inner is not None:
+            self.inner.on_frame(kind, text)
+
+    def on_event(self, event: Any) -> None:
+        if self.inner is not None:
+            self.inner.on_event(event)
+
 __all__ = [
     "ByteSpan",
     "DEFAULT_MAX_BYTES",

@@ -57,6 +57,7 @@ from core.errors import LivefillError, ProtocolError, RunFailure, UsageError
 from core.relay import Settler
 from core.relay_records import encode_record
 from core.schemas import SCHEMAS, schema_model
+from core.wiretap import ForwardingTap
 
 __all__ = ["EXTRACT_PATH", "RelaySettings", "create_relay_app", "relay_routes", "routes"]
 
@@ -248,27 +249,18 @@ def _parse_job(raw: bytes) -> _Job | JSONResponse:
 # --- the streaming response ------------------------------------------------------------------------
 
 
-class _Clock:
+class _Clock(ForwardingTap):
     """A WireTap that remembers when the last upstream read arrived (and forwards to another tap)."""
 
-    __slots__ = ("last_read", "inner")
+    __slots__ = ("last_read",)
 
     def __init__(self, inner: Any = None) -> None:
+        super().__init__(inner)
         self.last_read = time.monotonic()
-        self.inner = inner
 
     def on_read(self, data: bytes) -> None:
         self.last_read = time.monotonic()
-        if self.inner is not None:
-            self.inner.on_read(data)
-
-    def on_frame(self, kind: str, text: str) -> None:
-        if self.inner is not None:
-            self.inner.on_frame(kind, text)
-
-    def on_event(self, event: Any) -> None:
-        if self.inner is not None:
-            self.inner.on_event(event)
+        super().on_read(data)
 
 
 class _RelayResponse(Response):
