@@ -7,12 +7,9 @@ Run the app's way (QApplication + qasync.run) in a subprocess and require a sile
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
-from tests.conftest import REPO
+from tests.core.test_providers_qasync import run_silently
 
 SCRIPT = textwrap.dedent(
     """
@@ -46,11 +43,4 @@ SCRIPT = textwrap.dedent(
 
 
 def test_leaving_a_relay_stream_early_under_qasync_is_silent() -> None:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(REPO)}
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "relay streams done" in proc.stdout
-    noise = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert noise == [], "\n".join(noise)
+    run_silently(SCRIPT, "relay streams done")
