@@ -62,75 +62,11 @@ from core.errors import (
 from core.events import ArgsDelta, BlockStop, KeepAlive, ProviderError, Stop, StopReason, TextDelta
 from core.form import MISSING, FieldState, FormModel, escape_token
 from core.history import History
+from core.modes import MODES, Mode
+from core.run_status import TRANSITIONS, Phase, RunStatus, Trigger
 from core.wiretap import ForwardingTap
 
-# ---------------------------------------------------------------------------------------------
-# Modes, phases, the transition table
-
-
-class Mode(Enum):
-    PARTIAL = "partial"  # incremental prefix parser in the client: provisional values, then settled
-    SETTLED = "settled"  # through the relay: only settled, checked values
-    HYBRID = "hybrid"  # through the relay: prose grows provisionally, the rest appears settled
-    BLOCKING = "blocking"  # nothing until the tool block ends, then everything at once
-    NAIVE = "naive"  # repair-parse and trust the growing buffer: wrong on purpose, never restores
-
-    @property
-    def needs_relay(self) -> bool:
-        """True for the modes that read the relay instead of the provider."""
-        return self in (Mode.SETTLED, Mode.HYBRID)
-
-
-MODE_LABELS: dict[Mode, str] = {
-    Mode.PARTIAL: "partial",
-    Mode.SETTLED: "settled (relay)",
-    Mode.HYBRID: "hybrid (relay)",
-    Mode.BLOCKING: "blocking",
-    Mode.NAIVE: "naive — incorrect on purpose",
-}
-
-
-class Phase(Enum):
-    READY = "ready"  # created, not started
-    CONNECTING = "connecting"  # the request is out; no content has arrived yet
-    STREAMING = "streaming"  # content is arriving into the draft
-    COMMITTED = "committed"  # terminal arrived and the object validated: the form holds the result
-    STOPPED = "stopped"  # the user stopped it and the connection is closed; the form is restored
-    FAILED = "failed"  # it ended without a result (see the reason); the form is restored
-
-    @property
-    def active(self) -> bool:
-        """True while the run is connecting or streaming."""
-        return self in (Phase.CONNECTING, Phase.STREAMING)
-
-    @property
-    def final(self) -> bool:
-        """True once the run has ended."""
-        return self in (Phase.COMMITTED, Phase.STOPPED, Phase.FAILED)
-
-
-class Trigger(Enum):
-    START = "start"  # run() began and the request is being sent
-    CONTENT = "content"  # a content event (delta, record) arrived
-    COMMIT = "commit"  # terminal arrived and the object validated
-    STOP = "stop"  # the user's cancel finished: the source is closed
-    FAIL = "fail"  # any other ending
-
-
-TRANSITIONS: dict[tuple[Phase, Trigger], Phase] = {
-    (Phase.READY, Trigger.START): Phase.CONNECTING,
-    (Phase.READY, Trigger.FAIL): Phase.FAILED,
-    (Phase.CONNECTING, Trigger.CONTENT): Phase.STREAMING,
-    (Phase.CONNECTING, Trigger.COMMIT): Phase.COMMITTED,
-    (Phase.CONNECTING, Trigger.STOP): Phase.STOPPED,
-    (Phase.CONNECTING, Trigger.FAIL): Phase.FAILED,
-    (Phase.STREAMING, Trigger.CONTENT): Phase.STREAMING,
-    (Phase.STREAMING, Trigger.COMMIT): Phase.COMMITTED,
-    (Phase.STREAMING, Trigger.STOP): Phase.STOPPED,
-    (Phase.STREAMING, Trigger.FAIL): Phase.FAILED,
-}
-"""(phase, trigger) -> next phase. A pair not in the table is a bug (UsageError)."""
-
+MODE_LABELS: dict[Mode, str] = {m: spec.label for m, spec in MODES.items()}
 
 # ---------------------------------------------------------------------------------------------
 # Configuration and status
@@ -200,24 +136,6 @@ class RunConfig:
     show_provisional_strings: bool = True
     show_provisional_numbers: bool = False
     label: str = ""  # what the history and the run log call this run (e.g. the scenario)
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RunStatus:
-    """A snapshot of a run for the status line and the run log."""
-
-    run_id: str
-    mode: Mode
-    phase: Phase = Phase.READY
-    reason: str = ""  # why it ended (or what it is doing), for a person
-    error_code: str | None = None  # the relay v1 code of the failure, when it failed
-    pointer: str | None = None  # the field a validation failure is about
-    bytes_received: int = 0
-    tokens_received: int = 0  # content deltas (or relay records) received
-    stop_reason: str | None = None  # the provider's raw stop reason, when one arrived
-    server_note: str | None = None  # what the demo provider saw, after a stop
-    started_at: float | None = None  # time.time() at start
-    elapsed: float = 0.0  # seconds from start to end (or to now, while active)
 
 
 class WireTap(Protocol):

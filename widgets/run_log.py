@@ -6,7 +6,7 @@ import time
 
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
-from core.run import RunStatus
+from core.run_status import RunStatus
 from widgets.status_line import PHASE_MARKS, human_bytes
 
 

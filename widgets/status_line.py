@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from core.run import Phase, RunStatus
+from core.run_status import Phase, RunStatus
 from widgets.field_base import repolish
 
 PHASE_MARKS = {
