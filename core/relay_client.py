@@ -36,7 +36,7 @@ import contextlib
 import json
 import ssl
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 from pydantic import BaseModel
@@ -65,6 +65,7 @@ from core.relay_records import (
     parse_record,
 )
 from core.schemas import SCHEMAS
+from core.taps import WireTap, text_frame
 
 __all__ = [
     "EXTRACT_PATH",
@@ -78,14 +79,7 @@ __all__ = [
 EXTRACT_PATH = "/relay/v1/extract"
 
 
-class RelayTap(Protocol):
-    """What `open_relay` tells an observer (the same shape as core.providers' WireTap)."""
-
-    def on_read(self, data: bytes) -> None: ...
-
-    def on_frame(self, kind: str, text: str) -> None: ...
-
-    def on_event(self, event: Any) -> None: ...
+RelayTap = WireTap  # what `open_relay` tells an observer: the one tap shape (core.taps)
 
 
 _FAILURES: dict[str, type[RunFailure]] = {
@@ -184,7 +178,7 @@ class RecordReader:
 
     def _take(self, line: str) -> Any:
         if self._tap is not None:
-            self._tap.on_frame("ndjson", line)
+            self._tap.on_frame(text_frame("ndjson", line))
         if self._terminal is not None:
             raise ProtocolError(f"a record after the terminal {self._terminal.type!r} record: {line[:80]!r}")
         record = parse_record(line)

@@ -55,10 +55,12 @@ class RawDecoder:
 
     def __init__(self) -> None:
         self.finished = False
+        self.carriers: list[str | None] = []  # the delta is the frame's text itself
 
     def feed(self, text: str) -> list[StreamEvent]:
         if self.finished:
             raise ProtocolError("unframed text after the end of the body")
+        self.carriers = [None] if text else []
         return [ArgsDelta(text=text)] if text else []
 
     def close(self) -> list[StreamEvent]:

@@ -35,6 +35,7 @@ from core.providers.openai_responses import responses_body
 from core.providers.raw import raw_body
 from core.providers.transport import error_from_body, translate_errors
 from core.schemas import schema_model
+from core.taps import WireFrame
 
 # =============================================================================================
 # Request shapes
@@ -213,13 +214,15 @@ class Tap:
     def __init__(self) -> None:
         self.reads: list[bytes] = []
         self.frames: list[tuple[str, str]] = []
+        self.spans: list[tuple[int, int]] = []
         self.events: list[StreamEvent] = []
 
     def on_read(self, data: bytes) -> None:
         self.reads.append(data)
 
-    def on_frame(self, kind: str, text: str) -> None:
-        self.frames.append((kind, text))
+    def on_frame(self, frame: WireFrame) -> None:
+        self.frames.append((frame.kind, frame.text))
+        self.spans.append((frame.start, frame.end))
 
     def on_event(self, event: StreamEvent) -> None:
         self.events.append(event)

@@ -37,7 +37,7 @@ class UpstreamRecorder:
     def on_read(self, data: bytes) -> None:
         pass
 
-    def on_frame(self, kind: str, text: str) -> None:
+    def on_frame(self, frame: Any) -> None:
         pass
 
     def on_event(self, event: Any) -> None:

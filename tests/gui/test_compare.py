@@ -40,7 +40,7 @@ class ReadsTap:
     def on_read(self, data: bytes) -> None:
         self.reads.append(bytes(data))
 
-    def on_frame(self, kind: str, text: str) -> None:
+    def on_frame(self, frame) -> None:  # noqa: ANN001
         pass
 
     def on_event(self, event) -> None:  # noqa: ANN001
