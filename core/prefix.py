@@ -73,6 +73,7 @@ from enum import Enum
 from typing import Any
 
 from core.errors import ProtocolError, UsageError
+from core.pointer import escape as _escape_pointer_token
 
 __all__ = ["Change", "IncompleteJSON", "JSONPrefixError", "PrefixParser", "ValueState"]
 
@@ -382,14 +383,6 @@ def _escape(text: str, j: int, n: int) -> tuple[str | None, int]:
 # Pointers, built only when read.
 
 
-def _escape_token(token: str | int) -> str:
-    if type(token) is int:
-        return str(token)
-    if "~" in token or "/" in token:  # type: ignore[operator]
-        return token.replace("~", "~0").replace("/", "~1")  # type: ignore[union-attr]
-    return token  # type: ignore[return-value]
-
-
 def _child_pointer(frame: list[Any], token: str | int) -> Any:
     """The pointer of a child of `frame`: a string while the frame's own is short, else a lazy
     (frame, token) where."""
@@ -398,7 +391,7 @@ def _child_pointer(frame: list[Any], token: str | int) -> Any:
         return (frame, token)
     if type(token) is int:
         return f"{base}/{token}"
-    if "~" in token or "/" in token:  # type: ignore[operator]
+    if "~" in token or "/" in token:  # core.pointer.escape, inlined: this is the hot path
         token = token.replace("~", "~0").replace("/", "~1")  # type: ignore[union-attr]
     return base + "/" + token  # type: ignore[operator]
 
@@ -413,7 +406,7 @@ def _frame_pointer(frame: list[Any]) -> str:
         chain.append(f)
         f = f[_F_PARENT]
     chain.reverse()
-    return "".join([f[_F_POINTER], *["/" + _escape_token(g[_F_TOKEN]) for g in chain]])
+    return "".join([f[_F_POINTER], *["/" + _escape_pointer_token(g[_F_TOKEN]) for g in chain]])
 
 
 def _pointer_of(where: Any) -> str:
@@ -422,7 +415,7 @@ def _pointer_of(where: Any) -> str:
     if where is None:
         return ""
     if type(where) is tuple:
-        return _frame_pointer(where[0]) + "/" + _escape_token(where[1])
+        return _frame_pointer(where[0]) + "/" + _escape_pointer_token(where[1])
     return _frame_pointer(where)
 
 

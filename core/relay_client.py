@@ -79,9 +79,6 @@ __all__ = [
 EXTRACT_PATH = "/relay/v1/extract"
 
 
-RelayTap = WireTap  # what `open_relay` tells an observer: the one tap shape (core.taps)
-
-
 _FAILURES: dict[str, type[RunFailure]] = {
     "upstream_error": UpstreamError,
     "truncated": Truncated,
@@ -125,7 +122,7 @@ class RecordReader:
         schema_name: str | None = None,
         mode: str | None = None,
         max_line_bytes: int = MAX_LINE_BYTES,
-        tap: RelayTap | None = None,
+        tap: WireTap | None = None,
     ) -> None:
         self._framer = NDJSONFramer(max_line_bytes)
         self._schema = schema
@@ -293,7 +290,7 @@ class RelayStream:
     record has arrived.
     """
 
-    def __init__(self, response: httpx.Response, reader: RecordReader, tap: RelayTap | None) -> None:
+    def __init__(self, response: httpx.Response, reader: RecordReader, tap: WireTap | None) -> None:
         self._response = response
         self._reader = reader
         self._tap = tap
@@ -340,7 +337,7 @@ async def open_relay(
     token: str,
     body: Mapping[str, Any],
     *,
-    tap: RelayTap | None = None,
+    tap: WireTap | None = None,
     timeout: float = 10.0,
     idle_timeout: float | None = 60.0,
     client: httpx.AsyncClient | None = None,

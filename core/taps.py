@@ -85,8 +85,9 @@ def sse_frame(event: ServerSentEvent, carriers: tuple[str | None, ...] = ()) -> 
 
 def text_frame(kind: str, text: Any, carriers: tuple[str | None, ...] = ()) -> WireFrame:
     """The WireFrame of a text frame written contiguously (an `NDJSONLine`: NDJSON or raw)."""
+    plain = str(text)
     return WireFrame(
-        kind=kind, text=text, start=text.start, end=text.end, payload=text,
+        kind=kind, text=plain, start=text.start, end=text.end, payload=plain,
         segments=((0, text.start),), carriers=carriers,
     )
 

@@ -36,6 +36,7 @@ from core.metrics import FormProbe, LaneMetrics
 from core.run import MODE_LABELS, Mode, Phase, Run, RunConfig, RunStatus
 from core.scenarios import get_scenario
 from core.schemas import schema_model
+from core.taps import tee
 from core.wiretap import DEFAULT_MAX_BYTES, WireRecorder
 from gui.controller import RunController
 from gui.field_picker import FieldPicker
@@ -44,7 +45,7 @@ from widgets.form_view import FormView
 from widgets.lane_header import LaneHeader
 from widgets.status_line import status_text
 
-__all__ = ["Lane", "TeeTap", "outcome_of"]
+__all__ = ["Lane", "outcome_of"]
 
 HEADER_REFRESH_MS = 200
 """How often a lane header re-reads its metrics while they change (a summary walks every field)."""
@@ -55,25 +56,6 @@ def outcome_of(status: RunStatus) -> str:
     if status.phase is Phase.FAILED:
         return f"failed: {status.reason}" if status.reason else "failed"
     return status.phase.value
-
-
-class TeeTap:
-    """A wire tap that hands every call to several taps (the recorder, and a test's own)."""
-
-    def __init__(self, *taps: Any) -> None:
-        self.taps = [t for t in taps if t is not None]
-
-    def on_read(self, data: bytes) -> None:
-        for t in self.taps:
-            t.on_read(data)
-
-    def on_frame(self, kind: str, text: str) -> None:
-        for t in self.taps:
-            t.on_frame(kind, text)
-
-    def on_event(self, event: Any) -> None:
-        for t in self.taps:
-            t.on_event(event)
 
 
 class Lane(QFrame):
@@ -276,7 +258,7 @@ class Lane(QFrame):
         self.form.marking = self.mode is not Mode.NAIVE
         label = f"{config.label} · lane {self.title}" if config.label else f"lane {self.title}"
         cfg = replace(config, mode=self.mode, label=label)
-        tap = self.recorder if self.extra_tap is None else TeeTap(self.recorder, self.extra_tap)
+        tap = tee(self.recorder, self.extra_tap)
         return self.controller.start(self.form, cfg, history=None, tap=tap)
 
     def stop(self) -> bool:

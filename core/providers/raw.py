@@ -61,7 +61,7 @@ class RawDecoder:
         if self.finished:
             raise ProtocolError("unframed text after the end of the body")
         self.carriers = [None] if text else []
-        return [ArgsDelta(text=text)] if text else []
+        return [ArgsDelta(text=str(text))] if text else []  # a plain str, not the framer's NDJSONLine
 
     def close(self) -> list[StreamEvent]:
         if self.finished:
