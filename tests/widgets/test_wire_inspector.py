@@ -9,7 +9,7 @@ import pytest
 from core.events import ArgsDelta
 from core.scenarios import get_scenario
 from core.wiretap import WireRecorder
-from tests.core.test_wiretap import anthropic_wire, play, random_cuts, split_text
+from tests.core.test_wiretap import anthropic_wire, play, random_cuts, split_text, text_frame
 from widgets.wire_inspector import WireInspector
 from widgets.wire_inspector_bytes import MARK, parse_rendered, render_bytes
 from widgets.wire_inspector_slicing import SlicingControl, parse_slicing
@@ -197,7 +197,7 @@ def test_memory_stays_bounded_on_a_50_mb_stream_at_max_speed(qtbot):
             rec.on_read(batch[pos : pos + 16384])
         for i in range(0, batch_lines, 8):  # a frame (and its delta) per 8 lines keeps this quick
             text = (line % (n + i)).decode().rstrip("\n")
-            rec.on_frame("ndjson", text)
+            rec.on_frame(text_frame("ndjson", text, fed + i * len(text) + i, ("/message/content",)))
             rec.on_event(ArgsDelta(text=f"{n + i}, "))
         n += batch_lines
         fed += len(batch)
