@@ -74,6 +74,7 @@ from typing import Any
 
 from core.errors import ProtocolError, UsageError
 from core.pointer import escape as _escape_pointer_token
+from core.pointer import parse as _pointer_tokens
 
 __all__ = ["Change", "IncompleteJSON", "JSONPrefixError", "PrefixParser", "ValueState"]
 
@@ -452,11 +453,9 @@ class _Pointers(Sequence[str]):
 
 
 def _parse_pointer(pointer: str) -> list[str]:
-    if pointer == "":
-        return []
-    if not isinstance(pointer, str) or not pointer.startswith("/"):
+    if not isinstance(pointer, str) or (pointer and not pointer.startswith("/")):
         raise UsageError(f"not a JSON pointer: {pointer!r}")
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
+    return _pointer_tokens(pointer)
 
 
 def _array_index(token: str) -> int | None:

@@ -23,11 +23,13 @@ of those characters.
 from __future__ import annotations
 
 from collections import OrderedDict, deque
+from typing import Any
 
+from core.pointer import child
 from core.prefix import JSONPrefixError, PrefixParser, ValueState
 from core.taps import WireFrame
 
-__all__ = ["DocumentSpans", "FrameLiterals", "literal_offsets"]
+__all__ = ["DocumentSpans", "FrameLiterals", "literal_offsets", "record_pointer", "related"]
 
 _SETTLED = ValueState.SETTLED
 
@@ -167,3 +169,19 @@ class FrameLiterals:
         if len(self._cache) > self._size:
             self._cache.popitem(last=False)
         return entry
+
+
+def record_pointer(event: Any) -> str | None:
+    """The pointer a relay record carried (an item record: its element), None for other events."""
+    pointer = getattr(event, "pointer", None)
+    if not isinstance(pointer, str):
+        return None
+    idx = getattr(event, "index", None)
+    if getattr(event, "type", None) == "item" and isinstance(idx, int):
+        return child(pointer, idx)
+    return pointer
+
+
+def related(a: str, b: str) -> bool:
+    """True if pointer a is b, or an ancestor or a descendant of b."""
+    return a == b or b.startswith(a + "/") or a.startswith(b + "/")

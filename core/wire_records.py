@@ -23,6 +23,7 @@ __all__ = [
     "Ring",
     "TappedEvent",
     "ValueLocation",
+    "merge_spans",
 ]
 
 #: The default memory ceiling of a recorder: 4 MiB of estimated footprint.
@@ -215,3 +216,15 @@ class Ring(Generic[T]):
         """Absolute index of the last item whose key <= value (first - 1 if none)."""
         pos = bisect_right(self._items, value, lo=self._head, key=key)
         return self.first + (pos - self._head) - 1
+
+
+def merge_spans(spans: list[ByteSpan]) -> tuple[ByteSpan, ...]:
+    """`spans` in stream order, overlapping or touching ones merged."""
+    out: list[ByteSpan] = []
+    for s in sorted(spans, key=lambda s: s.start):
+        if out and s.start <= out[-1].end:
+            if s.end > out[-1].end:
+                out[-1] = ByteSpan(start=out[-1].start, end=s.end)
+        else:
+            out.append(s)
+    return tuple(out)

@@ -40,7 +40,7 @@ from typing import Any
 
 from core.events import ArgsDelta
 from core.taps import WireFrame
-from core.wire_positions import DocumentSpans, FrameLiterals
+from core.wire_positions import DocumentSpans, FrameLiterals, record_pointer, related
 from core.wire_records import (
     DEFAULT_MAX_BYTES,
     ByteSpan,
@@ -50,6 +50,7 @@ from core.wire_records import (
     Ring,
     TappedEvent,
     ValueLocation,
+    merge_spans,
 )
 
 __all__ = [
@@ -175,7 +176,7 @@ class WireRecorder:
                 carried, carrier = True, last.wire.carriers[self._carried]
                 self._carried += 1
         else:
-            pointer = _record_pointer(event)
+            pointer = record_pointer(event)
             if pointer is not None and frame is not None:
                 self._record_pointers.setdefault(pointer, []).append(frame)
                 cost += _RECORD_POINTER_COST
@@ -361,7 +362,7 @@ class WireRecorder:
             else:
                 spans.append(span)
         return ValueLocation(
-            pointer=pointer, chars=(v_start, v_end), spans=_merge(spans),
+            pointer=pointer, chars=(v_start, v_end), spans=merge_spans(spans),
             complete=v_end is not None, partly_dropped=missing,
         )
 
@@ -384,7 +385,7 @@ class WireRecorder:
         hits: list[int] = []
         found = False
         for rec_pointer, frames in self._record_pointers.items():
-            if _related(rec_pointer, pointer):
+            if related(rec_pointer, pointer):
                 found = True
                 hits.extend(frames)
         if not found:
@@ -398,7 +399,7 @@ class WireRecorder:
             else:
                 spans.append(f.span)
         return ValueLocation(
-            pointer=pointer, chars=None, spans=_merge(spans), complete=True, partly_dropped=missing
+            pointer=pointer, chars=None, spans=merge_spans(spans), complete=True, partly_dropped=missing
         )
 
     def _enforce(self) -> None:
@@ -466,7 +467,7 @@ class WireRecorder:
                 cost += gone * _INDEX_ENTRY_COST
                 self._drop["pointers"] += gone
         else:
-            pointer = _record_pointer(ev)
+            pointer = record_pointer(ev)
             frames = self._record_pointers.get(pointer) if pointer is not None else None
             if frames is not None and e.frame is not None and e.frame in frames:
                 cost += _RECORD_POINTER_COST
@@ -487,29 +488,3 @@ def _frame_cost(frame: WireFrame) -> int:
     if frame.payload is not frame.text:
         cost += _text_cost(frame.payload)
     return cost
-
-
-def _record_pointer(event: Any) -> str | None:
-    pointer = getattr(event, "pointer", None)
-    if not isinstance(pointer, str):
-        return None
-    idx = getattr(event, "index", None)
-    if getattr(event, "type", None) == "item" and isinstance(idx, int):
-        return f"{pointer}/{idx}"
-    return pointer
-
-
-def _related(a: str, b: str) -> bool:
-    """True if pointer a is b, or an ancestor or a descendant of b."""
-    return a == b or b.startswith(a + "/") or a.startswith(b + "/")
-
-
-def _merge(spans: list[ByteSpan]) -> tuple[ByteSpan, ...]:
-    out: list[ByteSpan] = []
-    for s in sorted(spans, key=lambda s: s.start):
-        if out and s.start <= out[-1].end:
-            if s.end > out[-1].end:
-                out[-1] = ByteSpan(start=out[-1].start, end=s.end)
-        else:
-            out.append(s)
-    return tuple(out)
