@@ -12,6 +12,8 @@ is what the vocabulary decoded (an SSE event's data, an NDJSON line, a raw text 
 `segments` says where it was written: `payload[c:]` up to the next segment's character offset
 was written contiguously, in UTF-8, from byte `b` for each `(c, b)` (an SSE event with several
 data lines has one segment per line; the LF that joins them stands for the line's ending).
+Offsets are exact for valid UTF-8 (NDJSON and raw frames are decoded strictly); an SSE character
+that stood for invalid bytes (U+FFFD) is counted as its own 3-byte encoding.
 `carriers` names, for each `ArgsDelta` the frame carried (in order), the JSON Pointer inside the
 payload of the string whose decoded text is that delta (None: the payload itself, verbatim).
 """
