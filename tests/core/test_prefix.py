@@ -1,4 +1,4 @@
-"""Hand-written cases for core/prefix.py, one per promise of issue 2 §4, named after the rule."""
+"""Hand-written cases for core/prefix.py, one per promise its docstring makes, named after the rule."""
 
 from __future__ import annotations
 

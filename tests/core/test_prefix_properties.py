@@ -1,5 +1,5 @@
 """Hypothesis properties of core/prefix.py: whatever the document and however it is cut, the
-stream keeps every promise of issue 2 §4."""
+changes keep every promise core/prefix.py's docstring makes."""
 
 from __future__ import annotations
 
