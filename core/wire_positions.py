@@ -136,7 +136,9 @@ class FrameLiterals:
         self._cache: OrderedDict[tuple[int, str], tuple[int, list[int]] | None] = OrderedDict()
         self._size = size
 
-    def char_span(self, key: int, frame: WireFrame, carrier: str | None, a: int, b: int, length: int) -> tuple[int, int] | None:
+    def char_span(
+        self, key: int, frame: WireFrame, carrier: str | None, a: int, b: int, length: int
+    ) -> tuple[int, int] | None:
         """Payload offsets [pa, pb) of characters [a, b) of the delta (of `length` characters)
         that `carrier` names in `frame`; None if the frame does not hold it."""
         if carrier is None:

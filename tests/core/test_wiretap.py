@@ -46,7 +46,9 @@ class Wire:
 
 def text_frame(kind: str, text: str, start: int, carriers: tuple[str | None, ...] = ()) -> WireFrame:
     end = start + len(text.encode())
-    return WireFrame(kind=kind, text=text, start=start, end=end, payload=text, segments=((0, start),), carriers=carriers)
+    return WireFrame(
+        kind=kind, text=text, start=start, end=end, payload=text, segments=((0, start),), carriers=carriers
+    )
 
 
 def anthropic_wire(pieces: list[str], *, escaping: str = "json") -> Wire:
