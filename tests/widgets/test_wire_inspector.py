@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -142,6 +143,11 @@ def test_frames_and_their_deltas_are_listed_and_a_row_outlines_its_bytes(qtbot):
     text = w.byte_view.toPlainText()
     outlined = b"".join(parse_rendered(text[s.cursor.selectionStart() : s.cursor.selectionEnd()]) for s in sel)
     assert outlined == wire.data[start:end]
+    # a delta's row stands for the delta's own bytes: its text as the frame's JSON string holds it
+    d_start, d_end = model.span(delta_row)
+    assert start < d_start < d_end < end
+    delta = rec.event(ev_index).event
+    assert json.loads(b'"' + wire.data[d_start:d_end] + b'"') == delta.text
 
 
 def test_the_slicing_knob_emits_the_header_value(qtbot):
