@@ -130,10 +130,14 @@ def literal_offsets(body: str) -> list[int]:
 
 
 class FrameLiterals:
-    """Where each carried delta's characters begin in a frame's payload (a small LRU cache)."""
+    """Where each carried delta's characters lie in a frame's payload. Finding the delta's string
+    in the payload takes a parse, so where each one begins is kept in an LRU of `size` entries
+    (about `ENTRY_COST` bytes each); the walk over the literal itself is cheap and not kept."""
+
+    ENTRY_COST = 320  # an OrderedDict entry, its key and value tuples and their ints (tracemalloc: ~283)
 
     def __init__(self, size: int = 256) -> None:
-        self._cache: OrderedDict[tuple[int, str], tuple[int, list[int]] | None] = OrderedDict()
+        self._cache: OrderedDict[tuple[int, str], tuple[int, int] | None] = OrderedDict()
         self._size = size
 
     def char_span(
@@ -146,12 +150,14 @@ class FrameLiterals:
         entry = self._literal(key, frame, carrier)
         if entry is None:
             return None
-        start, offsets = entry
+        start, end = entry
+        offsets = literal_offsets(frame.payload[start:end])
         if len(offsets) != length + 1:
             return None
         return start + offsets[a], start + offsets[b]
 
-    def _literal(self, key: int, frame: WireFrame, carrier: str) -> tuple[int, list[int]] | None:
+    def _literal(self, key: int, frame: WireFrame, carrier: str) -> tuple[int, int] | None:
+        """[start, end) of the body (no quotes) of the string `carrier` names in the payload."""
         cache_key = (key, carrier)
         if cache_key in self._cache:
             self._cache.move_to_end(cache_key)
@@ -165,7 +171,7 @@ class FrameLiterals:
         for change in changes:
             if change.state is _SETTLED and isinstance(change.value, str) and change.pointer == carrier:
                 s, e = change.span  # type: ignore[misc]
-                entry = (s + 1, literal_offsets(frame.payload[s + 1 : e - 1]))
+                entry = (s + 1, e - 1)
                 break
         self._cache[cache_key] = entry
         if len(self._cache) > self._size:

@@ -108,14 +108,16 @@ class WireRecorder:
         self._events: Ring[TappedEvent] = Ring()
         self._docs: dict[int, _Doc] = {}
         self._record_pointers: dict[str, list[int]] = {}  # relay record pointer -> frame indices
-        self._literals = FrameLiterals()
+        literals = max(1, max_bytes // 4096)  # cached literal positions: under 1/12 of the ceiling
+        self._literals = FrameLiterals(literals)
         self._carried = 0  # ArgsDeltas of the last frame so far (its n-th carrier is the next one's)
         self._total = 0
         self._first_offset = 0
         # the documents being indexed (their parsers keep the values they build) get up to 1/4
-        # of the ceiling, charged as they grow; the stored reads, frames and events get the rest
+        # of the ceiling, charged as they grow, and the literal cache its fixed share; the stored
+        # reads, frames and events get the rest
         self._doc_cap = max(1, max_bytes // (4 * _DOC_CHAR_COST))
-        self._budget = max_bytes - max_bytes // 4
+        self._budget = max(1, max_bytes - max_bytes // 4 - FrameLiterals.ENTRY_COST * literals)
         self._doc_cost = 0
         self._cost = 0
         self._drop = {"reads": 0, "bytes": 0, "frames": 0, "events": 0, "pointers": 0}
