@@ -42,11 +42,13 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, AsyncContextManager, Protocol
 
+from core.demo_client import demo_request_entry, demo_requests, server_note
+from core.demo_protocol import DemoKnobs
 from core.errors import (
     Cancelled,
     ConnectionLost,
@@ -70,52 +72,6 @@ MODE_LABELS: dict[Mode, str] = {m: spec.label for m, spec in MODES.items()}
 
 # ---------------------------------------------------------------------------------------------
 # Configuration and status
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class DemoKnobs:
-    """The demo provider's knobs (sent as x-demo-* headers, or as the relay body's "demo")."""
-
-    scenario: str | None = None
-    speed: float | None = None  # tokens per second; 0 = as fast as possible
-    ttft_ms: int | None = None
-    seed: int | None = None
-    slice: str | None = None  # "event" | "N" | "coalesce:MS"
-    fault: str | None = None  # NAME[@FRACTION]
-
-    def headers(self) -> dict[str, str]:
-        """The x-demo-* request headers for these knobs."""
-        out: dict[str, str] = {}
-        if self.scenario:
-            out["x-demo-scenario"] = self.scenario
-        if self.speed is not None:
-            out["x-demo-speed"] = _num(self.speed)
-        if self.ttft_ms is not None:
-            out["x-demo-ttft"] = str(self.ttft_ms)
-        if self.seed is not None:
-            out["x-demo-seed"] = str(self.seed)
-        if self.slice:
-            out["x-demo-slice"] = self.slice
-        if self.fault:
-            out["x-demo-fault"] = self.fault
-        return out
-
-    def relay_demo(self) -> dict[str, Any]:
-        """The relay request body's "demo" object."""
-        out: dict[str, Any] = {}
-        if self.speed is not None:
-            out["speed"] = self.speed
-        if self.seed is not None:
-            out["seed"] = self.seed
-        if self.slice:
-            out["slice"] = self.slice
-        if self.fault:
-            out["fault"] = self.fault
-        return out
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -753,51 +709,6 @@ class Run:
                 note = server_note(entry)
                 if note:
                     self._update(server_note=note, reason=f"stopped by the user — {note}")
-
-
-# ---------------------------------------------------------------------------------------------
-# The demo provider's request log
-
-
-def server_note(entry: Mapping[str, Any]) -> str:
-    """'server stopped after 37 of 120 tokens' from one /_demo/requests entry."""
-    sent, total = entry.get("tokens_sent"), entry.get("tokens_total")
-    if sent is None or total is None:
-        return ""
-    if entry.get("disconnected"):
-        return f"server stopped after {sent} of {total} tokens"
-    if entry.get("finished"):
-        return f"server finished: {sent} of {total} tokens"
-    return f"server still sending: {sent} of {total} tokens"
-
-
-async def demo_requests(base_url: str) -> list[dict[str, Any]]:
-    """GET /_demo/requests of the demo provider at `base_url` (oldest first)."""
-    import httpx
-
-    async with httpx.AsyncClient(timeout=5.0) as client:
-        response = await client.get(base_url.rstrip("/") + "/_demo/requests")
-        response.raise_for_status()
-        data = response.json()
-    return data if isinstance(data, list) else list(data.get("requests", []))
-
-
-async def demo_request_entry(
-    base_url: str, *, since: float, run_id: str | None = None, wait: float = 1.0
-) -> dict[str, Any] | None:
-    """The newest request-log entry started after `since`, waiting up to `wait` s for its disconnect."""
-    deadline = time.monotonic() + wait
-    entry = None
-    while True:
-        entries = [e for e in await demo_requests(base_url) if float(e.get("started_at") or 0) >= since]
-        tagged = [e for e in entries if run_id and e.get("tag") == run_id]
-        candidates = tagged or entries
-        entry = candidates[-1] if candidates else None
-        if entry is not None and (entry.get("disconnected") or entry.get("finished")):
-            return entry
-        if time.monotonic() >= deadline:
-            return entry
-        await asyncio.sleep(0.02)
 
 
 __all__ = [

@@ -35,7 +35,7 @@ STYLE = Path(__file__).resolve().parent.parent / "assets" / "styles" / "livefill
 
 def _fault_arg(text: str) -> str | None:
     """`--fault NAME[@FRACTION]`, checked as the demo provider checks it (argparse reports errors)."""
-    from core.server.knobs import KnobError, parse_fault
+    from core.demo_protocol import KnobError, parse_fault
 
     try:
         fault = parse_fault(text)
@@ -349,14 +349,14 @@ def main(argv: list[str] | None = None) -> int:
     # The provider SDKs (anthropic above all) take seconds to import. They are imported in a
     # thread started once the window is up (`PREWARM`), so start-up stays fast and the first
     # Start usually finds them loaded.
-    from core.server.runner import EmbeddedServer
+    from core.demo_client import embedded_server
 
     import qasync
     from PySide6.QtWidgets import QApplication
 
     # The server's thread makes its own event loop: start it before qasync.run installs its
     # loop policy (under that policy a new loop in another thread would be a Qt loop).
-    server = EmbeddedServer()
+    server = embedded_server()
     server.start()
     _install_qt_message_filter()
     app = QApplication.instance() or QApplication([sys.argv[0]])

@@ -92,7 +92,7 @@ SINGLE = "single"
 def default_seed() -> int:
     """The demo provider's default seed (what a request without x-demo-seed gets)."""
     try:
-        from core.server.generation import DEFAULT_SEED
+        from core.demo_protocol import DEFAULT_SEED
 
         return int(DEFAULT_SEED)
     except ImportError:  # the demo provider is not installed
@@ -102,7 +102,7 @@ def default_seed() -> int:
 def demo_faults() -> list[str]:
     """Every fault the demo provider knows (names as the x-demo-fault knob takes them)."""
     try:
-        from core.server.knobs import FaultName
+        from core.demo_protocol import FaultName
 
         return [f.value for f in FaultName]
     except ImportError:  # the demo provider is not installed: no faults to offer
