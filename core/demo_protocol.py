@@ -8,18 +8,26 @@ relay request body's "demo" object (to the relay, which passes them upstream as 
 encodings, both decoders and the checks are derived from one table, `FIELDS`, so they cannot
 drift apart:
 
-    knob      header           relay "demo" key   value
+    knob      header           relay "demo" key    value
     scenario  x-demo-scenario  (body's top level)  a bundled scenario (else matched by document)
-    speed     x-demo-speed     speed              tokens/second >= 0; 0 = as fast as possible
-    ttft_ms   x-demo-ttft      ttft               milliseconds >= 0 before the first token
-    seed      x-demo-seed      seed               integer; cutting and chunking depend on it
-    slice     x-demo-slice     slice              event | N | coalesce:MS (see `Slicing`)
-    fault     x-demo-fault     fault              NAME[@FRACTION] (see `FaultName`, `Fault`)
-    tag       x-demo-tag       tag (<= 200 chars) any text, recorded as `tag` in the request log
-    ping      x-demo-ping      (headers only)     seconds >= 0.01 between keep-alive pings
+    speed     x-demo-speed     speed               tokens/second >= 0; 0 = as fast as possible
+    ttft_ms   x-demo-ttft      ttft                milliseconds >= 0 before the first token
+    seed      x-demo-seed      seed                integer; token cutting and chunking follow it
+    slice     x-demo-slice     slice               event: one write per event; N: the byte
+                                                   stream cut into N-byte writes (splitting
+                                                   characters and events anywhere), spread over
+                                                   each token's interval; coalesce:MS: writes
+                                                   gathered for MS ms
+    fault     x-demo-fault     fault               NAME[@FRACTION]: see `FaultName`; FRACTION of
+                                                   the output tokens go out before it (0.5)
+    tag       x-demo-tag       tag (<= 200 chars)  any text, recorded as `tag` in the request log
+                                                   (lets a client find its own entry)
+    ping      x-demo-ping      (headers only)      seconds >= 0.01 between keep-alive pings
 
-Every knob has one text form, its header value: `KnobField.parse` reads it and `str()` of the
-value (numbers: `number_text`) writes it back exactly. `DemoKnobs` passes every value it is given
+The server's defaults for what a request leaves out are `core.server.knobs.DemoDefaults`.
+
+Every knob has one text form, its header value: `KnobField.parse` reads it and `KnobField.text`
+writes it back exactly (`str()` of a `Slicing` or `Fault`; numbers through `number_text`). `DemoKnobs` passes every value it is given
 through that pair, so a knob value is valid by construction and a bad one raises `KnobError` with
 the message the demo provider answers a bad header with. The relay body is JSON: its shape is
 checked by `RelayDemoBody` (pydantic, built from the table), then each value as its header would be.
@@ -173,27 +181,26 @@ def _parse_seed(raw: str) -> int:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class KnobField:
-    """One knob: its `DemoKnobs` attribute, its header, its key in the relay body's "demo" object
-    (None: not carried there), the JSON type and limits the relay body checks, and its parser."""
+    """One knob: its `DemoKnobs` attribute, its header, its parser, its key in the relay body's
+    "demo" object (None: not carried there), its JSON type there (str: its header text) and the
+    limits the relay body checks before the value itself."""
 
     name: str
     header: str
     parse: Callable[[str], Any]  # header text -> value (None: not set); raises KnobError
     body_key: str | None = None
-    body_type: type = str
+    json_type: type = str
     body_limits: Mapping[str, Any] | None = None
 
     def text(self, value: Any) -> str:
         """The header text of a value of this knob (what `parse` reads back as the same value)."""
         if isinstance(value, str):
             return value
-        if isinstance(value, float) or self.body_type is float:
-            return number_text(value)
-        return str(value)
+        return number_text(value) if self.json_type is float else str(value)
 
     def json(self, value: Any) -> Any:
         """The relay body's JSON for a value of this knob."""
-        return value if self.body_type in (int, float) else self.text(value)
+        return value if self.json_type in (int, float) else self.text(value)
 
 
 #: Header order is the order the demo provider checks them in (the first bad one is reported).
@@ -204,7 +211,7 @@ FIELDS: tuple[KnobField, ...] = (
         header="x-demo-speed",
         parse=lambda raw: _number("x-demo-speed", raw),
         body_key="speed",
-        body_type=float,
+        json_type=float,
         body_limits={"ge": 0},
     ),
     KnobField(
@@ -212,21 +219,21 @@ FIELDS: tuple[KnobField, ...] = (
         header="x-demo-ttft",
         parse=lambda raw: _number("x-demo-ttft", raw),
         body_key="ttft",
-        body_type=float,
+        json_type=float,
         body_limits={"ge": 0},
     ),
-    KnobField(name="seed", header="x-demo-seed", parse=_parse_seed, body_key="seed", body_type=int),
+    KnobField(name="seed", header="x-demo-seed", parse=_parse_seed, body_key="seed", json_type=int),
     KnobField(name="slice", header="x-demo-slice", parse=parse_slicing, body_key="slice"),
     KnobField(name="fault", header="x-demo-fault", parse=parse_fault, body_key="fault"),
     KnobField(name="tag", header="x-demo-tag", parse=_parse_tag, body_key="tag", body_limits={"max_length": 200}),
-    KnobField(name="ping", header="x-demo-ping", parse=lambda raw: _number("x-demo-ping", raw, minimum=0.01)),
+    KnobField(name="ping", header="x-demo-ping", parse=lambda raw: _number("x-demo-ping", raw, minimum=0.01), json_type=float),
 )
 
 #: The shape of the relay body's "demo" object (unknown keys refused), checked before the values.
 RelayDemoBody: type[BaseModel] = create_model(  # type: ignore[call-overload]
     "RelayDemoBody",
     __config__=ConfigDict(extra="forbid"),
-    **{f.body_key: (f.body_type | None, Field(default=None, **(f.body_limits or {}))) for f in FIELDS if f.body_key},
+    **{f.body_key: (f.json_type | None, Field(default=None, **(f.body_limits or {}))) for f in FIELDS if f.body_key},
 )
 
 
