@@ -87,16 +87,8 @@ class IdleWatch:
             self._paused_at = self._clock()
 
 
-async def watch_events(
-    events: AsyncIterator[T],
-    limit: float,
-    what: str,
-    *,
-    is_content: Callable[[T], bool],
-    clock: Callable[[], float] | None = None,
-) -> AsyncIterator[T]:
-    """`events` under an IdleWatch: every item for which `is_content` is true resets the clock."""
-    watch = IdleWatch(limit, what, clock=clock)
+async def watch_events(events: AsyncIterator[T], watch: IdleWatch, *, is_content: Callable[[T], bool]) -> AsyncIterator[T]:
+    """`events` read under `watch`: every item for which `is_content` is true resets its clock."""
     try:
         while True:
             try:

@@ -439,7 +439,7 @@ def check_document(model: type[BaseModel], value: Any) -> None:
 def _validate(validator: Any, value: Any, index: SchemaIndex, base: str) -> None:
     try:
         text = json.dumps(value, ensure_ascii=False)
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         raise ValidationFailed(f"not JSON-serialisable: {exc}", pointer=base or None) from None
     try:
         if isinstance(validator, TypeAdapter):

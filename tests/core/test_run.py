@@ -11,7 +11,7 @@ import pytest
 
 from core.errors import ConnectionLost, ProtocolError, UpstreamError, UsageError, failure_for
 from core.events import ArgsDelta, BlockStop, KeepAlive, Stop, StopReason, TextDelta
-from core.idle import watch_events
+from core.idle import IdleWatch, watch_events
 from core.form import MISSING, FieldState, FormModel
 from core.history import History
 from core.run import TRANSITIONS, Mode, Phase, Run, RunConfig, Trigger, describe_failure, server_note
@@ -61,7 +61,10 @@ class Script:
                     await asyncio.Event().wait()
 
             g = gen()
-            watched = g if self.idle is None else watch_events(g, self.idle, "script", is_content=lambda e: not isinstance(e, KeepAlive))
+            watched = g
+            if self.idle is not None:
+                watch = IdleWatch(self.idle, "script")
+                watched = watch_events(g, watch, is_content=lambda e: not isinstance(e, KeepAlive))
             try:
                 yield watched
             finally:
@@ -378,3 +381,25 @@ async def test_a_run_runs_once(form):
 def test_server_note_and_reasons():
     assert server_note({"tokens_sent": 37, "tokens_total": 120, "disconnected": True}) == "server stopped after 37 of 120 tokens"
     assert describe_failure(ConnectionLost("x"))[0] == "connection lost: x"
+
+
+async def test_elapsed_comes_from_the_injected_clock(form):
+    ticks = iter(range(0, 10_000, 2))
+    script = Script(complete())
+    run = Run(form, RunConfig(mode=Mode.BLOCKING, schema_name="invoice"), source=script, clock=lambda: float(next(ticks)))
+    script.run = run
+    seen = []
+    run.subscribe(lambda s: seen.append(s.elapsed))
+    status = await run.run()
+    assert status.phase is Phase.COMMITTED
+    assert seen == sorted(seen) and all(e == int(e) and e % 2 == 0 for e in seen) and seen[-1] > 0
+
+
+async def test_naive_mode_keeps_what_it_showed_because_its_spec_says_so(form):
+    from core.modes import MODES
+
+    assert not MODES[Mode.NAIVE].restores_on_failure
+    naive = FormModel(schema_model("invoice"), marking=False)
+    run = make_run(naive, "naive", Script([ArgsDelta(text='{"customer_name": "Mar')]))
+    status = await run.run()
+    assert status.phase is Phase.FAILED and naive.committed == {"customer_name": "Mar"}
