@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -60,12 +59,8 @@ def stop_failure(stop: Stop) -> RunFailure | None:
 # The extraction core: one JSON document in pieces, every value checked as it settles
 
 
-@dataclass(frozen=True, slots=True)
-class Checked:
-    """One parser change and where its pointer lies in the schema."""
-
-    change: Change
-    where: Resolved
+Checked = tuple[Change, Resolved]
+"""One parser change and where its pointer lies in the schema."""
 
 
 class ArgsReader:
@@ -119,35 +114,39 @@ class ArgsReader:
         deferred: list[tuple[Resolved, Any]] = []
         for change in changes:
             res = self.index.resolve(change.pointer)
-            node = res.node
-            if not res.opaque and change.state is not ValueState.PENDING:
-                if node is None:
+            if not res.opaque:
+                if res.node is None:  # fails as soon as its key arrives
                     raise ValidationFailed(res.reason, pointer=change.pointer)
-                value = change.value
-                if isinstance(value, (dict, list)):
-                    _check_shape(res, value)  # before its children: they would not resolve
-                if change.state is ValueState.SETTLED:
-                    if change.pointer in self._settled:
-                        raise ProtocolError(f"{change.pointer or 'the root'} appeared twice (a duplicate key)")
-                    self._settled.add(change.pointer)
-                    container = isinstance(value, (dict, list)) and bool(value)
-                    if res.pointer == "":
-                        deferred.append((res, value))
-                    elif res.is_item or (not container and res.in_element):
-                        check(self.index, res.pointer, value)  # an element whole; a scalar in one early
-                    elif res.in_element:
-                        pass  # its element is checked whole when it settles
-                    elif not container or node.kind is NodeKind.LEAF:
-                        check(self.index, res.pointer, value)
-                    else:
-                        deferred.append((res, value))
-            elif node is None and not res.opaque:
-                raise ValidationFailed(res.reason, pointer=change.pointer)
-            out.append(Checked(change, res))
+                if change.state is not ValueState.PENDING:
+                    self._check_value(res, change, deferred)
+            out.append((change, res))
         for res, value in sorted(deferred, key=lambda rv: -rv[0].depth):
             check(self.index, res.pointer, value)
             if res.pointer == "":
                 self.root_valid = True
+
+    def _check_value(self, res: Resolved, change: Change, deferred: list[tuple[Resolved, Any]]) -> None:
+        """The checks a PROVISIONAL or SETTLED change gets at once; containers wait in `deferred`."""
+        node, value = res.node, change.value
+        assert node is not None
+        if isinstance(value, (dict, list)):
+            _check_shape(res, value)  # before its children: they would not resolve
+        if change.state is not ValueState.SETTLED:
+            return
+        if change.pointer in self._settled:
+            raise ProtocolError(f"{change.pointer or 'the root'} appeared twice (a duplicate key)")
+        self._settled.add(change.pointer)
+        container = isinstance(value, (dict, list)) and bool(value)
+        if res.pointer == "":
+            deferred.append((res, value))  # the root: judged after everything in it
+        elif res.is_item or (res.in_element and not container):
+            check(self.index, res.pointer, value)  # an element whole; a scalar inside one early
+        elif res.in_element:
+            pass  # a container inside an element: the element is checked whole when it settles
+        elif not container or node.kind is NodeKind.LEAF:
+            check(self.index, res.pointer, value)
+        else:
+            deferred.append((res, value))
 
 
 def _check_shape(res: Resolved, value: dict | list) -> None:
@@ -245,8 +244,7 @@ class PartialReader(_StreamReader):
 
     def _convert(self, checked: list[Checked]) -> Changes:
         out: Changes = []
-        for item in checked:
-            ch = item.change
+        for ch, _where in checked:
             state, value = _STATES[ch.state], ch.value
             if state is FieldState.PROVISIONAL:
                 if isinstance(value, str) and not self._strings:

@@ -133,6 +133,7 @@ class Settler:
         self.index = self._reader.index
         self._phase = _Phase.READY
         self._n = _Counters()
+        self._deltas = parsed.spec.prose_as_deltas
         self._prose_sent: dict[str, int] = {}  # prose pointer -> characters already sent as deltas
         self.terminal: CompleteRecord | ErrorRecord | None = None
 
@@ -237,9 +238,8 @@ class Settler:
 
     def _encode(self, checked: list[Checked], out: list[Any]) -> None:
         """The records for the reader's checked changes."""
-        hybrid = self.mode.spec.prose_as_deltas
-        for item in checked:
-            res, change = item.where, item.change
+        hybrid = self._deltas
+        for change, res in checked:
             node = res.node
             if res.opaque or node is None or change.state is ValueState.PENDING:
                 continue
