@@ -83,3 +83,37 @@ class Cancelled(RunFailure):
     """The user stopped the run; the request was closed."""
 
     code = "cancelled"
+
+
+# The relay v1 error codes and the exceptions they stand for: the one map, both ways. An `error`
+# record with `protocol_error` is a well-formed terminal (the relay met bytes upstream that broke
+# a protocol), not a breach by the relay itself, so it is a plain RunFailure carrying that code;
+# `ProtocolError` is kept for bytes *this* side cannot read.
+FAILURES: dict[str, type[RunFailure]] = {
+    "upstream_error": UpstreamError,
+    "truncated": Truncated,
+    "validation_failed": ValidationFailed,
+    "protocol_error": RunFailure,
+    "cancelled": Cancelled,
+    "timeout": StreamTimeout,
+}
+
+
+def failure_for(code: str, message: str, pointer: str | None = None) -> RunFailure:
+    """The RunFailure a relay error code stands for (KeyError for a code relay v1 does not have)."""
+    cls = FAILURES[code]
+    if cls is UpstreamError:
+        failure: RunFailure = UpstreamError(message, kind="relay")
+        failure.pointer = pointer
+        return failure
+    return cls(message, pointer=pointer)
+
+
+def code_of(exc: BaseException) -> str:
+    """The relay error code for an exception: a RunFailure's own, protocol_error for a
+    ProtocolError, upstream_error for anything else."""
+    if isinstance(exc, RunFailure):
+        return exc.code
+    if isinstance(exc, ProtocolError):
+        return "protocol_error"
+    return "upstream_error"
