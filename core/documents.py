@@ -219,11 +219,12 @@ def document_from_bytes(
 ) -> Document:
     """A document from raw bytes (`livefill extract --document -`, a drop without a file).
 
-    `pdf` None sniffs the bytes: a PDF starts with `%PDF-`; anything else is decoded as text.
+    `pdf` None sniffs the bytes: a PDF starts with `%PDF-` (after whitespace); anything else is
+    decoded as text.
     """
     if len(data) > max_bytes:
         raise DocumentTooLarge(_too_large(name, len(data), max_bytes), name=name)
-    is_pdf = _PDF_MAGIC in data[:1024] if pdf is None else pdf
+    is_pdf = data[:1024].lstrip().startswith(_PDF_MAGIC) if pdf is None else pdf
     if is_pdf:
         return _from_pdf(data, name=name, path=None, max_bytes=max_bytes)
     return _make(_decode_text(data, name=name, path=None), name=name, path=None, max_bytes=max_bytes,

@@ -53,6 +53,7 @@ __all__ = [
     "KeySource",
     "KeyStore",
     "KeptIn",
+    "MissingKey",
     "RedactingFilter",
     "install_log_redaction",
     "key_slot",
@@ -141,6 +142,16 @@ class Key:
 
     def __str__(self) -> str:
         return self.masked()
+
+
+class MissingKey(InputError):
+    """A provider that needs a key has none in any source. `slot` says which key is missing."""
+
+    def __init__(self, slot: KeySlot) -> None:
+        super().__init__(
+            f"No API key for {slot.label}: set {slot.env_vars[0]} or enter one in livefill's settings."
+        )
+        self.slot = slot
 
 
 def mask(secret: str) -> str:
@@ -366,6 +377,15 @@ class KeyStore:
                 self._seen.add(value)
                 return Key(value, KeySource.ENV, slot, env_var=var)
         return None
+
+    def require(self, provider: str, base_url: str | None = None) -> Key | None:
+        """`get`, but `MissingKey` when the slot needs a key (Anthropic's or OpenAI's own API)
+        and no source has one. None for a provider without a key, or a server running without."""
+        key = self.get(provider, base_url)
+        slot = self._slot(provider, base_url)
+        if key is None and slot is not None and slot.required:
+            raise MissingKey(slot)
+        return key
 
     def set(self, provider: str, secret: str, base_url: str | None = None) -> KeptIn:
         """Keep a key the person typed: in memory for this session, and in the system keyring

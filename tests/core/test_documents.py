@@ -262,6 +262,8 @@ def test_bytes_are_sniffed_for_pdf():
     doc = document_from_bytes("plain\r\ntext".encode())
     assert doc.text == "plain\ntext" and doc.name == "Standard input" and doc.file_size == 11
     assert document_from_bytes(b"%PDF-looking text", pdf=False).text == "%PDF-looking text"
+    assert document_from_bytes(b"A note on the %PDF-1.7 header").text == "A note on the %PDF-1.7 header"
+    assert document_from_bytes(b"\n  " + make_pdf(["after blanks"])).text == "after blanks"
     refusal(NotUTF8, document_from_bytes, b"\xff\xfe\x00\xd8", name="pipe")  # lone UTF-16 surrogate
 
 

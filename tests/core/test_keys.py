@@ -23,6 +23,7 @@ from core.keys import (
     KeySource,
     KeyStore,
     KeptIn,
+    MissingKey,
     RedactingFilter,
     install_log_redaction,
     key_slot,
@@ -208,6 +209,19 @@ def test_no_key_anywhere(env, use_keyring):
     assert store.get("ollama") is None
     with pytest.raises(UsageError):
         store.set("ollama", SECRET)
+
+
+def test_require_names_the_missing_key_and_where_to_put_it(env, use_keyring):
+    use_keyring(MemoryKeyring())
+    store = KeyStore()
+    with pytest.raises(MissingKey) as info:
+        store.require("anthropic")
+    assert str(info.value) == "No API key for Anthropic: set ANTHROPIC_API_KEY or enter one in livefill's settings."
+    assert isinstance(info.value, InputError) and info.value.slot.account == "anthropic"
+    assert store.require("openai-compatible", "http://127.0.0.1:8080/v1") is None  # a server may need none
+    assert store.require("ollama") is None
+    env.setenv("OPENAI_API_KEY", ENV_KEY)
+    assert store.require("openai-responses").secret == ENV_KEY
 
 
 def test_per_server_keys_are_kept_apart(env, use_keyring):
