@@ -70,7 +70,6 @@ SUPPORTED_SUFFIXES: tuple[str, ...] = (".txt", ".md", ".markdown", ".pdf")
 #: Latin-script characters per token, by provider family (see token_family).
 CHARS_PER_TOKEN: dict[str, float] = {"anthropic": 3.5, "openai": 4.0, "local": 3.5}
 
-_TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 _PDF_MAGIC = b"%PDF-"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
