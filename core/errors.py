@@ -5,6 +5,8 @@
     │   │                            a provider's vocabulary, the relay's records)
     │   └── (core.prefix.JSONPrefixError, IncompleteJSON live beside their parser)
     ├── UsageError (RuntimeError)    the caller misused an API (feed after close, bad argument)
+    ├── InputError (ValueError)      a person's input cannot be used (a document, a key); the
+    │                                message is one line naming it (core.documents' errors subclass it)
     └── RunFailure                   a run ended without a result, for a reason a person can read;
         ├── UpstreamError            the provider said so mid-stream (error event / error line)
         ├── Truncated                the stream ended before its terminal (max_tokens, length, EOF)
@@ -31,6 +33,10 @@ class ProtocolError(LivefillError, ValueError):
 
 class UsageError(LivefillError, RuntimeError):
     """The caller misused an API (for example fed a parser after close())."""
+
+
+class InputError(LivefillError, ValueError):
+    """Something a person gave livefill (a document, a key) cannot be used; one line naming it."""
 
 
 class RunFailure(LivefillError):
