@@ -386,12 +386,12 @@ class Session:
             label=label,
         )
 
-    def start(self) -> float | None:
-        """Start every lane shown with the settings at one shared t0 (returned); None (nothing
-        started) while a run is active."""
+    def start(self, config: RunConfig | None = None) -> float | None:
+        """Start every lane shown at one shared t0 (returned) with `config` (default: the one the
+        settings make); None (nothing started) while a run is active."""
         if self.active:
             return None
-        config = self.run_config()
+        config = config if config is not None else self.run_config()
         t0 = self.clock()
         self.t0, self.t0_wall, self.config = t0, time.time(), config
         self.last_seed = config.demo.seed if config.demo is not None else None

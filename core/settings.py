@@ -26,6 +26,7 @@ __all__ = [
     "SLICING_DEFAULT",
     "check_fault",
     "check_slicing",
+    "parse_slicing",
     "SETTING_NAMES",
 ]
 
@@ -56,12 +57,22 @@ def check_fault(text: str | None) -> str | None:
     return f"{name}@{fraction}" if fraction else name
 
 
-def check_slicing(text: str) -> str:
-    """"event", "N" (bytes, N > 0) or "coalesce:MS"; ValueError otherwise."""
+def parse_slicing(text: str) -> tuple[str, int]:
+    """"event" -> ("event", 0); "7" -> ("bytes", 7); "coalesce:50" -> ("coalesce", 50); ValueError otherwise."""
     text = text.strip()
-    if text == "event" or (text.isdigit() and int(text) > 0) or (text.startswith("coalesce:") and text[9:].isdigit()):
-        return text
+    if text.startswith("coalesce:") and text[9:].isdigit():
+        return "coalesce", int(text[9:])
+    if text.isdigit() and int(text) > 0:
+        return "bytes", int(text)
+    if text == "event":
+        return "event", 0
     raise ValueError(f"not a slicing value: {text!r} (event | N | coalesce:MS)")
+
+
+def check_slicing(text: str) -> str:
+    """"event", "N" (bytes, N > 0) or "coalesce:MS" (stripped); ValueError otherwise."""
+    parse_slicing(text)
+    return text.strip()
 
 
 @dataclass(frozen=True, slots=True)

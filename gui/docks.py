@@ -4,7 +4,7 @@
 form) registers its current `WireRecorder` under its name (`set_recorder`), and the inspector
 shows the selected lane's. `show_field(lane, pointer)` switches to that lane and highlights the
 bytes that carried the field's value. The inspector's slicing knob (one click away, in its top
-row) is re-emitted as `slicingChanged(str)`: the window applies it to the next run of every lane.
+row) is bound by the window to the session's slicing setting.
 
 `TimelineDock` shows a `TimelineView` in a scroll area, a line saying how many fields it leaves
 out, and an "Export PNG…" button (`export(path)` writes the picture without a dialog).
@@ -39,7 +39,6 @@ __all__ = ["InspectorDock", "TimelineDock"]
 class InspectorDock(QDockWidget):
     """The wire inspector with a lane selector (see the module docstring)."""
 
-    slicingChanged = Signal(str)  # noqa: N815 - Qt signal naming
     pointerSelected = Signal(str, str)  # noqa: N815 - (lane, pointer) the user picked in the inspector
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -52,7 +51,6 @@ class InspectorDock(QDockWidget):
         self.lane_combo.setToolTip("Whose wire to show")
         self.lane_combo.currentIndexChanged.connect(self._lane_chosen)
         self.inspector = WireInspector()
-        self.inspector.slicingChanged.connect(self.slicingChanged)
         self.inspector.pointerSelected.connect(lambda p: self.pointerSelected.emit(self.lane, p))
         top = QHBoxLayout()
         top.setContentsMargins(4, 4, 4, 0)
@@ -127,7 +125,7 @@ class TimelineDock(QDockWidget):
         self.export_button = QPushButton("Export PNG…")
         self.export_button.setObjectName("timelineExport")
         self.export_button.setToolTip("Write the whole timeline as a PNG picture")
-        self.export_button.clicked.connect(self._export_clicked)
+        self.export_button.clicked.connect(self.ask_export)
         self.note = QLabel()
         self.note.setObjectName("timelineNote")
         top = QHBoxLayout()
@@ -158,7 +156,8 @@ class TimelineDock(QDockWidget):
         self.view.export_png(str(path))
         return path
 
-    def _export_clicked(self) -> None:
+    def ask_export(self) -> None:
+        """Ask where to write the timeline PNG (a non-modal dialog), then write it."""
         dialog = QFileDialog(self, "Export the timeline as PNG", str(Path.home() / "livefill-timeline.png"), "PNG (*.png)")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setDefaultSuffix("png")
