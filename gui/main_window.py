@@ -24,7 +24,6 @@ the event loop (`shutdown()`) before it stops the server.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,18 +35,19 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QStackedWidget, QV
 from core.form import FieldState, FormModel
 from core.history import History
 from core.modes import Mode
-from core.run import DemoKnobs, RunConfig, RunStatus
+from core.run import RunConfig, RunStatus
 from core.session import SINGLE, LanesChanged, Session, SettingsChanged, ViewChanged
 from core.settings import RunSettings
 from core.wiretap import DEFAULT_MAX_BYTES
 from gui.autoplay import DEFAULT_PAUSE, Autoplay
 from gui.controller import RunController
-from gui.docks import InspectorDock, TimelineDock
+from gui.docks import DockFollower, InspectorDock, TimelineDock
 from gui.errors import reporting, show_error
 from gui.lane import Lane
 from gui.presentation import Presentation
 from gui.run_toolbar import RunToolbar
 from gui.window_menus import build_menus, save_picture
+from gui.window_views import ViewSwitching
 from widgets.run_log import RunLog
 from widgets.source_view import SourceView
 from widgets.status_line import StatusLine
@@ -55,7 +55,7 @@ from widgets.status_line import StatusLine
 __all__ = ["MainWindow", "SINGLE"]
 
 
-class MainWindow(QMainWindow):
+class MainWindow(ViewSwitching, QMainWindow):
     """The livefill window. `base_url` / `relay_token` point at the (embedded) demo server.
 
     The keyword arguments are the first settings of the session (`window.session`): `compare`
@@ -190,52 +190,17 @@ class MainWindow(QMainWindow):
     def _build_docks(self) -> None:
         self.inspector_dock = InspectorDock(self)
         self.inspector_dock.inspector.slicing.bind(self.session)
-        self.inspector_dock.pointerSelected.connect(self._inspector_pointer)
         self.timeline_dock = TimelineDock(self)
-        # both under the lanes, side by side: the lanes keep the window's whole width
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.timeline_dock)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.inspector_dock)
-        self.splitDockWidget(self.timeline_dock, self.inspector_dock, Qt.Orientation.Horizontal)
-        self.timeline_dock.hide()
-        self.inspector_dock.hide()
-        for dock in (self.timeline_dock, self.inspector_dock):
-            dock.visibilityChanged.connect(lambda visible, dock=dock: self._dock_shown(dock) if visible else None)
-        self._docks_sized = False
+        self.docks = DockFollower(self, self.session, self.inspector_dock, self.timeline_dock)
+        self.inspector_dock.pointerSelected.connect(self._inspector_pointer)
 
     # -- what the session holds, for scripts and tests --------------------------------------------
 
-    @property
-    def scenario(self) -> str:
-        """The scenario's name."""
-        return self.session.settings.scenario
-
-    @property
-    def mode(self) -> Mode:
-        """The single form's mode."""
-        return self.session.settings.mode
-
-    @property
-    def provider(self) -> str:
-        return self.session.settings.provider
-
-    @property
-    def speed(self) -> float:
-        """The demo speed (tokens/s; 0 = as fast as possible)."""
-        return self.session.settings.speed
 
     @property
     def fault(self) -> str | None:
         """The demo fault `NAME[@FRACTION]`, or None."""
         return self.session.settings.fault
-
-    @property
-    def slicing(self) -> str:
-        """The demo slicing knob's value."""
-        return self.session.settings.slicing
-
-    @property
-    def seed(self) -> int | None:
-        return self.session.settings.seed
 
     @property
     def form(self) -> FormModel:
@@ -251,10 +216,6 @@ class MainWindow(QMainWindow):
     def controller(self) -> RunController:
         """The single form's run controller."""
         return self.single_view.controller
-
-    @property
-    def single_recorder(self) -> Any:
-        return self.session.single.recorder
 
     @property
     def comparing(self) -> bool:
@@ -288,10 +249,6 @@ class MainWindow(QMainWindow):
         """The demo slicing knob for the next run of every lane ("event", "N", "coalesce:MS")."""
         self.session.replace(slicing=value)
 
-    def demo_knobs(self) -> DemoKnobs | None:
-        """The x-demo-* knobs of the next run (every lane gets the same)."""
-        return self.session.run_config().demo
-
     def run_config(self) -> RunConfig:
         """The RunConfig of the next run, from the session's settings."""
         return self.session.run_config()
@@ -311,33 +268,6 @@ class MainWindow(QMainWindow):
 
     def _show_document(self) -> None:
         self.source_view.show_document(self.session.document())
-
-    def _show_view(self, comparing: bool) -> None:
-        if comparing:
-            self._ensure_compare()
-            if self.stack.currentWidget() is not self.compare_view:
-                self._top_sizes = self.top_splitter.sizes()
-                self.stack.setCurrentWidget(self.compare_view)
-                total = sum(self._top_sizes) or self.width()
-                self.top_splitter.setSizes([0, total])  # the lanes need the width; drag to see the source
-        elif self.stack.currentWidget() is not self.form_holder:
-            self.stack.setCurrentWidget(self.form_holder)
-            if self._top_sizes:
-                self.top_splitter.setSizes(self._top_sizes)
-        if self.compare_action.isChecked() != comparing:
-            self.compare_action.blockSignals(True)
-            self.compare_action.setChecked(comparing)
-            self.compare_action.blockSignals(False)
-        self._on_active()
-        self._sync_docks()
-        self._show_status()
-
-    def _show_status(self) -> None:
-        if self.comparing:
-            lanes = [(lane.title, lane.last_status) for lane in self.compare_view.lanes]
-            self.status_line.show_compare(lanes, self.session.last_seed)
-        else:
-            self.status_line.show_status(self.controller.last_status)
 
     # -- intents ------------------------------------------------------------------------------
 
@@ -419,71 +349,13 @@ class MainWindow(QMainWindow):
         self._update_timeline_note()
         self.runsFinished.emit()
 
-    def _ensure_compare(self) -> None:
-        if self.compare_view is not None:
-            return
-        from gui.compare_view import CompareView
-
-        view = CompareView(self.session)
-        view.statusChanged.connect(self._on_lane_status)
-        view.laneFinished.connect(self._on_lane_finished)
-        view.activeChanged.connect(self._on_active)
-        view.allFinished.connect(self._on_compare_finished)
-        view.lanesChanged.connect(self._sync_docks)
-        view.recorderChanged.connect(lambda lane: self.inspector_dock.set_recorder(lane, view.lane(lane).recorder))
-        view.fieldPicked.connect(self.show_field_bytes)
-        view.notesReady.connect(self._show_status)
-        view.error.connect(lambda message: show_error(message, self))
-        self.compare_view = view
-        self.stack.addWidget(view)
-
-    def _on_lane_status(self, status: RunStatus) -> None:
-        self._show_status()
-        self.statusChanged.emit(status)
-
-    def _on_lane_finished(self, lane_name: str, status: RunStatus) -> None:
-        if status.phase.final:
-            lane = self.compare_view.lane(lane_name)
-            self.run_log.add_run(status, lane.run.config.label if lane.run is not None else lane.title)
-        self._show_status()
-
-    def _on_compare_finished(self) -> None:
-        self._show_status()
-        self._update_timeline_note()
-        self.runsFinished.emit()
-
     # -- docks ----------------------------------------------------------------------------------
 
     def _sync_docks(self) -> None:
-        """Point the inspector and the timeline at the lanes shown."""
-        if self.comparing:
-            lanes = self.session.compare_lanes
-            self.inspector_dock.set_lanes(
-                [(lane.name, f"lane {i + 1}: {lane.title}") for i, lane in enumerate(lanes)],
-                {lane.name: lane.recorder for lane in lanes},
-            )
-        else:
-            single = self.session.single
-            self.inspector_dock.set_lanes([(SINGLE, f"this form ({single.mode.value})")], {SINGLE: single.recorder})
-        self.timeline_dock.set_model(self.session.feed.model)
-        self._update_timeline_note()
+        self.docks.sync()
 
     def _update_timeline_note(self) -> None:
-        feed = self.session.feed
-        self.timeline_dock.set_note(
-            f"Seconds from Start. Showing the first {feed.max_fields} fields ({feed.skipped:,} more not drawn)."
-            if feed.skipped else "Seconds from Start; one row per field and lane."
-        )
-
-    def _dock_shown(self, dock: QWidget) -> None:
-        """The first time a dock is shown, give the bottom docks a useful height (a third of the window)."""
-        if self._docks_sized:
-            return
-        self._docks_sized = True
-        height = max(220, self.height() // 3)
-        self.resizeDocks([dock], [height], Qt.Orientation.Vertical)
-        half = max(300, self.width() // 2)
-        self.resizeDocks([self.timeline_dock, self.inspector_dock], [half, half], Qt.Orientation.Horizontal)
+        self.docks.update_note()
 
     def show_field_bytes(self, lane: str, pointer: str) -> None:
         """Highlight, in the wire inspector, the bytes that carried `pointer` in `lane`."""
