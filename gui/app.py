@@ -42,6 +42,16 @@ def _fault_arg(text: str) -> str | None:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _slicing_arg(text: str) -> str:
+    """`--slice event | N | coalesce:MS` (argparse reports errors)."""
+    from core.settings import check_slicing
+
+    try:
+        return check_slicing(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line options."""
     from core.scenarios import SCENARIO_NAMES
@@ -59,7 +69,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--history", metavar="FILE", help="history file (default: the user data dir)")
     parser.add_argument("--compare", metavar="MODES", help="open the compare view with these lanes, e.g. naive,partial,settled (2 to 5)")
     parser.add_argument("--seed", type=int, default=None, help="demo seed for every run (default: the demo provider's)")
-    parser.add_argument("--slice", dest="slicing", default=None, help="demo slicing: event | N (bytes) | coalesce:MS")
+    parser.add_argument("--slice", dest="slicing", default=None, type=_slicing_arg, help="demo slicing: event | N (bytes) | coalesce:MS")
     parser.add_argument("--autoplay", action="store_true", help="replay the scenario in a loop with a pause between runs")
     parser.add_argument("--autoplay-pause", type=float, default=3.0, metavar="SECONDS", help="pause between autoplay runs (default 3)")
     parser.add_argument("--autoplay-cycles", type=int, default=None, help=argparse.SUPPRESS)  # tests: close after N runs

@@ -32,7 +32,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
-from core.form import FieldState, FormModel
+from core.form import FieldKind, FieldState, FormModel
 from core.history import History
 from core.modes import Mode
 from core.run import RunConfig, RunStatus
@@ -447,15 +447,17 @@ class MainWindow(ViewSwitching, QMainWindow):
         return self.single_view.field_states()
 
     def any_provisional(self) -> bool:
-        """True if any field (or table cell) of the forms shown shows a provisional value now."""
+        """True if a field of the forms shown shows a provisional value now (a value with text,
+        not just an opened table or group)."""
         views = [lane.form_view for lane in self.lanes] if self.comparing else [self.form_view]
-        forms = [lane.form for lane in self.session.lanes]
-        for view in views:
-            if view is not None and any(
-                str(w.property("state")) == FieldState.PROVISIONAL.value for w in view.fields.values()
-            ):
-                return True
-        return any(f.running and f.marking and FieldState.PROVISIONAL in f.states().values() for f in forms)
+        return any(
+            view is not None and any(
+                str(w.property("state")) == FieldState.PROVISIONAL.value and w.property("displayValue")
+                and w.spec.kind not in (FieldKind.TABLE, FieldKind.OBJECT)
+                for w in view.fields.values()
+            )
+            for view in views
+        )
 
     # -- closing --------------------------------------------------------------------------------
 
