@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,8 @@ from core.form import MISSING, FormModel
 from core.history import History
 from core.metrics import leaves
 from core.modes import Mode, parse_mode
-from core.run import DemoKnobs, RunConfig, Source, demo_requests, server_note
+from core.request_notes import match_entries, request_notes, spec_leaves
+from core.run import DemoKnobs, RunConfig, Source
 from core.run_status import Phase, RunStatus
 from core.scenarios import get_scenario
 from core.session_lane import LaneEvent, LaneFinished, LaneModeChanged, LaneStarted, SessionLane
@@ -400,7 +401,7 @@ class Session:
             final = get_scenario(config.demo.scenario).output
             fields = [p for p, _ in leaves(final)]
         else:
-            fields = _spec_leaves(self.lanes[0].form)
+            fields = spec_leaves(self.lanes[0].form)
         feed = self.feed
         feed.set_fields(fields)
         feed.model.start(t0)
@@ -489,55 +490,9 @@ class Session:
 
     async def _fetch_notes(self, base_url: str) -> None:
         """Note under each lane what the demo provider saw of its request."""
-        deadline = time.monotonic() + 2.0
-        since = self.t0_wall - 0.5
         lanes = list(self.compare_lanes)
-        while True:
-            try:
-                entries = [e for e in await demo_requests(base_url) if float(e.get("started_at") or 0) >= since]
-            except Exception:  # noqa: BLE001 - a missing note must never break anything
-                return
-            matched = match_entries(lanes, entries)
-            done = all(e is not None and (e.get("disconnected") or e.get("finished")) for e in matched.values())
-            if done or time.monotonic() > deadline:
-                break
-            await asyncio.sleep(0.05)
+        notes = await request_notes(lanes, base_url, since=self.t0_wall - 0.5)
         for lane in lanes:
-            entry = matched.get(lane.name)
-            if entry is not None:
-                lane.set_server_note(server_note(entry))
+            if lane.name in notes:
+                lane.set_server_note(notes[lane.name])
         self._emit(NotesReady(tuple(lane.name for lane in lanes)))
-
-
-def match_entries(lanes: Sequence[Any], entries: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
-    """Each lane's request-log entry: by its run id tag, else (relay lanes) untagged ones in order."""
-    out: dict[str, dict[str, Any] | None] = {}
-    run_ids = {lane.run.status.run_id: lane for lane in lanes if lane.run is not None}
-    untagged = [e for e in entries if not e.get("tag") or e.get("tag") not in run_ids]
-    untagged.sort(key=lambda e: float(e.get("started_at") or 0))
-    for lane in lanes:
-        run = lane.run
-        if run is None:
-            out[lane.name] = None
-            continue
-        tagged = [e for e in entries if e.get("tag") == run.status.run_id]
-        if tagged:
-            out[lane.name] = tagged[-1]
-        elif lane.mode.needs_relay and untagged:
-            out[lane.name] = untagged.pop(0)
-        else:
-            out[lane.name] = None
-    return out
-
-
-def _spec_leaves(form: FormModel) -> list[str]:
-    """Top-level leaf pointers of a form (its tables and groups' own pointers), in schema order."""
-    out: list[str] = []
-    stack = list(reversed(form.fields))
-    while stack:
-        spec = stack.pop()
-        if spec.children and spec.kind.value == "object":
-            stack.extend(reversed(spec.children))
-        else:
-            out.append(spec.pointer)
-    return out
