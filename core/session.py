@@ -153,7 +153,7 @@ class Session:
         self.last_seed: int | None = None
         self.single_feed = TimelineFeed(TimelineModel([SINGLE]))
         self.compare_feed = TimelineFeed(TimelineModel())
-        self.single = self._make_lane(SINGLE, self._settings.mode, keep_forms=True, feed=self.single_feed)
+        self.single = self._make_lane(SINGLE, self._settings.mode, keep_forms=True, measure=False, feed=self.single_feed)
         self.compare_lanes: list[SessionLane] = []
         self.single_feed.model.add_lane(SINGLE, self.single.title)
 
@@ -331,9 +331,9 @@ class Session:
         if self.active:
             raise RuntimeError("the lanes cannot change while they run")
 
-    def _make_lane(self, name: str, mode: Mode, *, keep_forms: bool, feed: TimelineFeed) -> SessionLane:
+    def _make_lane(self, name: str, mode: Mode, *, keep_forms: bool, feed: TimelineFeed, measure: bool = True) -> SessionLane:
         lane = SessionLane(
-            name, mode=mode, keep_forms=keep_forms, recorder_max_bytes=self.recorder_max_bytes,
+            name, mode=mode, keep_forms=keep_forms, measure=measure, recorder_max_bytes=self.recorder_max_bytes,
             source=self.source, clock=self.clock,
         )
         lane.set_timeline(feed)

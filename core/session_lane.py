@@ -116,6 +116,8 @@ class SessionLane:
     """A form, a mode, and the lane's runs (see the module docstring).
 
     `keep_forms`: keep one form per document (the single form) instead of a fresh one each time.
+    `measure`: feed the lane's `metrics` from its form (the single form shows none: False spares
+    the GUI thread that work on every change).
     `extra_tap`: another wire tap that sees every run's wire with the recorder (observers, tests).
     """
 
@@ -125,6 +127,7 @@ class SessionLane:
         *,
         mode: Mode | str = Mode.PARTIAL,
         keep_forms: bool = False,
+        measure: bool = True,
         recorder_max_bytes: int = DEFAULT_MAX_BYTES,
         source: Source | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -133,6 +136,7 @@ class SessionLane:
         self.mode = parse_mode(mode)
         self.title = self.mode.value
         self.keep_forms = keep_forms
+        self.measure = measure
         self.recorder_max_bytes = recorder_max_bytes
         self.source = source
         self.clock = clock
@@ -224,7 +228,7 @@ class SessionLane:
             self._probe.close()
         self._mark(form)
         self._form = form
-        self._probe = FormProbe(form, self.metrics, lane=self.name, timeline=self.timeline, clock=self.clock)
+        self._probe = FormProbe(form, self.metrics if self.measure else None, lane=self.name, timeline=self.timeline, clock=self.clock)
         self._emit(LaneFormReplaced(self.name, form))
 
     # -- a run ----------------------------------------------------------------------------------

@@ -241,6 +241,7 @@ async def test_a_single_run_commits_writes_history_and_reports(tmp_path):
     assert recorder is not None and recorder.bytes_view()
     assert session.single_feed.model.stops  # the timeline closed the lane's bars
     assert session.single.metrics.summary().outcome == "committed"
+    assert session.single.metrics.summary().displays == 0  # the single form is not measured
 
 
 async def test_compare_start_gives_every_lane_the_same_config_and_its_own_mode():
@@ -257,6 +258,7 @@ async def test_compare_start_gives_every_lane_the_same_config_and_its_own_mode()
     assert script.opened == script.closed == 3
     assert session.single.run is None  # the single form did not run
     assert all(lane.metrics.summary().outcome == "committed" for lane in session.lanes)
+    assert all(lane.metrics.summary().displays > 0 for lane in session.lanes)
 
 
 async def test_stop_cancels_every_lane_and_each_ends_as_its_mode_says():
