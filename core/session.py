@@ -15,7 +15,7 @@ with it at one shared `t0`: with the demo provider every lane's request carries 
 knobs (in compare view the seed is sent explicitly, the demo default if none was chosen), each lane
 puts in its own mode. `stop()` stops every lane (each closes its own connection). When the last
 lane of a compare run ends, the session judges the lanes of a live run against the first committed
-result, and asks the demo provider's request log what it saw of each lane (`server_note`).
+result, and asks the demo provider's request log what it saw of each lane (`core.request_notes`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from core.request_notes import match_entries, request_notes, spec_leaves
 from core.run import DemoKnobs, RunConfig, Source
 from core.run_status import Phase, RunStatus
 from core.scenarios import get_scenario
-from core.session_lane import LaneEvent, LaneFinished, LaneModeChanged, LaneStarted, SessionLane
+from core.session_lane import LaneEvent, LaneFinished, LaneModeChanged, SessionLane
 from core.settings import DEFAULT_SEED, RunSettings
 from core.timeline import TimelineModel
 from core.timeline_feed import TimelineFeed
@@ -456,8 +456,6 @@ class Session:
     def _on_lane_event(self, lane: SessionLane, event: LaneEvent) -> None:
         if isinstance(event, LaneModeChanged) and lane is not self.single:
             self._lanes_changed()
-        elif isinstance(event, LaneStarted):
-            pass
         elif isinstance(event, LaneFinished):
             self._emit(LaneDone(lane.name, event.status))
             if self.active or not self._running:
