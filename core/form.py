@@ -2,9 +2,8 @@
 
 How this works
 --------------
-`fields_for(schema_model)` walks the model's JSON Schema once and derives one `FieldSpec` per
-field (kind, label, choices, columns of a table ...). The form is generated from these specs; no
-scenario has a hand-made form.
+The form is generated from the schema's `FieldSpec`s (`core.schema.fields_for`: kind, label,
+choices, columns of a table ...); no scenario has a hand-made form.
 
 `FormModel` holds two JSON documents and a state per JSON Pointer:
 
@@ -36,7 +35,23 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from core import pointer as jp
 from core.errors import UsageError
+from core.schema import PROSE_MIN_LENGTH, FieldKind, FieldSpec, fields_for
+
+__all__ = [
+    "MISSING",
+    "PROSE_MIN_LENGTH",
+    "PROVISIONAL_MARK",
+    "FieldKind",
+    "FieldSpec",
+    "FieldState",
+    "FormModel",
+    "FormUpdate",
+    "fields_for",
+    "format_value",
+    "get_at",
+]
 
 # ---------------------------------------------------------------------------------------------
 # States and specs
@@ -48,65 +63,6 @@ class FieldState(Enum):
     PROVISIONAL = "provisional"  # part of the value has arrived; it may still grow or change
     SETTLED = "settled"  # the byte that ends the value arrived (or the user entered it): final
     INVALID = "invalid"  # the value failed its schema (see the reason)
-
-
-class FieldKind(Enum):
-    STRING = "string"  # one-line text
-    PROSE = "prose"  # multi-line, growing text (x-prose, or a long maxLength)
-    NUMBER = "number"  # a float, right-aligned
-    INTEGER = "integer"  # an int, right-aligned
-    ENUM = "enum"  # one of a few strings, shown as a chip
-    BOOLEAN = "boolean"  # a check
-    DATE = "date"  # an ISO date string
-    OBJECT = "object"  # a titled group of fields
-    TABLE = "table"  # an array of objects: one row per item, one column per (flattened) field
-    CHIPS = "chips"  # an array of scalars: one chip per element
-
-
-PROSE_MIN_LENGTH = 200
-"""A string whose schema allows more than this many characters is shown as prose."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class FieldSpec:
-    """One field of the form, derived from the JSON Schema.
-
-    `pointer` is absolute for fields outside arrays (`/customer_name`, `/address/city`); for the
-    columns of a TABLE it is relative to a row (`/qty`, `/dimensions/width_cm`).
-    """
-
-    pointer: str
-    name: str
-    label: str
-    kind: FieldKind
-    description: str = ""
-    required: bool = True
-    choices: tuple[str, ...] = ()
-    children: tuple[FieldSpec, ...] = ()  # OBJECT: its fields; TABLE: its columns
-    item_kind: FieldKind | None = None  # CHIPS: the kind of one element
-
-
-# ---------------------------------------------------------------------------------------------
-# JSON Pointer helpers (RFC 6901)
-
-
-def escape_token(token: str) -> str:
-    """One pointer token, escaped (`~` -> `~0`, `/` -> `~1`)."""
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def split_pointer(pointer: str) -> list[str]:
-    """The unescaped tokens of `pointer` (`""` is the root: no tokens)."""
-    if pointer == "":
-        return []
-    if not pointer.startswith("/"):
-        raise UsageError(f"not a JSON pointer: {pointer!r}")
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
-
-
-def join_pointer(tokens: Iterable[str | int]) -> str:
-    """The pointer naming `tokens`."""
-    return "".join("/" + escape_token(str(t)) for t in tokens)
 
 
 class _Missing:
@@ -123,10 +79,17 @@ MISSING: Any = _Missing()
 """Returned by `FormModel.value()` for a pointer with no value."""
 
 
+def _tokens(pointer: str) -> list[str]:
+    try:
+        return jp.parse(pointer)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def get_at(doc: Any, pointer: str) -> Any:
     """The value at `pointer` in `doc`, or MISSING."""
     node = doc
-    for token in split_pointer(pointer):
+    for token in _tokens(pointer):
         if isinstance(node, dict):
             if token not in node:
                 return MISSING
@@ -147,137 +110,9 @@ def _walk(value: Any, pointer: str) -> Iterable[str]:
         ptr, node = stack.pop()
         yield ptr
         if isinstance(node, dict):
-            stack.extend((ptr + "/" + escape_token(k), v) for k, v in node.items())
+            stack.extend((jp.child(ptr, k), v) for k, v in node.items())
         elif isinstance(node, list):
             stack.extend((f"{ptr}/{i}", v) for i, v in enumerate(node))
-
-
-# ---------------------------------------------------------------------------------------------
-# Schema -> specs
-
-
-def _resolve(node: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
-    """Follow `$ref`s and drop the `null` branch of an Optional (`anyOf [X, null]`)."""
-    seen = 0
-    while True:
-        seen += 1
-        if seen > 32:
-            raise UsageError("JSON Schema $ref chain too deep")
-        if "$ref" in node:
-            name = node["$ref"].rsplit("/", 1)[-1]
-            merged = dict(defs[name])
-            merged.update({k: v for k, v in node.items() if k != "$ref"})
-            node = merged
-            continue
-        alternatives = node.get("anyOf") or node.get("oneOf")
-        if alternatives:
-            non_null = [a for a in alternatives if a.get("type") != "null"]
-            if len(non_null) == 1:
-                merged = dict(non_null[0])
-                merged.update({k: v for k, v in node.items() if k not in ("anyOf", "oneOf")})
-                node = merged
-                continue
-        return node
-
-
-def _label(name: str, node: Mapping[str, Any]) -> str:
-    title = node.get("title")
-    if title and title.replace(" ", "").lower() != name.replace("_", "").lower():
-        return str(title)
-    words = name.replace("_", " ").strip()
-    return words[:1].upper() + words[1:] if words else name
-
-
-def _kind(node: Mapping[str, Any], defs: Mapping[str, Any]) -> FieldKind:
-    if "enum" in node or "const" in node:
-        return FieldKind.ENUM
-    typ = node.get("type")
-    if typ == "string":
-        if node.get("x-prose") or int(node.get("maxLength", 0)) > PROSE_MIN_LENGTH:
-            return FieldKind.PROSE
-        if node.get("format") == "date":
-            return FieldKind.DATE
-        return FieldKind.STRING
-    if typ == "number":
-        return FieldKind.NUMBER
-    if typ == "integer":
-        return FieldKind.INTEGER
-    if typ == "boolean":
-        return FieldKind.BOOLEAN
-    if typ == "object" or "properties" in node:
-        return FieldKind.OBJECT
-    if typ == "array":
-        items = _resolve(node.get("items", {}), defs)
-        return FieldKind.TABLE if _kind(items, defs) is FieldKind.OBJECT else FieldKind.CHIPS
-    return FieldKind.STRING
-
-
-def _spec(name: str, pointer: str, node: dict[str, Any], defs: Mapping[str, Any], required: bool) -> FieldSpec:
-    node = _resolve(node, defs)
-    kind = _kind(node, defs)
-    choices: tuple[str, ...] = ()
-    children: tuple[FieldSpec, ...] = ()
-    item_kind = None
-    if kind is FieldKind.ENUM:
-        choices = tuple(str(c) for c in node.get("enum", [node.get("const")]))
-    elif kind is FieldKind.OBJECT:
-        children = _object_specs(node, defs, pointer)
-    elif kind is FieldKind.TABLE:
-        children = _columns(_object_specs(_resolve(node["items"], defs), defs, ""))
-    elif kind is FieldKind.CHIPS:
-        items = _resolve(node.get("items", {}), defs)
-        item_kind = _kind(items, defs)
-        if item_kind is FieldKind.ENUM:
-            choices = tuple(str(c) for c in items.get("enum", []))
-    return FieldSpec(
-        pointer=pointer,
-        name=name,
-        label=_label(name, node),
-        kind=kind,
-        description=str(node.get("description", "")),
-        required=required,
-        choices=choices,
-        children=children,
-        item_kind=item_kind,
-    )
-
-
-def _object_specs(node: Mapping[str, Any], defs: Mapping[str, Any], base: str) -> tuple[FieldSpec, ...]:
-    required = set(node.get("required", ()))
-    return tuple(
-        _spec(name, base + "/" + escape_token(name), sub, defs, name in required)
-        for name, sub in node.get("properties", {}).items()
-    )
-
-
-def _columns(specs: Iterable[FieldSpec]) -> tuple[FieldSpec, ...]:
-    """Table columns: nested objects inside a row are flattened into their leaf fields."""
-    out: list[FieldSpec] = []
-    for spec in specs:
-        if spec.kind is FieldKind.OBJECT:
-            for child in _columns(spec.children):
-                out.append(
-                    FieldSpec(
-                        pointer=child.pointer,
-                        name=child.name,
-                        label=f"{spec.label} · {child.label}",
-                        kind=child.kind,
-                        description=child.description,
-                        required=child.required,
-                        choices=child.choices,
-                        children=child.children,
-                        item_kind=child.item_kind,
-                    )
-                )
-        else:
-            out.append(spec)
-    return tuple(out)
-
-
-def fields_for(schema_model: type[BaseModel]) -> tuple[FieldSpec, ...]:
-    """The top-level fields of the form for `schema_model`, derived from its JSON Schema."""
-    schema = schema_model.model_json_schema()
-    return _object_specs(schema, schema.get("$defs", {}), "")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,13 +226,13 @@ class FormModel:
         return spec
 
     def _find_spec(self, pointer: str) -> FieldSpec | None:
-        tokens = split_pointer(pointer)
+        tokens = _tokens(pointer)
         for i, token in enumerate(tokens):
             if token.isdigit():
-                parent = self._by_template.get(join_pointer(tokens[:i]))
+                parent = self._by_template.get(jp.join(tokens[:i]))
                 if parent is not None and parent.kind in (FieldKind.TABLE, FieldKind.CHIPS):
                     tokens[i] = "*"
-        template = "".join("/" + (t if t == "*" else escape_token(t)) for t in tokens)
+        template = "".join("/" + (t if t == "*" else jp.escape(t)) for t in tokens)
         spec = self._by_template.get(template)
         if spec is None and tokens and tokens[-1] == "*":
             parent = self._by_template.get(template[:-2])
@@ -622,9 +457,9 @@ class FormModel:
         self, layer: _Layer, pointer: str, changed: set[str], state: FieldState = FieldState.SETTLED
     ) -> None:
         """A parent container that had no state yet gets `state` (it has content now)."""
-        tokens = split_pointer(pointer)
+        tokens = _tokens(pointer)
         for i in range(len(tokens) - 1, -1, -1):
-            parent = join_pointer(tokens[:i])
+            parent = jp.join(tokens[:i])
             entry = layer.states.get(parent)
             if entry is None or entry.state in (FieldState.EMPTY, FieldState.PENDING) and entry.state is not state:
                 layer.states[parent] = _Entry(state)
@@ -641,12 +476,12 @@ def _container_for(model: FormModel, pointer: str, next_token: str) -> Any:
 
 
 def _set(doc: Any, pointer: str, value: Any, model: FormModel) -> None:
-    tokens = split_pointer(pointer)
+    tokens = _tokens(pointer)
     node = doc
     for i, token in enumerate(tokens[:-1]):
-        child = get_at(node, "/" + escape_token(token))
+        child = get_at(node, jp.child("", token))
         if not isinstance(child, (dict, list)):
-            child = _container_for(model, join_pointer(tokens[: i + 1]), tokens[i + 1])
+            child = _container_for(model, jp.join(tokens[: i + 1]), tokens[i + 1])
             _put(node, token, child)
         node = child
     _put(node, tokens[-1], value)
@@ -671,10 +506,10 @@ def _put(node: Any, token: str, value: Any) -> None:
 
 
 def _delete(doc: Any, pointer: str) -> None:
-    tokens = split_pointer(pointer)
+    tokens = _tokens(pointer)
     if not tokens:
         return
-    parent = get_at(doc, join_pointer(tokens[:-1]))
+    parent = get_at(doc, jp.join(tokens[:-1]))
     last = tokens[-1]
     if isinstance(parent, dict):
         parent.pop(last, None)

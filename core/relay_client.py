@@ -21,8 +21,8 @@ iterator ends. A terminal `error` is NOT yielded: it is raised as the matching
 `core.errors.RunFailure` subclass (`failure_from_record`), carrying the record's message and
 pointer, with the record itself as `.record`. Rule breaches raise `core.errors.ProtocolError`.
 Transport failures are translated at the project's one boundary,
-`core.providers.transport.translate_errors`: a read idle past `idle_timeout` -> StreamTimeout,
-connection failures -> ConnectionLost. Leaving the context closes the HTTP
+`core.providers.transport.translate_errors` (connection failures -> ConnectionLost); a body with no
+record for `idle_timeout` seconds -> StreamTimeout (core.idle, the providers' watchdog). Leaving the context closes the HTTP
 response (a real cancel: the relay sees the disconnect and cancels its upstream).
 
 `RecordAssembler` rebuilds the extracted object from records (fields set at their pointers, items
@@ -41,19 +41,13 @@ from typing import Any
 import httpx
 from pydantic import BaseModel
 
-from core.errors import (
-    Cancelled,
-    ProtocolError,
-    RunFailure,
-    StreamTimeout,
-    Truncated,
-    UpstreamError,
-    UsageError,
-    ValidationFailed,
-)
+from core import pointer as jp
+from core.errors import ProtocolError, RunFailure, StreamTimeout, Truncated, UpstreamError, UsageError, failure_for
+from core.idle import IdleWatch
+from core.modes import parse_mode
 from core.ndjson import NDJSONFramer
 from core.providers.transport import translate_errors
-from core.relay import NodeKind, SchemaIndex, split_pointer
+from core.schema import NodeKind, SchemaIndex
 from core.relay_records import (
     MAX_LINE_BYTES,
     CompleteRecord,
@@ -79,25 +73,9 @@ __all__ = [
 EXTRACT_PATH = "/relay/v1/extract"
 
 
-_FAILURES: dict[str, type[RunFailure]] = {
-    "upstream_error": UpstreamError,
-    "truncated": Truncated,
-    "validation_failed": ValidationFailed,
-    "protocol_error": RunFailure,  # the relay met bad bytes upstream (RunFailure's own code)
-    "cancelled": Cancelled,
-    "timeout": StreamTimeout,
-}
-
-
 def failure_from_record(record: ErrorRecord) -> RunFailure:
     """The RunFailure an `error` record stands for (`.code`, `.message`, `.pointer`, `.record`)."""
-    cls = _FAILURES[record.code]
-    message = f"relay: {record.message}"
-    if cls is UpstreamError:
-        failure: RunFailure = UpstreamError(message, kind="relay")
-        failure.pointer = record.pointer
-    else:
-        failure = cls(message, pointer=record.pointer)
+    failure = failure_for(record.code, f"relay: {record.message}", record.pointer)
     failure.record = record  # type: ignore[attr-defined]
     return failure
 
@@ -223,12 +201,19 @@ class RecordReader:
             if res.node.kind is not NodeKind.ARRAY or res.in_element or res.is_item:
                 bad = "is not an array the schema has at the top of an item"
         else:
-            if self._mode is not None and self._mode != "hybrid":
+            if self._mode is not None and not _deltas_allowed(self._mode):
                 bad = "got a delta in settled mode"
             elif not res.node.prose:
                 bad = "is not a prose field (deltas are for prose fields only)"
         if bad:
             raise ProtocolError(f"{record.type} record for {pointer!r}: the pointer {bad}")
+
+
+def _deltas_allowed(mode: str) -> bool:
+    try:
+        return parse_mode(mode).spec.prose_as_deltas
+    except ValueError:
+        return False
 
 
 # --- rebuilding the value -------------------------------------------------------------------------
@@ -266,7 +251,7 @@ class RecordAssembler:
             self.drafts[record.pointer] = self.drafts.get(record.pointer, "") + record.text
 
     def _parent(self, pointer: str, *, create: bool) -> tuple[dict[str, Any], str]:
-        tokens = split_pointer(pointer)
+        tokens = jp.parse_strict(pointer)
         if not tokens:
             raise ProtocolError(f"no place for pointer {pointer!r}")
         node: Any = self.value
@@ -290,10 +275,13 @@ class RelayStream:
     record has arrived.
     """
 
-    def __init__(self, response: httpx.Response, reader: RecordReader, tap: WireTap | None) -> None:
+    def __init__(
+        self, response: httpx.Response, reader: RecordReader, tap: WireTap | None, watch: IdleWatch | None = None
+    ) -> None:
         self._response = response
         self._reader = reader
         self._tap = tap
+        self._watch = watch
         self._iter = self._records()
 
     @property
@@ -307,13 +295,25 @@ class RelayStream:
         return await self._iter.__anext__()
 
     async def _records(self) -> AsyncIterator[Any]:
-        reader, tap = self._reader, self._tap
-        with translate_errors("relay"):
-            async for chunk in self._response.aiter_bytes():
-                if tap is not None:
-                    tap.on_read(chunk)
-                for record in reader.feed(chunk):
-                    yield record
+        reader, tap, watch = self._reader, self._tap, self._watch
+        chunks = self._response.aiter_bytes()
+        try:
+            with translate_errors("relay"):
+                while True:
+                    try:
+                        chunk = await (watch.guard(anext(chunks)) if watch is not None else anext(chunks))
+                    except StopAsyncIteration:
+                        break
+                    if tap is not None:
+                        tap.on_read(chunk)
+                    records = reader.feed(chunk)
+                    if watch is not None and (records or reader.seen_terminal):
+                        watch.touch()  # every record is content: the relay sends no keep-alives
+                    for record in records:
+                        yield record
+        finally:
+            if watch is not None:
+                watch.close()
         (terminal,) = reader.close()
         if isinstance(terminal, ErrorRecord):
             raise failure_from_record(terminal)
@@ -344,9 +344,10 @@ async def open_relay(
 ) -> AsyncIterator[RelayStream]:
     """POST `body` to the relay at `base_url` and yield a `RelayStream` of checked records.
 
-    `token` is the relay's bearer token. `timeout` bounds connecting and the response head;
-    `idle_timeout` bounds the wait for each network read of the body (None: no limit) — the
-    relay itself turns an idle upstream into an `error` `timeout` record, so this is a backstop.
+    `token` is the relay's bearer token. `timeout` bounds connecting; `idle_timeout` (None: no
+    limit) bounds the wait for the response and every stretch with no record, with the same
+    watchdog as the provider streams (core.idle) — the relay itself turns an idle upstream into an
+    `error` `timeout` record, so this is a backstop.
     A non-200 answer raises UpstreamError with the relay's message and `.status`. Leaving the
     context closes the response. `client` lets the caller share a connection pool.
     """
@@ -355,13 +356,17 @@ async def open_relay(
     reader = RecordReader(schema_name=schema_name, mode=mode, tap=tap)
     url = base_url.rstrip("/") + EXTRACT_PATH
     headers = {"authorization": f"Bearer {token}", "accept": "application/x-ndjson"}
-    limits = httpx.Timeout(timeout, read=idle_timeout)
+    limits = httpx.Timeout(timeout, read=None)
     async with contextlib.AsyncExitStack() as stack:
         if client is None:
             client = await stack.enter_async_context(httpx.AsyncClient(timeout=limits, verify=_ssl_context()))
         with translate_errors("relay"):
             request = client.build_request("POST", url, json=dict(body), headers=headers, timeout=limits)
-            response = await client.send(request, stream=True)
+            try:
+                async with asyncio.timeout(idle_timeout):
+                    response = await client.send(request, stream=True)
+            except TimeoutError:
+                raise StreamTimeout(f"relay: no response within {idle_timeout:g} s") from None
         stack.push_async_callback(response.aclose)
         if response.status_code != 200:
             with translate_errors("relay"):
@@ -374,7 +379,8 @@ async def open_relay(
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype != "application/x-ndjson":
             raise ProtocolError(f"relay answered with content-type {ctype!r}, not application/x-ndjson")
-        stream = RelayStream(response, reader, tap)
+        watch = IdleWatch(idle_timeout, "relay") if idle_timeout is not None else None
+        stream = RelayStream(response, reader, tap, watch)
         try:
             yield stream
         finally:

@@ -7,10 +7,9 @@ close; then it shuts the run down inside the loop (so every stream is closed whi
 exists), stops the server (joining its thread) and returns the exit code.
 
 `--screenshot PATH` runs headless: it starts the run, saves `PATH-mid.png` (the stem gets "-mid")
-as soon as at least one field is provisional while some have settled, saves `PATH` when the run
-has ended, and exits 0 (1 if the run did not commit). With `--compare naive,partial,settled` the
-window opens in the compare view with those lanes, and the mid picture is taken while a marking
-lane shows a provisional value (preferring a moment when the naive lane shows a wrong one).
+the first time a field shows a provisional value (or, if none ever does, the first time content
+has arrived), saves `PATH` when the run has ended, and exits 0 (1 if the run did not commit). With
+`--compare naive,partial,settled` the window opens in the compare view with those lanes.
 
 `--autoplay` replays the scenario in a loop with a pause between runs (a booth screen; Stop or Esc
 ends it, closing the window ends it cleanly); `--present` starts in presentation mode (F11).
@@ -35,26 +34,33 @@ STYLE = Path(__file__).resolve().parent.parent / "assets" / "styles" / "livefill
 
 def _fault_arg(text: str) -> str | None:
     """`--fault NAME[@FRACTION]`, checked as the demo provider checks it (argparse reports errors)."""
-    from core.server.knobs import KnobError, parse_fault
+    from core.settings import check_fault
 
     try:
-        fault = parse_fault(text)
-    except KnobError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("x-demo-fault: ")) from None
-    if fault is None:
-        return None
-    name, _, fraction = text.strip().lower().partition("@")
-    return f"{name}@{fraction}" if fraction else name
+        return check_fault(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _slicing_arg(text: str) -> str:
+    """`--slice event | N | coalesce:MS` (argparse reports errors)."""
+    from core.settings import check_slicing
+
+    try:
+        return check_slicing(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line options."""
     from core.scenarios import SCENARIO_NAMES
+    from core.settings import PROVIDERS
 
     parser = argparse.ArgumentParser(prog="livefill", description=__doc__.split("\n", 1)[0])
     parser.add_argument("--scenario", default="invoice", choices=SCENARIO_NAMES)
     parser.add_argument("--mode", default="partial", choices=[m.value for m in Mode])
-    parser.add_argument("--provider", default="anthropic", choices=["anthropic", "openai-chat", "openai-responses", "ollama"])
+    parser.add_argument("--provider", default="anthropic", choices=list(PROVIDERS))
     parser.add_argument("--speed", type=float, default=30.0, help="demo tokens per second (0 = as fast as possible)")
     parser.add_argument("--fault", default=None, type=_fault_arg, help="demo fault NAME[@FRACTION] preselected in the Faults menu")
     parser.add_argument("--idle-timeout", type=float, default=20.0, help="seconds of no content before a run fails")
@@ -63,7 +69,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--history", metavar="FILE", help="history file (default: the user data dir)")
     parser.add_argument("--compare", metavar="MODES", help="open the compare view with these lanes, e.g. naive,partial,settled (2 to 5)")
     parser.add_argument("--seed", type=int, default=None, help="demo seed for every run (default: the demo provider's)")
-    parser.add_argument("--slice", dest="slicing", default=None, help="demo slicing: event | N (bytes) | coalesce:MS")
+    parser.add_argument("--slice", dest="slicing", default=None, type=_slicing_arg, help="demo slicing: event | N (bytes) | coalesce:MS")
     parser.add_argument("--autoplay", action="store_true", help="replay the scenario in a loop with a pause between runs")
     parser.add_argument("--autoplay-pause", type=float, default=3.0, metavar="SECONDS", help="pause between autoplay runs (default 3)")
     parser.add_argument("--autoplay-cycles", type=int, default=None, help=argparse.SUPPRESS)  # tests: close after N runs
@@ -74,7 +80,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--close-after", type=float, default=None, help=argparse.SUPPRESS)  # tests: close the window
     args = parser.parse_args(argv)
     if args.compare:
-        from gui.compare_view import parse_modes
+        from core.session import parse_modes
 
         try:
             args.compare = [m.value for m in parse_modes(args.compare)]
@@ -126,12 +132,11 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             compare=args.compare,
             seed=args.seed,
             slicing=args.slicing,
+            show_provisional_numbers=args.show_provisional_numbers,
         )
         errors.install(window, asyncio.get_running_loop())
         closed = asyncio.Event()
         window.closed.connect(closed.set)
-        if args.show_provisional_numbers:
-            window.show_numbers_action.setChecked(True)
         if args.screenshot and args.compare:
             window.resize(1680, 1000)
         window.show()
@@ -139,10 +144,8 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             window.toggle_presentation()
         app.processEvents()
         PREWARM.start()
-        window.ready_seconds = time.monotonic() - t0  # type: ignore[attr-defined]
-        report = bool(os.environ.get("LIVEFILL_REPORT"))
-        if report:
-            print(f"livefill ready in {window.ready_seconds:.2f} s", flush=True)  # type: ignore[attr-defined]
+        if os.environ.get("LIVEFILL_REPORT"):
+            print(f"livefill ready in {time.monotonic() - t0:.2f} s", flush=True)
         if args.screenshot:
             exit_code = await _screenshots(window, Path(args.screenshot))
             window.close()
@@ -188,102 +191,31 @@ def _all_committed(statuses) -> bool:  # noqa: ANN001 (list[RunStatus | None])
 
 
 async def _screenshots(window, path: Path) -> int:  # noqa: ANN001 (MainWindow)
-    """Run once; keep the best mid-stream picture; save it and the final one (see the docstring).
-
-    Single form: a mid picture is a moment when a value field (not just a table or group) is
-    provisional with some text shown; of those, the one with the most settled fields wins (it
-    tells the most). Compare view: a moment when a marking lane shows such a provisional value;
-    moments when the naive lane shows a value that is wrong win, then the most settled fields.
-    """
+    """Run once; save a picture mid-stream and one at the end (see the module docstring)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + 30
     while PREWARM.is_alive() and time.monotonic() < deadline:  # timings in the picture without SDK imports
         await asyncio.sleep(0.05)
     window.start()
-    best = None  # (score, picture)
-    fallback = None
-    while window.active:
+    mid = None
+    halfway = None
+    while window.active and mid is None:
         await asyncio.sleep(0.015)
-        score = _compare_score(window) if window.comparing else _single_score(window)
-        if score is None:
-            continue
-        if score is False:
-            if fallback is None:
-                window.refresh_now()
-                fallback = window.grab()
-            continue
-        if best is None or score > best[0]:
-            window.refresh_now()
-            best = (score, window.grab())
-    picture = best[1] if best is not None else fallback
-    if picture is not None:
-        picture.save(str(mid_path(path)))
+        window.refresh_now()
+        if window.any_provisional():
+            mid = window.grab()
+        elif halfway is None and any(s is not None and s.tokens_received for s in window.last_statuses()):
+            halfway = window.grab()
+    picture = mid or halfway
     await window.wait_runs()
+    if picture is None:
+        window.refresh_now()
+        picture = window.grab()
+    picture.save(str(mid_path(path)))
     await asyncio.sleep(1.0)  # let the "settled" highlight fade
     window.refresh_now()
     window.grab().save(str(path))
     return 0 if _all_committed(window.last_statuses()) else 1
-
-
-def _provisional_leaf(view) -> bool:  # noqa: ANN001 (FormView)
-    from core.form import FieldKind
-
-    return any(
-        str(w.property("state")) == "provisional" and w.spec.kind not in (FieldKind.TABLE, FieldKind.OBJECT)
-        and w.property("displayValue")
-        for w in view.fields.values()
-    )
-
-
-def _single_score(window):  # noqa: ANN001, ANN202
-    """None: nothing provisional; False: provisional but no leaf text; else the number settled."""
-    view = window.form_view
-    if view is None:
-        return None
-    view.signals.flush()
-    shown = window.field_states()
-    if "provisional" not in shown.values():
-        return None
-    if not _provisional_leaf(view):
-        return False
-    return sum(1 for s in shown.values() if s == "settled")
-
-
-def _compare_score(window):  # noqa: ANN001, ANN202
-    """None / False as `_single_score`; else a tuple: the naive lane shows a wrong value in a short
-    field (a one-line field or a table cell; not prose) that a marking lane shows marked
-    provisional; it shows one at all; then the fields settled in all lanes."""
-    from core.form import FieldKind
-    from core.metrics import leaves, same_value
-    from core.run import Mode
-    from core.scenarios import get_scenario
-
-    lanes = window.lanes
-    for lane in lanes:
-        if lane.form_view is not None:
-            lane.form_view.signals.flush()
-    marking = [lane for lane in lanes if lane.mode is not Mode.NAIVE and lane.form_view is not None]
-    if not any("provisional" in lane.field_states().values() for lane in marking):
-        return None
-    if not any(_provisional_leaf(lane.form_view) for lane in marking):
-        return False
-    final = dict(leaves(get_scenario(window.scenario).output))
-    marked: set[str] = set()
-    for lane in marking:
-        if lane.form is not None:
-            marked |= {p for p, st in lane.form.states().items() if st.value == "provisional"}
-    wrong = 0
-    for lane in lanes:
-        if lane.mode is not Mode.NAIVE or lane.form is None:
-            continue
-        for pointer, value in leaves(lane.form.document):
-            spec = lane.form.spec_for(pointer)
-            if spec is None or spec.kind in (FieldKind.PROSE, FieldKind.TABLE, FieldKind.OBJECT):
-                continue
-            if pointer in final and value not in (None, "") and not same_value(value, final[pointer]):
-                wrong += 2 if pointer in marked else 1  # best: a marking lane shows the same value marked
-    settled = sum(1 for lane in lanes for s in lane.field_states().values() if s == "settled")
-    return (wrong > 1, wrong > 0, settled)
 
 
 def _close_after_autoplay(window) -> None:  # noqa: ANN001
@@ -349,14 +281,14 @@ def main(argv: list[str] | None = None) -> int:
     # The provider SDKs (anthropic above all) take seconds to import. They are imported in a
     # thread started once the window is up (`PREWARM`), so start-up stays fast and the first
     # Start usually finds them loaded.
-    from core.server.runner import EmbeddedServer
+    from core.demo_client import embedded_server
 
     import qasync
     from PySide6.QtWidgets import QApplication
 
     # The server's thread makes its own event loop: start it before qasync.run installs its
     # loop policy (under that policy a new loop in another thread would be a Qt loop).
-    server = EmbeddedServer()
+    server = embedded_server()
     server.start()
     _install_qt_message_filter()
     app = QApplication.instance() or QApplication([sys.argv[0]])

@@ -4,10 +4,13 @@
 form) registers its current `WireRecorder` under its name (`set_recorder`), and the inspector
 shows the selected lane's. `show_field(lane, pointer)` switches to that lane and highlights the
 bytes that carried the field's value. The inspector's slicing knob (one click away, in its top
-row) is re-emitted as `slicingChanged(str)`: the window applies it to the next run of every lane.
+row) is bound by the window to the session's slicing setting.
 
 `TimelineDock` shows a `TimelineView` in a scroll area, a line saying how many fields it leaves
 out, and an "Export PNG…" button (`export(path)` writes the picture without a dialog).
+
+`DockFollower` puts both docks under the window's lanes, side by side, and points them at the
+lanes the session shows (the single form's, or the compare lanes) whenever those change.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
+    QMainWindow,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -28,18 +32,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.session import SINGLE, Session
 from core.timeline import TimelineModel
 from core.wiretap import WireRecorder
 from widgets.timeline import TimelineView
 from widgets.wire_inspector import WireInspector
 
-__all__ = ["InspectorDock", "TimelineDock"]
+__all__ = ["InspectorDock", "TimelineDock", "DockFollower"]
 
 
 class InspectorDock(QDockWidget):
     """The wire inspector with a lane selector (see the module docstring)."""
 
-    slicingChanged = Signal(str)  # noqa: N815 - Qt signal naming
     pointerSelected = Signal(str, str)  # noqa: N815 - (lane, pointer) the user picked in the inspector
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -52,7 +56,6 @@ class InspectorDock(QDockWidget):
         self.lane_combo.setToolTip("Whose wire to show")
         self.lane_combo.currentIndexChanged.connect(self._lane_chosen)
         self.inspector = WireInspector()
-        self.inspector.slicingChanged.connect(self.slicingChanged)
         self.inspector.pointerSelected.connect(lambda p: self.pointerSelected.emit(self.lane, p))
         top = QHBoxLayout()
         top.setContentsMargins(4, 4, 4, 0)
@@ -127,7 +130,7 @@ class TimelineDock(QDockWidget):
         self.export_button = QPushButton("Export PNG…")
         self.export_button.setObjectName("timelineExport")
         self.export_button.setToolTip("Write the whole timeline as a PNG picture")
-        self.export_button.clicked.connect(self._export_clicked)
+        self.export_button.clicked.connect(self.ask_export)
         self.note = QLabel()
         self.note.setObjectName("timelineNote")
         top = QHBoxLayout()
@@ -158,7 +161,8 @@ class TimelineDock(QDockWidget):
         self.view.export_png(str(path))
         return path
 
-    def _export_clicked(self) -> None:
+    def ask_export(self) -> None:
+        """Ask where to write the timeline PNG (a non-modal dialog), then write it."""
         dialog = QFileDialog(self, "Export the timeline as PNG", str(Path.home() / "livefill-timeline.png"), "PNG (*.png)")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setDefaultSuffix("png")
@@ -166,3 +170,54 @@ class TimelineDock(QDockWidget):
         dialog.fileSelected.connect(lambda name: self.export(name) if name else None)
         self._dialog = dialog
         dialog.open()  # never a nested event loop under qasync
+
+
+class DockFollower:
+    """Lays out the two docks under `window` and points them at the lanes `session` shows."""
+
+    def __init__(self, window: QMainWindow, session: Session, inspector: InspectorDock, timeline: TimelineDock) -> None:
+        self.window = window
+        self.session = session
+        self.inspector = inspector
+        self.timeline = timeline
+        # both under the lanes, side by side: the lanes keep the window's whole width
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, timeline)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, inspector)
+        window.splitDockWidget(timeline, inspector, Qt.Orientation.Horizontal)
+        timeline.hide()
+        inspector.hide()
+        for dock in (timeline, inspector):
+            dock.visibilityChanged.connect(lambda visible, dock=dock: self._shown(dock) if visible else None)
+        self._sized = False
+
+    def sync(self) -> None:
+        """Point the inspector and the timeline at the lanes shown."""
+        if self.session.comparing:
+            lanes = self.session.compare_lanes
+            self.inspector.set_lanes(
+                [(lane.name, f"lane {i + 1}: {lane.title}") for i, lane in enumerate(lanes)],
+                {lane.name: lane.recorder for lane in lanes},
+            )
+        else:
+            single = self.session.single
+            self.inspector.set_lanes([(SINGLE, f"this form ({single.mode.value})")], {SINGLE: single.recorder})
+        self.timeline.set_model(self.session.feed.model)
+        self.update_note()
+
+    def update_note(self) -> None:
+        """Say above the timeline how many fields it leaves out."""
+        feed = self.session.feed
+        self.timeline.set_note(
+            f"Seconds from Start. Showing the first {feed.max_fields} fields ({feed.skipped:,} more not drawn)."
+            if feed.skipped else "Seconds from Start; one row per field and lane."
+        )
+
+    def _shown(self, dock: QDockWidget) -> None:
+        """The first time a dock is shown, give the bottom docks a useful height (a third of the window)."""
+        if self._sized:
+            return
+        self._sized = True
+        window = self.window
+        window.resizeDocks([dock], [max(220, window.height() // 3)], Qt.Orientation.Vertical)
+        half = max(300, window.width() // 2)
+        window.resizeDocks([self.timeline, self.inspector], [half, half], Qt.Orientation.Horizontal)

@@ -1,4 +1,10 @@
-"""Exceptions from slots and tasks reach the user as a message, never vanish into a hook."""
+"""Exceptions from slots and tasks reach the user as a message, never vanish into a hook.
+
+`show_error(message, parent)` opens a non-modal message box (object name `errorBox`) over the
+window; `reporting` wraps a slot so that an exception it raises is shown so (over the window of
+the object whose slot it was) and printed to stderr; `install(window, loop)` routes uncaught
+exceptions (sys.excepthook, the asyncio loop's handler) to `show_error` too.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +14,16 @@ import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _parent: QWidget | None = None
-shown: list[str] = []  # every message shown (tests and scripts read it)
 
 
-def show_error(message: str, parent: QWidget | None = None) -> None:
-    """Show `message` in a non-modal message box (never a nested event loop) and remember it."""
-    shown.append(message)
+def show_error(message: str, parent: QWidget | None = None) -> QMessageBox:
+    """Show `message` in a non-modal message box (never a nested event loop); the box."""
     box = QMessageBox(parent or _parent)
     box.setObjectName("errorBox")
     box.setIcon(QMessageBox.Icon.Warning)
@@ -27,6 +31,16 @@ def show_error(message: str, parent: QWidget | None = None) -> None:
     box.setText(message)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()
+    return box
+
+
+def _window_of(obj: Any) -> QWidget | None:
+    """The window an object's slot belongs to (a widget's window, or a QObject's first widget parent)."""
+    while isinstance(obj, QObject):
+        if isinstance(obj, QWidget):
+            return obj.window()
+        obj = obj.parent()
+    return None
 
 
 def reporting(slot: F) -> F:
@@ -38,7 +52,7 @@ def reporting(slot: F) -> F:
             return slot(*args, **kwargs)
         except Exception as exc:
             traceback.print_exc()
-            show_error(f"{type(exc).__name__}: {exc}")
+            show_error(f"{type(exc).__name__}: {exc}", _window_of(args[0]) if args else None)
             return None
 
     return wrapper  # type: ignore[return-value]

@@ -31,7 +31,6 @@ class FormSignals(QObject):
         self._timer.setInterval(frame_ms)
         self._timer.timeout.connect(self.flush)
         self._unsubscribe = form.subscribe(self._on_update)
-        self.destroyed.connect(lambda *_: None)
 
     def _on_update(self, update: FormUpdate) -> None:
         if update.reset:

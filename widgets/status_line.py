@@ -41,6 +41,30 @@ def status_text(status: RunStatus | None) -> str:
     return "  ·  ".join(parts)
 
 
+def compare_text(lanes: list[tuple[str, RunStatus | None]], seed: int | None = None) -> tuple[str, str]:
+    """The status line of the compare view: every lane's phase in one line, and the phase it shows."""
+    parts = []
+    phases = []
+    for title, s in lanes:
+        if s is None:
+            parts.append(f"{title}: ready")
+            continue
+        phases.append(s.phase)
+        parts.append(f"{title}: {PHASE_MARKS[s.phase]} {s.phase.value} ({s.tokens_received} tokens)")
+    if any(p.active for p in phases):
+        phase = "streaming"
+    elif phases and all(p is Phase.COMMITTED for p in phases):
+        phase = "committed"
+    elif any(p is Phase.FAILED for p in phases):
+        phase = "failed"
+    elif any(p is Phase.STOPPED for p in phases):
+        phase = "stopped"
+    else:
+        phase = "ready"
+    tail = f"  ·  seed {seed}" if seed is not None and phases else ""
+    return f"compare · {len(lanes)} lanes  ·  " + "  ·  ".join(parts) + tail, phase
+
+
 class StatusLine(QLabel):
     """One line of run status; its `phase` property drives the QSS colouring (text says it too)."""
 
@@ -51,8 +75,14 @@ class StatusLine(QLabel):
 
     def show_status(self, status: RunStatus | None) -> None:
         """Show `status`."""
-        self.setText(status_text(status))
-        phase = status.phase.value if status is not None else "ready"
+        self._show(status_text(status), status.phase.value if status is not None else "ready")
+
+    def show_compare(self, lanes: list[tuple[str, RunStatus | None]], seed: int | None = None) -> None:
+        """Show every compare lane's phase (title, latest status) in one line."""
+        self._show(*compare_text(lanes, seed))
+
+    def _show(self, text: str, phase: str) -> None:
+        self.setText(text)
         if self.property("phase") != phase:
             self.setProperty("phase", phase)
             repolish(self)

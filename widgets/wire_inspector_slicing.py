@@ -2,30 +2,25 @@
 
 `SlicingControl` shows three mutually exclusive buttons and a number for the chosen regime. It
 emits `slicingChanged(str)` with the value of the demo provider's `x-demo-slice` header
-("event", "N", or "coalesce:MS") whenever the user changes it; the window applies it to the next
-run. `value()` / `set_value(text)` read and set it without the user.
+("event", "N", or "coalesce:MS") whenever the user changes it. `bind(session)` makes it render a
+`core.session.Session`'s `settings.slicing` and send the user's changes to the session as intents
+(the setting is the session's; the control only remembers each regime's last number to show).
+`value()` / `set_value(text)` read and set what it shows without the user.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QSpinBox, QToolButton, QWidget
+
+from core.session import Session, SettingsChanged
+from core.settings import parse_slicing
 
 __all__ = ["SlicingControl", "parse_slicing"]
 
 _REGIMES = ("event", "bytes", "coalesce")
-
-
-def parse_slicing(text: str) -> tuple[str, int]:
-    """"event" -> ("event", 0); "7" -> ("bytes", 7); "coalesce:50" -> ("coalesce", 50)."""
-    text = text.strip()
-    if text.startswith("coalesce:") and text[9:].isdigit():
-        return "coalesce", int(text[9:])
-    if text.isdigit() and int(text) > 0:
-        return "bytes", int(text)
-    if text == "event":
-        return "event", 0
-    raise ValueError(f"not a slicing value: {text!r} (event | N | coalesce:MS)")
 
 
 class SlicingControl(QWidget):
@@ -72,6 +67,20 @@ class SlicingControl(QWidget):
         self._sync_number()
         self._group.idClicked.connect(self._on_regime)
         self._number.valueChanged.connect(self._on_number)
+
+    def bind(self, session: Session) -> None:
+        """Show `session.settings.slicing` from now on and send the user's changes to `session`."""
+        self._session = session
+        self.set_value(session.settings.slicing)
+        self._unsubscribe = session.subscribe(self._on_session_event)
+        self.slicingChanged.connect(self._send)
+
+    def _on_session_event(self, event: Any) -> None:
+        if isinstance(event, SettingsChanged) and "slicing" in event.changed and event.settings.slicing != self.value():
+            self.set_value(event.settings.slicing)
+
+    def _send(self, value: str) -> None:
+        self._session.replace(slicing=value)
 
     def value(self) -> str:
         """The current `x-demo-slice` value."""

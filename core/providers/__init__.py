@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from core.errors import LivefillError, ProtocolError, StreamTimeout, UpstreamError
 from core.events import KeepAlive, ProviderError, Stop, StreamEvent
+from core.idle import IdleWatch as _IdleWatch
 from core.ndjson import NDJSONFramer
 from core.providers import anthropic as _anthropic
 from core.providers import ollama as _ollama
@@ -138,66 +139,6 @@ assert tuple(_WIRES) == PROVIDERS
 _DRAIN_AFTER_STOP = 2.0  # seconds a consumer that left at Stop waits for the body's last bytes
 
 
-class _IdleWatch:
-    """The idle limit of one stream, as one lazily re-armed timer.
-
-    The clock runs only while the stream waits for the network (time the consumer spends between
-    reads is not idleness) and is reset by every content event (`touch`). A read costs no timer
-    operation: the single timer, when it fires, either finds nobody waiting (the next read re-arms
-    it), finds the deadline moved (re-arms for it), or cancels the waiting read, which then raises
-    StreamTimeout. A cancel from anyone else stays a cancel (Task.uncancel tells them apart).
-    """
-
-    def __init__(self, limit: float, what: str) -> None:
-        self._loop = asyncio.get_running_loop()
-        self.limit = limit
-        self.what = what
-        self._last = self._loop.time()  # last content, shifted by the time spent outside reads
-        self._paused_at: float | None = None
-        self._handle: asyncio.TimerHandle | None = None
-        self._task: asyncio.Task[Any] | None = None
-        self._expired = False
-
-    def touch(self) -> None:
-        self._last = self._loop.time()
-
-    def close(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-
-    def _fire(self) -> None:
-        self._handle = None
-        if self._task is None:
-            return
-        deadline = self._last + self.limit
-        if self._loop.time() < deadline:
-            self._handle = self._loop.call_at(deadline, self._fire)
-            return
-        self._expired = True
-        self._task.cancel()
-
-    async def read(self, body: BodyStream) -> bytes | None:
-        now = self._loop.time()
-        if self._paused_at is not None:
-            self._last += now - self._paused_at
-        task = asyncio.current_task()
-        assert task is not None
-        self._task = task
-        if self._handle is None:
-            self._handle = self._loop.call_at(self._last + self.limit, self._fire)
-        try:
-            return await body.read()
-        except asyncio.CancelledError:
-            if self._expired and task.uncancel() == 0:
-                raise StreamTimeout(f"{self.what}: nothing but keep-alives for {self.limit:g} s") from None
-            raise
-        finally:
-            self._expired = False
-            self._task = None
-            self._paused_at = self._loop.time()
-
-
 class EventStream:
     """The async iterator `open_stream` yields: unified events, in order, then the end or a failure."""
 
@@ -266,7 +207,7 @@ class EventStream:
     async def _read(self) -> bytes | None:
         if self._watch is None:
             return await self._body.read()
-        return await self._watch.read(self._body)
+        return await self._watch.guard(self._body.read())
 
     def _take(self, frames: list[Any]) -> None:
         tap = self._tap

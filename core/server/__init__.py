@@ -5,7 +5,8 @@
     cli.py            the `livefill-server` console script
     demo_provider.py  the routes: /v1/messages, /v1/chat/completions, /v1/responses, /api/chat,
                       /api/generate, /raw/v1/extract, /_demo/scenarios, /_demo/requests
-    knobs.py          DemoDefaults and the x-demo-* request headers
+    knobs.py          DemoDefaults, and the knobs in force for one request (the x-demo-* headers
+                      themselves are core/demo_protocol.py, shared with the clients)
     generation.py     token-like cutting of a scenario's output (deterministic per seed)
     faults.py         plan + wire -> the steps of one response, faults included
     wires/            one module per wire: the exact frames (sans-IO)

@@ -1,4 +1,4 @@
-"""The ASGI application of the embedded server: the demo provider, plus the relay once it exists.
+"""The ASGI application of the embedded server: the demo provider and the relay.
 
 `build_app(relay_token=..., defaults=...)` is what `EmbeddedServer` and `livefill-server` serve;
 `create_app()` is a zero-argument factory for `uvicorn --factory core.server.app:create_app`
@@ -10,33 +10,21 @@ from __future__ import annotations
 import secrets
 
 from starlette.applications import Starlette
-from starlette.routing import BaseRoute
 
+from core.server import relay_app
 from core.server.demo_provider import DemoProvider
 from core.server.knobs import DemoDefaults
 
-__all__ = ["build_app", "create_app", "relay_routes"]
-
-
-def relay_routes(*, relay_token: str) -> list[BaseRoute]:
-    """The relay's routes (core/server/relay_app.py, issue 4), or none while it does not exist.
-
-    The relay module is expected to provide `routes(*, relay_token: str) -> list[BaseRoute]`; its
-    routes call the demo provider upstream over real HTTP on this same server.
-    """
-    try:
-        from core.server import relay_app
-    except ModuleNotFoundError as exc:
-        if exc.name != "core.server.relay_app":
-            raise
-        return []
-    return list(relay_app.routes(relay_token=relay_token))
+__all__ = ["build_app", "create_app"]
 
 
 def build_app(*, relay_token: str, defaults: DemoDefaults | None = None) -> Starlette:
-    """The server's Starlette app: demo-provider routes and the relay routes."""
+    """The server's Starlette app: demo-provider routes and the relay routes.
+
+    The relay's routes call the demo provider upstream over real HTTP on this same server.
+    """
     demo = DemoProvider(defaults)
-    app = Starlette(routes=[*demo.routes(), *relay_routes(relay_token=relay_token)])
+    app = Starlette(routes=[*demo.routes(), *relay_app.routes(relay_token=relay_token)])
     app.state.demo = demo
     app.state.relay_token = relay_token
     return app

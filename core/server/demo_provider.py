@@ -16,9 +16,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from core.demo_protocol import FaultName, KnobError
 from core.scenarios import Scenario, load_scenarios
 from core.server.faults import check_fault, make_plan, program
-from core.server.knobs import DemoDefaults, FaultName, KnobError, parse_knobs
+from core.server.knobs import DemoDefaults, parse_knobs
 from core.server.request_log import LogEntry, RequestLog
 from core.server.streaming import DelayedResponse, StepResponse, install_log_filter
 from core.server.wires import BadRequest, StopKind, WireSpec, dumps
@@ -147,7 +148,7 @@ class DemoProvider:
 
     async def handle(self, request: Request, wire: WireSpec) -> Any:
         entry = self.log.new(path=request.url.path, wire=wire.name, auth=_auth_scheme(request))
-        entry.tag = request.headers.get("x-demo-tag") or None
+        entry.tag = request.headers.get("x-demo-tag") or None  # logged even when another knob is refused
         try:
             knobs = parse_knobs(request.headers, self.defaults)
         except KnobError as exc:

@@ -23,9 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from core.demo_protocol import Fault, FaultName
 from core.scenarios import Scenario
 from core.server.generation import char_offset, malform, tokenize
-from core.server.knobs import Fault, FaultName, Knobs
+from core.server.knobs import Knobs
 from core.server.wires import Abort, BadRequest, Stall, Step, StopKind, WireSpec, WireStream, Write
 
 __all__ = ["Plan", "make_plan", "program", "check_fault", "CUTTING"]

@@ -31,9 +31,9 @@ import random
 import re
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_SEED", "tokenize", "coalesce", "malform", "char_offset"]
+from core.demo_protocol import DEFAULT_SEED
 
-DEFAULT_SEED = 7
+__all__ = ["tokenize", "coalesce", "malform", "char_offset"]
 
 _PRETOKEN = re.compile(
     r"""

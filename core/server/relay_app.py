@@ -53,7 +53,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from core.errors import LivefillError, ProtocolError, RunFailure, UsageError
+from core.demo_protocol import DemoKnobs, KnobError, RelayDemoBody
+from core.errors import ProtocolError, RunFailure, UsageError
 from core.relay import Settler
 from core.relay_records import encode_record
 from core.schemas import SCHEMAS, schema_model
@@ -134,25 +135,6 @@ class RelaySettings:
 # --- the request body -------------------------------------------------------------------------------
 
 
-class _DemoBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    speed: float | None = Field(default=None, ge=0)
-    seed: int | None = None
-    slice: str | None = None
-    fault: str | None = None
-    ttft: float | None = Field(default=None, ge=0)
-    tag: str | None = Field(default=None, max_length=200)  # recorded in the demo request log
-
-    def headers(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for name in ("speed", "seed", "slice", "fault", "ttft", "tag"):
-            value = getattr(self, name)
-            if value is not None:
-                out[f"x-demo-{name}"] = _num(value) if isinstance(value, float) else str(value)
-        return out
-
-
 class _ExtractBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -163,7 +145,7 @@ class _ExtractBody(BaseModel):
     upstream: Literal["demo", "live"] = "demo"
     model: str | None = None
     mode: Literal["settled", "hybrid"] = "settled"
-    demo: _DemoBody | None = None
+    demo: RelayDemoBody | None = None  # type: ignore[valid-type]
 
     @model_validator(mode="after")
     def _one_source(self) -> _ExtractBody:
@@ -190,10 +172,6 @@ class _Job:
     demo_headers: dict[str, str] = field(default_factory=dict)
 
 
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(x)
-
-
 def _bad_request(message: str) -> JSONResponse:
     return JSONResponse({"error": {"type": "invalid_request", "message": message}}, status_code=400)
 
@@ -211,7 +189,7 @@ def _parse_job(raw: bytes) -> _Job | JSONResponse:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
         return _bad_request(f"{where + ': ' if where else ''}{first['msg']}")
-    demo_headers: dict[str, str] = {}
+    demo_scenario: str | None = None
     if body.scenario is not None:
         from core.scenarios import get_scenario
 
@@ -221,20 +199,16 @@ def _parse_job(raw: bytes) -> _Job | JSONResponse:
             return _bad_request(str(exc.args[0]))
         schema_name, document = scenario.schema_name, scenario.document
         if body.upstream == "demo":
-            demo_headers["x-demo-scenario"] = scenario.name
+            demo_scenario = scenario.name
     else:
         assert body.schema_name is not None and body.document is not None
         if body.schema_name not in SCHEMAS:
             return _bad_request(f"unknown schema {body.schema_name!r}; known: {', '.join(sorted(SCHEMAS))}")
         schema_name, document = body.schema_name, body.document
-    if body.demo is not None:
-        demo_headers.update(body.demo.headers())
-        try:
-            from core.server.knobs import DemoDefaults, parse_knobs
-
-            parse_knobs(demo_headers, DemoDefaults())
-        except LivefillError as exc:
-            return _bad_request(f"demo: {exc}")
+    try:
+        demo_headers = DemoKnobs.from_relay_demo(body.demo, scenario=demo_scenario).headers()
+    except KnobError as exc:
+        return _bad_request(f"demo: {exc}")
     return _Job(
         schema_name=schema_name,
         document=document,

@@ -29,7 +29,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from core.server.knobs import Knobs, SliceMode, Slicing
+from core.demo_protocol import SliceMode, Slicing
+from core.server.knobs import Knobs
 from core.server.request_log import LogEntry
 from core.server.wires import Abort, Stall, Step, Tokens, Write
 

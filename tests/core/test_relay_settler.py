@@ -19,7 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import ProtocolError, Truncated, UpstreamError, UsageError, ValidationFailed
 from core.events import ArgsDelta, BlockStop, KeepAlive, ProviderError, Stop, StopReason, TextDelta
-from core.relay import NodeKind, SchemaIndex, Settler, split_pointer
+from core import pointer as jp
+from core.relay import Settler
+from core.schema import NodeKind, SchemaIndex
 from core.relay_client import RecordAssembler
 from core.relay_records import (
     MAX_LINE_BYTES,
@@ -421,7 +423,7 @@ def test_schema_index_resolves_pointers():
     assert index.resolve("/nope").node is None and "not in the schema" in index.resolve("/nope").reason
     assert index.resolve("/Label~1x").node is not None
     assert index.resolve("no-slash").node is None
-    assert split_pointer("/a~1b/c~0d") == ["a/b", "c~d"] and split_pointer("/bad~2") is None
+    assert jp.parse_strict("/a~1b/c~0d") == ["a/b", "c~d"] and jp.parse_strict("/bad~2") is None
 
 
 def test_models_that_ignore_extra_keys_ignore_them_here_too():

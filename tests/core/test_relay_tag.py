@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from core.demo_client import demo_request_entry
 from core.relay_client import open_relay
-from core.run import demo_request_entry
 
 
 async def test_demo_tag_reaches_the_upstream_request_log(demo_server) -> None:

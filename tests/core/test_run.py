@@ -9,8 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.errors import ConnectionLost, ProtocolError, UsageError
-from core.events import ArgsDelta, BlockStop, KeepAlive, ProviderError, Stop, StopReason, TextDelta
+from core.errors import ConnectionLost, ProtocolError, UpstreamError, UsageError, failure_for
+from core.events import ArgsDelta, BlockStop, KeepAlive, Stop, StopReason, TextDelta
+from core.idle import IdleWatch, watch_events
 from core.form import MISSING, FieldState, FormModel
 from core.history import History
 from core.run import TRANSITIONS, Mode, Phase, Run, RunConfig, Trigger, describe_failure, server_note
@@ -30,12 +31,16 @@ def complete(text: str = TEXT, size: int = 4) -> list:
 
 
 class Script:
-    """A fake source: yields the scripted events; floats are pauses; records when it was closed."""
+    """A fake source: yields the scripted events; floats are pauses; records when it was closed.
 
-    def __init__(self, events, *, hold: bool = False, raise_at_end: Exception | None = None):
+    `idle`: watched by the sources' idle watchdog (core.idle), as open_stream / open_relay are.
+    """
+
+    def __init__(self, events, *, hold: bool = False, raise_at_end: Exception | None = None, idle: float | None = None):
         self.events = events
         self.hold = hold
         self.raise_at_end = raise_at_end
+        self.idle = idle
         self.closed = False
         self.phase_at_close: Phase | None = None
         self.run: Run | None = None
@@ -56,9 +61,15 @@ class Script:
                     await asyncio.Event().wait()
 
             g = gen()
+            watched = g
+            if self.idle is not None:
+                watch = IdleWatch(self.idle, "script")
+                watched = watch_events(g, watch, is_content=lambda e: not isinstance(e, KeepAlive))
             try:
-                yield g
+                yield watched
             finally:
+                if watched is not g:
+                    await watched.aclose()
                 await g.aclose()
                 self.closed = True
                 self.phase_at_close = self.run.phase if self.run else None
@@ -168,7 +179,7 @@ async def test_partial_stop_restores_user_edits(form):
     ("events", "kwargs", "code", "words"),
     [
         ([*pieces(TEXT[:50]), Stop(reason=StopReason.LENGTH, raw="max_tokens")], {}, "truncated", "max_tokens"),
-        ([*pieces(TEXT[:50]), ProviderError(kind="overloaded_error", message="Overloaded")], {}, "upstream_error", "Overloaded"),
+        (pieces(TEXT[:50]), {"raise_at_end": UpstreamError("overloaded_error: Overloaded", kind="overloaded_error")}, "upstream_error", "Overloaded"),
         (pieces(TEXT[:50]), {}, "truncated", "before its terminal"),
         ([*pieces(TEXT[:50]), BlockStop(), Stop(reason=StopReason.COMPLETE)], {}, "protocol_error", "incomplete"),
         ([*pieces(TEXT[:50]), Stop(reason=StopReason.REFUSAL, raw="refusal")], {}, "upstream_error", "refused"),
@@ -192,8 +203,8 @@ async def test_every_failure_restores_and_says_why(form, tmp_path, events, kwarg
 
 async def test_idle_timeout_with_only_keepalives(form):
     before, _ = prime(form)
-    script = Script([*pieces(TEXT[:20]), *([0.02, KeepAlive()] * 200)])
-    run = make_run(form, "blocking", script, idle_timeout=0.15)
+    script = Script([*pieces(TEXT[:20]), *([0.02, KeepAlive()] * 200)], idle=0.15)
+    run = make_run(form, "blocking", script)
     status = await run.run()
     assert status.phase is Phase.FAILED and status.error_code == "timeout"
     assert "idle timeout" in status.reason
@@ -325,6 +336,8 @@ def relay_script(doc, *, prose=None, terminal=None):
                 events.append(rec("item", pointer=f"/{key}", index=i, value=item))
         else:
             events.append(rec("field", pointer=f"/{key}", value=value))
+    if terminal is not None and terminal.type == "error":  # the relay client raises it, as open_relay does
+        return Script(events, raise_at_end=failure_for(terminal.code, terminal.message, getattr(terminal, "pointer", None)))
     events.append(terminal or rec("complete", fields=len(events) - 1))
     return Script(events)
 
@@ -358,25 +371,6 @@ async def test_relay_error_record_fails_with_its_code(form):
     assert form.document == before
 
 
-async def test_relay_modes_without_the_relay_client_say_so(form, monkeypatch):
-    import builtins
-    import sys
-
-    real_import = builtins.__import__
-
-    def blocked(name, *args, **kwargs):
-        if name == "core.relay_client":
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.delitem(sys.modules, "core.relay_client", raising=False)
-    monkeypatch.setattr(builtins, "__import__", blocked)
-    run = Run(form, RunConfig(mode=Mode.SETTLED, schema_name="invoice"))
-    with pytest.raises(UsageError, match="relay"):
-        await run.run()
-    assert run.phase is Phase.FAILED and not form.running
-
-
 async def test_a_run_runs_once(form):
     run = make_run(form, "blocking", Script(complete()))
     await run.run()
@@ -387,3 +381,25 @@ async def test_a_run_runs_once(form):
 def test_server_note_and_reasons():
     assert server_note({"tokens_sent": 37, "tokens_total": 120, "disconnected": True}) == "server stopped after 37 of 120 tokens"
     assert describe_failure(ConnectionLost("x"))[0] == "connection lost: x"
+
+
+async def test_elapsed_comes_from_the_injected_clock(form):
+    ticks = iter(range(0, 10_000, 2))
+    script = Script(complete())
+    run = Run(form, RunConfig(mode=Mode.BLOCKING, schema_name="invoice"), source=script, clock=lambda: float(next(ticks)))
+    script.run = run
+    seen = []
+    run.subscribe(lambda s: seen.append(s.elapsed))
+    status = await run.run()
+    assert status.phase is Phase.COMMITTED
+    assert seen == sorted(seen) and all(e == int(e) and e % 2 == 0 for e in seen) and seen[-1] > 0
+
+
+async def test_naive_mode_keeps_what_it_showed_because_its_spec_says_so(form):
+    from core.modes import MODES
+
+    assert not MODES[Mode.NAIVE].restores_on_failure
+    naive = FormModel(schema_model("invoice"), marking=False)
+    run = make_run(naive, "naive", Script([ArgsDelta(text='{"customer_name": "Mar')]))
+    status = await run.run()
+    assert status.phase is Phase.FAILED and naive.committed == {"customer_name": "Mar"}

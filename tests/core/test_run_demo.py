@@ -6,9 +6,11 @@ import asyncio
 
 import pytest
 
+from core.demo_client import demo_request_entry
+from core.demo_protocol import DemoKnobs
 from core.form import FieldState, FormModel
 from core.history import History
-from core.run import DemoKnobs, Mode, Phase, Run, RunConfig, demo_request_entry
+from core.run import Mode, Phase, Run, RunConfig
 from core.scenarios import get_scenario
 from core.schemas import schema_model
 

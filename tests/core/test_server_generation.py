@@ -9,18 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.demo_protocol import FaultName, KnobError, SliceMode, parse_fault, parse_slicing
 from core.scenarios import SCENARIO_NAMES, get_scenario
 from core.server.faults import make_plan, program
 from core.server.generation import coalesce, malform, tokenize
-from core.server.knobs import (
-    DemoDefaults,
-    FaultName,
-    KnobError,
-    SliceMode,
-    parse_fault,
-    parse_knobs,
-    parse_slicing,
-)
+from core.server.knobs import DemoDefaults, parse_knobs
 from core.server.wires import Abort, ParsedRequest, Stall, Tokens, Write
 from core.server.wires.anthropic import AnthropicStream
 from core.server.wires.ollama import OllamaStream, go_dumps

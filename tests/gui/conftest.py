@@ -79,6 +79,13 @@ def make_window(qapp, qloop, demo_server, tmp_path):
     qapp.processEvents()
 
 
+def error_messages(window) -> list[str]:
+    """The messages of the error boxes shown over `window`, oldest first."""
+    from PySide6.QtWidgets import QMessageBox
+
+    return [box.text() for box in window.findChildren(QMessageBox, "errorBox")]
+
+
 class Recorder:
     """Records (state, displayValue) of field widgets every time the form view repaints them."""
 

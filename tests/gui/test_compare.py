@@ -17,7 +17,7 @@ from core.events import ArgsDelta
 from core.form import MISSING
 from core.run import Mode, Phase
 from core.scenarios import get_scenario
-from gui.compare_view import MAX_LANES, MIN_LANES, match_entries, parse_modes
+from core.session import MAX_LANES, MIN_LANES, match_entries, parse_modes
 from tests.gui.conftest import arun, wait_until
 
 INVOICE = get_scenario("invoice")

@@ -8,8 +8,7 @@ import pytest
 
 from core.run import Phase
 from core.scenarios import get_scenario
-from gui import errors
-from tests.gui.conftest import Recorder, arun, wait_until
+from tests.gui.conftest import Recorder, arun, error_messages, wait_until
 
 INVOICE = get_scenario("invoice")
 NAME = "Martinez SA"
@@ -201,10 +200,10 @@ def test_exceptions_in_slots_reach_the_user(make_window, qloop, monkeypatch):
     def broken(*_a, **_k):
         raise RuntimeError("boom in a slot")
 
-    monkeypatch.setattr(window.controller, "start", broken)
-    before = len(errors.shown)
+    monkeypatch.setattr(window.session, "start", broken)
+    before = error_messages(window)
     window.start_button.click()
-    assert errors.shown[before:] == ["RuntimeError: boom in a slot"]
+    assert error_messages(window)[len(before):] == ["RuntimeError: boom in a slot"]
 
 
 def test_user_edit_in_a_field_reaches_the_model(make_window, qtbot):

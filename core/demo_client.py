@@ -1,0 +1,86 @@
+"""The app's side of the demo provider: start one in this process, and read its request log.
+
+The request log (`GET /_demo/requests`) says what the server saw of each request: tokens sent of
+the total, whether the client disconnected or the response finished, and the request's
+`x-demo-tag` (a run sends its run id there, so it can find its own entry among other lanes').
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+
+    from core.server.runner import EmbeddedServer
+
+__all__ = ["demo_request_entry", "demo_requests", "embedded_server", "server_note"]
+
+
+def embedded_server(**options: Any) -> EmbeddedServer:
+    """A demo provider (and relay) to run in this process, not yet started (`.start()` gives its
+    URL). `options` are `core.server.runner.EmbeddedServer`'s (host, port, relay_token, defaults)."""
+    from core.server.runner import EmbeddedServer
+
+    return EmbeddedServer(**options)
+
+
+def server_note(entry: Mapping[str, Any]) -> str:
+    """'server stopped after 37 of 120 tokens' from one /_demo/requests entry."""
+    sent, total = entry.get("tokens_sent"), entry.get("tokens_total")
+    if sent is None or total is None:
+        return ""
+    if entry.get("disconnected"):
+        return f"server stopped after {sent} of {total} tokens"
+    if entry.get("finished"):
+        return f"server finished: {sent} of {total} tokens"
+    return f"server still sending: {sent} of {total} tokens"
+
+
+async def demo_requests(base_url: str, *, client: httpx.AsyncClient | None = None) -> list[dict[str, Any]]:
+    """GET /_demo/requests of the demo provider at `base_url` (oldest first).
+
+    `client`: an open httpx.AsyncClient to reuse (when polling); None: one for this call."""
+    import httpx
+
+    url = base_url.rstrip("/") + "/_demo/requests"
+    if client is None:
+        async with httpx.AsyncClient(timeout=5.0) as own:
+            response = await own.get(url)
+    else:
+        response = await client.get(url, timeout=5.0)
+    response.raise_for_status()
+    data = response.json()
+    return data if isinstance(data, list) else list(data.get("requests", []))
+
+
+async def demo_request_entry(
+    base_url: str,
+    *,
+    since: float,
+    run_id: str | None = None,
+    wait: float = 1.0,
+    client: httpx.AsyncClient | None = None,
+) -> dict[str, Any] | None:
+    """The newest request-log entry started after `since` (the one tagged `run_id` if there is
+    one), waiting up to `wait` s for it to be disconnected or finished. One HTTP client serves
+    every poll (`client`, else one opened here)."""
+    import httpx
+
+    if client is None:
+        async with httpx.AsyncClient(timeout=5.0) as own:
+            return await demo_request_entry(base_url, since=since, run_id=run_id, wait=wait, client=own)
+    deadline = time.monotonic() + wait
+    while True:
+        entries = [e for e in await demo_requests(base_url, client=client) if float(e.get("started_at") or 0) >= since]
+        tagged = [e for e in entries if run_id and e.get("tag") == run_id]
+        candidates = tagged or entries
+        entry = candidates[-1] if candidates else None
+        if entry is not None and (entry.get("disconnected") or entry.get("finished")):
+            return entry
+        if time.monotonic() >= deadline:
+            return entry
+        await asyncio.sleep(0.02)

@@ -1,0 +1,69 @@
+"""What the demo provider saw of each lane's request: its request log matched to the lanes.
+
+Every lane tags its request with its run id (`x-demo-tag` directly; a relay lane through the relay
+body's `demo.tag`, which the relay forwards upstream). `match_entries` finds each lane's entry of
+the request log (`/_demo/requests`); untagged entries (an older relay) go to relay lanes in start
+order. `request_notes` polls the log until every lane's request has ended (or 2 s have passed) and
+returns "server stopped after 37 of 120 tokens" per lane.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from core.run import demo_requests, server_note
+
+__all__ = ["match_entries", "request_notes", "spec_leaves"]
+
+
+async def request_notes(lanes: Sequence[Any], base_url: str, *, since: float, wait: float = 2.0) -> dict[str, str]:
+    """Each lane's `server_note`, by lane name (lanes whose request was not found are left out)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            entries = [e for e in await demo_requests(base_url) if float(e.get("started_at") or 0) >= since]
+        except Exception:  # noqa: BLE001 - a missing note must never break anything
+            return {}
+        matched = match_entries(lanes, entries)
+        done = all(e is not None and (e.get("disconnected") or e.get("finished")) for e in matched.values())
+        if done or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    return {name: server_note(entry) for name, entry in matched.items() if entry is not None}
+
+
+def match_entries(lanes: Sequence[Any], entries: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+    """Each lane's request-log entry: by its run id tag, else (relay lanes) untagged ones in order."""
+    out: dict[str, dict[str, Any] | None] = {}
+    run_ids = {lane.run.status.run_id: lane for lane in lanes if lane.run is not None}
+    untagged = [e for e in entries if not e.get("tag") or e.get("tag") not in run_ids]
+    untagged.sort(key=lambda e: float(e.get("started_at") or 0))
+    for lane in lanes:
+        run = lane.run
+        if run is None:
+            out[lane.name] = None
+            continue
+        tagged = [e for e in entries if e.get("tag") == run.status.run_id]
+        if tagged:
+            out[lane.name] = tagged[-1]
+        elif lane.mode.needs_relay and untagged:
+            out[lane.name] = untagged.pop(0)
+        else:
+            out[lane.name] = None
+    return out
+
+
+def spec_leaves(form: FormModel) -> list[str]:
+    """Top-level leaf pointers of a form (its tables and groups' own pointers), in schema order."""
+    out: list[str] = []
+    stack = list(reversed(form.fields))
+    while stack:
+        spec = stack.pop()
+        if spec.children and spec.kind.value == "object":
+            stack.extend(reversed(spec.children))
+        else:
+            out.append(spec.pointer)
+    return out

@@ -1,0 +1,496 @@
+"""The whole session without Qt: the settings of the next run, and the lanes that run.
+
+How this works
+--------------
+A `Session` owns the current `RunSettings` (one frozen value, replaced whole by `replace(...)` /
+`set_settings(...)`) and its lanes (`core.session_lane.SessionLane`). The single form is the
+session's one `single` lane; compare is the same session showing 2 to 5 `compare_lanes` instead
+(each with its own mode). A window renders the session and sends it intents (the methods below);
+it keeps no setting of its own. Every change is told to subscribers as a small frozen event
+(`SettingsChanged`, `LanesChanged`, `ViewChanged`, `ActiveChanged`, `LaneDone`, `AllDone`, `NotesReady`) by plain
+callbacks; a lane's own run events come from `lane.subscribe`.
+
+`start()` builds one `RunConfig` from the settings (`run_config()`) and starts every lane shown
+with it at one shared `t0`: with the demo provider every lane's request carries the same x-demo-*
+knobs (in compare view the seed is sent explicitly, the demo default if none was chosen), each lane
+puts in its own mode. `stop()` stops every lane (each closes its own connection). When the last
+lane of a compare run ends, the session judges the lanes of a live run against the first committed
+result, and asks the demo provider's request log what it saw of each lane (`core.request_notes`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from core.form import MISSING, FormModel
+from core.history import History
+from core.metrics import leaves
+from core.modes import Mode, parse_mode
+from core.request_notes import match_entries, request_notes, spec_leaves
+from core.run import DemoKnobs, RunConfig, Source
+from core.run_status import Phase, RunStatus
+from core.scenarios import get_scenario
+from core.session_lane import LaneEvent, LaneFinished, LaneModeChanged, SessionLane
+from core.settings import DEFAULT_SEED, RunSettings
+from core.timeline import TimelineModel
+from core.timeline_feed import TimelineFeed
+from core.wiretap import DEFAULT_MAX_BYTES
+
+__all__ = [
+    "Session",
+    "SessionEvent",
+    "SettingsChanged",
+    "LanesChanged",
+    "ViewChanged",
+    "ActiveChanged",
+    "LaneDone",
+    "AllDone",
+    "NotesReady",
+    "SINGLE",
+    "DEFAULT_MODES",
+    "MIN_LANES",
+    "MAX_LANES",
+    "parse_modes",
+    "match_entries",
+]
+
+SINGLE = "single"
+"""The name of the single form's lane (in the inspector and the timeline)."""
+
+DEFAULT_MODES: tuple[Mode, ...] = (Mode.NAIVE, Mode.PARTIAL, Mode.SETTLED)
+MIN_LANES = 2
+MAX_LANES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsChanged:
+    settings: RunSettings  # the new value
+    old: RunSettings
+    changed: frozenset[str]  # the names of the fields that differ
+
+
+@dataclass(frozen=True, slots=True)
+class LanesChanged:
+    names: tuple[str, ...]  # the compare lanes, left to right (added, removed, re-moded or re-titled)
+
+
+@dataclass(frozen=True, slots=True)
+class ViewChanged:
+    comparing: bool  # the compare lanes are shown (else the single form)
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveChanged:
+    active: bool  # some lane runs / none does
+
+
+@dataclass(frozen=True, slots=True)
+class LaneDone:
+    lane: str
+    status: RunStatus  # one lane's run ended
+
+
+@dataclass(frozen=True, slots=True)
+class AllDone:
+    statuses: tuple[RunStatus | None, ...]  # the last lane of a start ended (notes may follow)
+
+
+@dataclass(frozen=True, slots=True)
+class NotesReady:
+    lanes: tuple[str, ...]  # these compare lanes now carry the demo provider's `server_note`
+
+
+SessionEvent = SettingsChanged | LanesChanged | ViewChanged | ActiveChanged | LaneDone | AllDone | NotesReady
+
+_DOCUMENT_FIELDS = frozenset({"scenario", "document", "schema_name"})
+
+
+def parse_modes(text: str) -> list[Mode]:
+    """"naive,partial,settled" -> [Mode.NAIVE, ...] (2 to 5 of them; ValueError otherwise)."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    modes = [parse_mode(name) for name in names]
+    if not MIN_LANES <= len(modes) <= MAX_LANES:
+        raise ValueError(f"compare needs {MIN_LANES} to {MAX_LANES} modes, got {len(modes)}")
+    return modes
+
+
+class Session:
+    """The settings and the lanes of one window (see the module docstring).
+
+    `history` receives the single form's committed runs (compare lanes write none). `source`
+    replaces the network for every run (tests, replays). `clock` stamps t0 and the lanes' ends.
+    """
+
+    def __init__(
+        self,
+        settings: RunSettings | None = None,
+        *,
+        history: History | None = None,
+        recorder_max_bytes: int = DEFAULT_MAX_BYTES,
+        source: Source | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        fetch_notes: bool = True,
+    ) -> None:
+        self._settings = settings or RunSettings()
+        self.history = history
+        self.recorder_max_bytes = recorder_max_bytes
+        self.source = source
+        self.clock = clock
+        self.fetch_notes = fetch_notes
+        self._callbacks: list[Callable[[SessionEvent], None]] = []
+        self._counter = 0
+        self._comparing = False
+        self._running = False
+        self._notes_task: asyncio.Task[Any] | None = None
+        self.t0 = 0.0
+        self.t0_wall = 0.0
+        self.config: RunConfig | None = None
+        self.last_seed: int | None = None
+        self.single_feed = TimelineFeed(TimelineModel([SINGLE]))
+        self.compare_feed = TimelineFeed(TimelineModel())
+        self.single = self._make_lane(SINGLE, self._settings.mode, keep_forms=True, measure=False, feed=self.single_feed)
+        self.compare_lanes: list[SessionLane] = []
+        self.single_feed.model.add_lane(SINGLE, self.single.title)
+
+    # -- observing ------------------------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[SessionEvent], None]) -> Callable[[], None]:
+        """Call `callback(event)` for every session event; returns an unsubscribe function."""
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+
+    def _emit(self, event: SessionEvent) -> None:
+        for cb in list(self._callbacks):
+            cb(event)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> RunSettings:
+        """The settings of the next run."""
+        return self._settings
+
+    @property
+    def comparing(self) -> bool:
+        """True while the compare lanes are shown."""
+        return self._comparing
+
+    @property
+    def lanes(self) -> list[SessionLane]:
+        """The lanes shown: the compare lanes, or the single form's one."""
+        return list(self.compare_lanes) if self._comparing else [self.single]
+
+    @property
+    def modes(self) -> list[Mode]:
+        """The compare lanes' modes, left to right."""
+        return [lane.mode for lane in self.compare_lanes]
+
+    @property
+    def feed(self) -> TimelineFeed:
+        """The timeline feed of the lanes shown."""
+        return self.compare_feed if self._comparing else self.single_feed
+
+    @property
+    def active(self) -> bool:
+        """True while any lane (shown or not) runs."""
+        return any(lane.active for lane in (self.single, *self.compare_lanes))
+
+    @property
+    def form(self) -> FormModel:
+        """The single form's form model (of the document shown)."""
+        return self.single.form
+
+    def lane(self, key: int | str) -> SessionLane:
+        """A lane shown, by position or by name (the single lane by its name, always)."""
+        if isinstance(key, int):
+            return self.lanes[key]
+        for lane in (self.single, *self.compare_lanes):
+            if lane.name == key:
+                return lane
+        raise KeyError(key)
+
+    def statuses(self) -> list[RunStatus | None]:
+        """The latest status of each lane shown, left to right."""
+        return [lane.status for lane in self.lanes]
+
+    def document_key(self) -> tuple[str, str | None, str | None]:
+        """What names the document shown (a form is kept per key)."""
+        s = self._settings
+        return (s.scenario, s.document, s.schema_name)
+
+    def schema_name(self) -> str:
+        """The schema the document is read with (the scenario's unless one was chosen)."""
+        return self._settings.schema_name or get_scenario(self._settings.scenario).schema_name
+
+    def document(self) -> str:
+        """The source document (the scenario's unless one was given)."""
+        s = self._settings
+        return s.document if s.document is not None else get_scenario(s.scenario).document
+
+    # -- settings intents -----------------------------------------------------------------------
+
+    def replace(self, **changes: Any) -> RunSettings:
+        """Change some settings (`session.replace(speed=100)`); the new settings."""
+        return self.set_settings(self._settings.with_(**changes))
+
+    def set_settings(self, settings: RunSettings) -> RunSettings:
+        """Make `settings` the current settings. The document and the single form's mode cannot
+        change while a run is active (RuntimeError)."""
+        old = self._settings
+        changed = settings.changed(old)
+        if not changed:
+            return old
+        if self.active and changed & (_DOCUMENT_FIELDS | {"mode"}):
+            raise RuntimeError("the document and the mode cannot change while a run is active")
+        self._settings = settings
+        if changed & _DOCUMENT_FIELDS:
+            self.show_document()
+        if "mode" in changed:
+            self.single.set_mode(settings.mode)
+            self.single.title = settings.mode.value
+            self.single_feed.model.add_lane(SINGLE, self.single.title)
+        self._emit(SettingsChanged(settings, old, changed))
+        return settings
+
+    def show_document(self) -> None:
+        """Every lane shows the current document (the single form its kept one, compare lanes fresh)."""
+        key, schema = self.document_key(), self.schema_name()
+        for lane in (self.single, *self.compare_lanes):
+            lane.show(key, schema)
+
+    # -- lane intents ---------------------------------------------------------------------------
+
+    def enter_compare(self, modes: Iterable[Mode | str] | None = None) -> None:
+        """Show the compare lanes (one per mode of `modes`, if given; else the ones kept, or the
+        default three)."""
+        self._require_idle()
+        if modes is not None:
+            wanted = [parse_mode(m) for m in modes]
+            if wanted != self.modes:
+                self.set_modes(wanted)
+        elif not self.compare_lanes:
+            self.set_modes(DEFAULT_MODES)
+        if not self._comparing:
+            self._comparing = True
+            self._emit(ViewChanged(True))
+
+    def leave_compare(self) -> None:
+        """Show the single form again (the compare lanes are kept for the next time)."""
+        self._require_idle()
+        if self._comparing:
+            self._comparing = False
+            self._emit(ViewChanged(False))
+
+    def set_modes(self, modes: Iterable[Mode | str]) -> None:
+        """Replace the compare lanes with one per mode (2 to 5), left to right."""
+        wanted = [parse_mode(m) for m in modes]
+        if not MIN_LANES <= len(wanted) <= MAX_LANES:
+            raise ValueError(f"compare needs {MIN_LANES} to {MAX_LANES} lanes, got {len(wanted)}")
+        self._require_idle()
+        for lane in list(self.compare_lanes):
+            self._drop(lane)
+        for mode in wanted:
+            self._add(mode)
+        self._lanes_changed()
+
+    def add_lane(self, mode: Mode | str | None = None) -> SessionLane | None:
+        """Add a compare lane on the right (default mode: partial); None if there are 5 already."""
+        self._require_idle()
+        if len(self.compare_lanes) >= MAX_LANES:
+            return None
+        lane = self._add(parse_mode(mode) if mode is not None else Mode.PARTIAL)
+        self._lanes_changed()
+        return lane
+
+    def remove_lane(self, name: str) -> bool:
+        """Remove compare lane `name` (False if only two are left)."""
+        self._require_idle()
+        if len(self.compare_lanes) <= MIN_LANES:
+            return False
+        lane = self.lane(name)
+        if lane is self.single:
+            raise ValueError("the single form's lane cannot be removed")
+        self._drop(lane)
+        self._lanes_changed()
+        return True
+
+    def set_lane_mode(self, name: str, mode: Mode | str) -> None:
+        """Read lane `name`'s next run in `mode` (the single lane: the settings' mode)."""
+        lane = self.lane(name)
+        if lane is self.single:
+            self.replace(mode=parse_mode(mode))
+            return
+        lane.set_mode(mode)
+
+    def _require_idle(self) -> None:
+        if self.active:
+            raise RuntimeError("the lanes cannot change while they run")
+
+    def _make_lane(self, name: str, mode: Mode, *, keep_forms: bool, feed: TimelineFeed, measure: bool = True) -> SessionLane:
+        lane = SessionLane(
+            name, mode=mode, keep_forms=keep_forms, measure=measure, recorder_max_bytes=self.recorder_max_bytes,
+            source=self.source, clock=self.clock,
+        )
+        lane.set_timeline(feed)
+        lane.subscribe(lambda event, lane=lane: self._on_lane_event(lane, event))
+        lane.show(self.document_key(), self.schema_name())
+        return lane
+
+    def _add(self, mode: Mode) -> SessionLane:
+        self._counter += 1
+        lane = self._make_lane(f"lane{self._counter}", mode, keep_forms=False, feed=self.compare_feed)
+        self.compare_lanes.append(lane)
+        return lane
+
+    def _drop(self, lane: SessionLane) -> None:
+        self.compare_lanes.remove(lane)
+        lane.release()
+
+    def _lanes_changed(self) -> None:
+        counts: dict[str, int] = {}
+        for lane in self.compare_lanes:
+            base = lane.mode.value
+            counts[base] = counts.get(base, 0) + 1
+            lane.title = base if counts[base] == 1 else f"{base} {counts[base]}"
+        model = TimelineModel()
+        for lane in self.compare_lanes:
+            model.add_lane(lane.name, lane.title)
+        self.compare_feed.model = model
+        self._emit(LanesChanged(tuple(lane.name for lane in self.compare_lanes)))
+
+    # -- runs -----------------------------------------------------------------------------------
+
+    def run_config(self) -> RunConfig:
+        """The RunConfig of the next run, from the settings (each lane puts its own mode in)."""
+        s = self._settings
+        seed = s.seed
+        if seed is None and self._comparing:
+            seed = DEFAULT_SEED  # said explicitly, so every lane's request shows the same seed
+        label = f"{s.scenario} · {s.provider}" + (f" · fault {s.fault}" if s.fault else "")
+        return RunConfig(
+            mode=s.mode,
+            provider=s.provider,
+            base_url=s.base_url,
+            schema_name=self.schema_name(),
+            document=self.document(),
+            model=s.model,
+            demo=DemoKnobs(scenario=s.scenario, speed=s.speed, seed=seed, slice=s.slicing or None, fault=s.fault),
+            relay_token=s.relay_token,
+            idle_timeout=s.idle_timeout,
+            show_provisional_strings=s.show_provisional_strings,
+            show_provisional_numbers=s.show_provisional_numbers,
+            label=label,
+        )
+
+    def start(self, config: RunConfig | None = None) -> float | None:
+        """Start every lane shown at one shared t0 (returned) with `config` (default: the one the
+        settings make); None (nothing started) while a run is active."""
+        if self.active:
+            return None
+        config = config if config is not None else self.run_config()
+        t0 = self.clock()
+        self.t0, self.t0_wall, self.config = t0, time.time(), config
+        self.last_seed = config.demo.seed if config.demo is not None else None
+        final: Any = MISSING
+        if config.demo is not None and config.demo.scenario and self._settings.document is None:
+            final = get_scenario(config.demo.scenario).output
+            fields = [p for p, _ in leaves(final)]
+        else:
+            fields = spec_leaves(self.lanes[0].form)
+        feed = self.feed
+        feed.set_fields(fields)
+        feed.model.start(t0)
+        self._running = True
+        started: list[SessionLane] = []
+        try:
+            for lane in self.lanes:
+                if self._comparing:
+                    label = f"{config.label} · lane {lane.title}" if config.label else f"lane {lane.title}"
+                    lane.start(config, t0, label=label, final=final)
+                else:
+                    lane.start(config, t0, final=final, history=self.history)
+                started.append(lane)
+        except Exception:
+            self._running = False
+            for lane in started:
+                lane.stop()
+            raise
+        self._emit(ActiveChanged(True))
+        return t0
+
+    def stop(self) -> bool:
+        """Stop every lane's run (each closes its own connection); False if none was running."""
+        stopped = False
+        for lane in (self.single, *self.compare_lanes):
+            stopped = lane.stop() or stopped
+        return stopped
+
+    async def wait(self) -> list[RunStatus | None]:
+        """Wait until no lane runs (and the server notes were fetched); each shown lane's status."""
+        while True:
+            for lane in (self.single, *self.compare_lanes):
+                await lane.wait()
+            task = self._notes_task
+            if task is not None and not task.done():
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.shield(task)
+            if not self.active:
+                return self.statuses()
+            await asyncio.sleep(0.01)
+
+    async def shutdown(self) -> None:
+        """Cancel every run and wait until every stream is closed."""
+        task = self._notes_task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for lane in (self.single, *self.compare_lanes):
+            await lane.shutdown()
+
+    def _on_lane_event(self, lane: SessionLane, event: LaneEvent) -> None:
+        if isinstance(event, LaneModeChanged) and lane is not self.single:
+            self._lanes_changed()
+        elif isinstance(event, LaneFinished):
+            self._emit(LaneDone(lane.name, event.status))
+            if self.active or not self._running:
+                return
+            self._running = False
+            config = self.config
+            if self._comparing:
+                self._judge_live()
+                if self.fetch_notes and config is not None and config.demo is not None and config.base_url:
+                    self._notes_task = asyncio.ensure_future(self._fetch_notes(config.base_url))
+            self._emit(ActiveChanged(False))
+            self._emit(AllDone(tuple(self.statuses())))
+
+    def _judge_live(self) -> None:
+        """With a live provider: judge every lane against the first committed result."""
+        config = self.config
+        if config is None or config.demo is not None:
+            return
+        result: Any = MISSING
+        for lane in self.compare_lanes:
+            run = lane.run
+            if run is not None and run.status.phase is Phase.COMMITTED and run.result is not MISSING:
+                result = run.result
+                break
+        for lane in self.compare_lanes:
+            if result is not MISSING:
+                lane.metrics.set_final(result)
+            elif not lane.mode.spec.restores_on_failure and lane.has_form:
+                lane.metrics.set_final(lane.form.document)  # a lane that keeps what it showed
+
+    async def _fetch_notes(self, base_url: str) -> None:
+        """Note under each lane what the demo provider saw of its request."""
+        lanes = list(self.compare_lanes)
+        notes = await request_notes(lanes, base_url, since=self.t0_wall - 0.5)
+        for lane in lanes:
+            if lane.name in notes:
+                lane.set_server_note(notes[lane.name])
+        self._emit(NotesReady(tuple(lane.name for lane in lanes)))

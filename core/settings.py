@@ -1,0 +1,123 @@
+"""The settings of a run, as one frozen value, and the choices the app offers for them.
+
+`RunSettings` is everything a person chooses before pressing Start: what to read (a scenario, or a
+document and schema of one's own), who reads it (provider, base URL, model), how (mode), and the
+demo provider's knobs (speed, seed, slicing, fault), plus the provisional-display options.
+`core.session.Session` owns the current value and replaces it whole on every change.
+
+The demo provider's vocabulary the app needs (its fault names, default seed, and the check of a
+`NAME[@FRACTION]` fault) is read here, from `core.demo_protocol` (the protocol module the server itself uses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from core.modes import Mode, parse_mode
+from core.demo_protocol import DEFAULT_SEED as _DEFAULT_SEED
+from core.demo_protocol import FaultName, KnobError, SliceMode, parse_fault
+from core.demo_protocol import parse_slicing as _parse_slicing
+
+__all__ = [
+    "RunSettings",
+    "PROVIDERS",
+    "DEFAULT_SEED",
+    "FAULT_NAMES",
+    "SLICING_DEFAULT",
+    "check_fault",
+    "check_slicing",
+    "parse_slicing",
+    "SETTING_NAMES",
+]
+
+PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "ollama")
+"""The wires the app can read (each served by the demo provider, or by the real service)."""
+
+DEFAULT_SEED: int = int(_DEFAULT_SEED)
+"""The demo provider's seed for a request that names none."""
+
+FAULT_NAMES: tuple[str, ...] = tuple(f.value for f in FaultName)
+"""Every fault the demo provider can inject (as the x-demo-fault knob names them)."""
+
+SLICING_DEFAULT = "event"
+"""One network write per event."""
+
+
+def check_fault(text: str | None) -> str | None:
+    """`NAME[@FRACTION]` normalised ("none" or empty: None); ValueError with the reason otherwise."""
+    if text is None:
+        return None
+    try:
+        fault = parse_fault(text)
+    except KnobError as exc:
+        raise ValueError(str(exc).removeprefix("x-demo-fault: ")) from None
+    if fault is None:
+        return None
+    name, _, fraction = text.strip().lower().partition("@")
+    return f"{name}@{fraction}" if fraction else name
+
+
+def parse_slicing(text: str) -> tuple[str, int]:
+    """"event" -> ("event", 0); "7" -> ("bytes", 7); "coalesce:50" -> ("coalesce", 50); ValueError otherwise."""
+    try:
+        slicing = _parse_slicing(text)
+    except KnobError as exc:
+        raise ValueError(str(exc).removeprefix("x-demo-slice: ")) from None
+    if slicing.mode is SliceMode.BYTES:
+        return "bytes", slicing.size
+    if slicing.mode is SliceMode.COALESCE:
+        return "coalesce", int(slicing.window_ms)
+    return "event", 0
+
+
+def check_slicing(text: str) -> str:
+    """"event", "N" (bytes, N > 0) or "coalesce:MS" (stripped); ValueError otherwise."""
+    parse_slicing(text)
+    return text.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """What the next run reads, with whom, how, and with which demo knobs (see the module docstring).
+
+    `document` / `schema_name` left None mean "the scenario's". `seed` None means the demo
+    provider's default. `fault` is `NAME[@FRACTION]` or None.
+    """
+
+    scenario: str = "invoice"
+    document: str | None = None
+    schema_name: str | None = None
+    provider: str = "anthropic"
+    base_url: str = ""
+    relay_token: str | None = None
+    model: str | None = None
+    mode: Mode = Mode.PARTIAL
+    speed: float = 30.0
+    seed: int | None = None
+    slicing: str = SLICING_DEFAULT
+    fault: str | None = None
+    show_provisional_strings: bool = True
+    show_provisional_numbers: bool = False
+    idle_timeout: float = 20.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", parse_mode(self.mode))
+        object.__setattr__(self, "speed", float(self.speed))
+        if self.provider not in PROVIDERS and self.provider != "raw":
+            raise ValueError(f"unknown provider {self.provider!r} (known: {', '.join(PROVIDERS)})")
+        if self.speed < 0:
+            raise ValueError(f"speed must be >= 0, got {self.speed:g}")
+        check_slicing(self.slicing)
+        object.__setattr__(self, "fault", check_fault(self.fault))
+
+    def with_(self, **changes: Any) -> RunSettings:
+        """A copy with `changes` (checked as a new value is)."""
+        return replace(self, **changes)
+
+    def changed(self, other: RunSettings) -> frozenset[str]:
+        """The names of the settings that differ between `self` and `other`."""
+        return frozenset(f.name for f in fields(self) if getattr(self, f.name) != getattr(other, f.name))
+
+
+SETTING_NAMES: frozenset[str] = frozenset(f.name for f in fields(RunSettings))

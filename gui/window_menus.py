@@ -1,0 +1,91 @@
+"""The window's File and View menus, and "Save picture" (a PNG of the window).
+
+`build_menus(window)` adds File (Save picture…, Export timeline as PNG…, Quit) and View (Compare,
+Wire inspector, Timeline, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
+button to its Run toolbar, and window-level copies of the shortcuts so they work while the menu
+bar is hidden (presentation). The actions are kept on the window (`save_picture_action`,
+`present_action`, `autoplay_action`, `inspector_action`, `timeline_action`, ...).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QStandardPaths, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QToolButton, QWidget
+
+from gui.errors import reporting
+
+__all__ = ["build_menus", "save_picture"]
+
+
+def save_picture(window: QWidget, path: str | Path) -> Path:
+    """Write a PNG picture of `window` to `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(path), "PNG"):
+        raise OSError(f"could not write {path}")
+    return path
+
+
+def _ask_and_save(window: Any) -> None:
+    folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.PicturesLocation) or str(Path.home())
+    name = time.strftime("livefill-%Y%m%d-%H%M%S.png")
+    dialog = QFileDialog(window, "Save a picture of the window", str(Path(folder) / name), "PNG (*.png)")
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    dialog.setDefaultSuffix("png")
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.fileSelected.connect(reporting(lambda chosen: window.save_picture(chosen) if chosen else None))
+    dialog.open()  # never a nested event loop under qasync
+
+
+def build_menus(window: Any) -> None:
+    """The File and View menus of `window` (see the module docstring)."""
+    file_menu = window.menuBar().addMenu("&File")
+    window.save_picture_action = QAction("Save picture…", window)
+    window.save_picture_action.setObjectName("savePictureAction")
+    window.save_picture_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
+    window.save_picture_action.setToolTip("Write a PNG picture of the window")
+    window.save_picture_action.triggered.connect(reporting(lambda _checked=False: _ask_and_save(window)))
+    file_menu.addAction(window.save_picture_action)
+    window.export_timeline_action = QAction("Export timeline as PNG…", window)
+    window.export_timeline_action.triggered.connect(window.timeline_dock.ask_export)
+    file_menu.addAction(window.export_timeline_action)
+    file_menu.addSeparator()
+    quit_action = QAction("Quit", window)
+    quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+    quit_action.triggered.connect(window.close)
+    file_menu.addAction(quit_action)
+
+    view = window.menuBar().addMenu("&View")
+    view.addAction(window.compare_action)
+    window.inspector_action = window.inspector_dock.toggleViewAction()
+    window.inspector_action.setText("Wire inspector")
+    window.inspector_action.setShortcut(QKeySequence("Ctrl+I"))
+    view.addAction(window.inspector_action)
+    window.timeline_action = window.timeline_dock.toggleViewAction()
+    window.timeline_action.setText("Timeline")
+    window.timeline_action.setShortcut(QKeySequence("Ctrl+T"))
+    view.addAction(window.timeline_action)
+    view.addSeparator()
+    window.present_action = QAction("Presentation mode", window, checkable=True)
+    window.present_action.setObjectName("presentAction")
+    window.present_action.setShortcut(QKeySequence(Qt.Key.Key_F11))
+    window.present_action.triggered.connect(lambda _checked: window.toggle_presentation())
+    view.addAction(window.present_action)
+    window.autoplay_action = QAction("Autoplay (replay in a loop)", window, checkable=True)
+    window.autoplay_action.setObjectName("autoplayAction")
+    window.autoplay_action.triggered.connect(window._autoplay_clicked)
+    view.addAction(window.autoplay_action)
+    window.save_picture_button = QToolButton()
+    window.save_picture_button.setObjectName("savePictureButton")
+    window.save_picture_button.setDefaultAction(window.save_picture_action)
+    window.save_picture_button.setText("Save picture")
+    window.run_toolbar.addWidget(window.save_picture_button)
+    # window-level copies so the shortcuts work while the menu bar is hidden (presentation)
+    for action in (window.save_picture_action, window.compare_action, window.present_action,
+                   window.inspector_action, window.timeline_action):
+        window.addAction(action)

@@ -1,0 +1,83 @@
+"""The window's two views: the single form and the compare view, and the status line over them.
+
+`ViewSwitching` is the part of `gui.main_window.MainWindow` that shows whichever view the session
+is in (`ViewChanged`): it makes the `CompareView` on first use, keeps the source pane's width
+when the lanes take the whole width, says every lane's phase in the status line while comparing,
+and writes each lane's ending to the run log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.run import RunStatus
+from gui.errors import show_error
+
+__all__ = ["ViewSwitching"]
+
+
+class ViewSwitching:
+    """Mixed into the main window (see the module docstring)."""
+
+    compare_view: Any
+    _top_sizes: list[int] | None
+
+    def _show_view(self, comparing: bool) -> None:
+        if comparing:
+            self._ensure_compare()
+            if self.stack.currentWidget() is not self.compare_view:
+                self._top_sizes = self.top_splitter.sizes()
+                self.stack.setCurrentWidget(self.compare_view)
+                total = sum(self._top_sizes) or self.width()
+                self.top_splitter.setSizes([0, total])  # the lanes need the width; drag to see the source
+        elif self.stack.currentWidget() is not self.form_holder:
+            self.stack.setCurrentWidget(self.form_holder)
+            if self._top_sizes:
+                self.top_splitter.setSizes(self._top_sizes)
+        if self.compare_action.isChecked() != comparing:
+            self.compare_action.blockSignals(True)
+            self.compare_action.setChecked(comparing)
+            self.compare_action.blockSignals(False)
+        self._on_active()
+        self._sync_docks()
+        self._show_status()
+
+    def _show_status(self) -> None:
+        if self.comparing:
+            lanes = [(lane.title, lane.last_status) for lane in self.compare_view.lanes]
+            self.status_line.show_compare(lanes, self.session.last_seed)
+        else:
+            self.status_line.show_status(self.controller.last_status)
+
+    def _ensure_compare(self) -> None:
+        if self.compare_view is not None:
+            return
+        from gui.compare_view import CompareView
+
+        view = CompareView(self.session)
+        view.statusChanged.connect(self._on_lane_status)
+        view.laneFinished.connect(self._on_lane_finished)
+        view.activeChanged.connect(self._on_active)
+        view.allFinished.connect(self._on_compare_finished)
+        view.lanesChanged.connect(self._sync_docks)
+        view.recorderChanged.connect(lambda lane: self.inspector_dock.set_recorder(lane, view.lane(lane).recorder))
+        view.fieldPicked.connect(self.show_field_bytes)
+        view.notesReady.connect(self._show_status)
+        view.error.connect(lambda message: show_error(message, self))
+        self.compare_view = view
+        self.stack.addWidget(view)
+
+    def _on_lane_status(self, status: RunStatus) -> None:
+        self._show_status()
+        self.statusChanged.emit(status)
+
+    def _on_lane_finished(self, lane_name: str, status: RunStatus) -> None:
+        if status.phase.final:
+            lane = self.compare_view.lane(lane_name)
+            self.run_log.add_run(status, lane.run.config.label if lane.run is not None else lane.title)
+        self._show_status()
+
+    def _on_compare_finished(self) -> None:
+        self._show_status()
+        self._update_timeline_note()
+        self.runsFinished.emit()
