@@ -9,7 +9,9 @@ loop's (`loop.time()`: asyncio.sleep, asyncio.timeout, call_later, the idle watc
 limit costs no real time and fires at exactly 20 s. Tests against real servers in other threads
 wait on a condition with a generous limit (`wait_until`) instead of sleeping a fixed time, and find
 their own request-log entry by its `x-demo-tag`. Tests that take real seconds (subprocesses,
-real-time streams, stress) carry `@pytest.mark.slow`; `pytest -m "not slow"` is the fast loop.
+real-time streams, stress, long property runs) carry `@pytest.mark.slow`, and so does every case
+of a streaming scenario matrix run on the 20 KB `catalog` scenario (marked here, at collection);
+`pytest -m "not slow"` is the fast loop, the plain `pytest` (CI) runs everything.
 """
 
 import asyncio
@@ -25,6 +27,29 @@ SHARED = REPO.parent / "shared"
 
 
 import pytest  # noqa: E402
+
+
+#: The 20 KB scenario is the stress case of the scenario matrices that stream or re-cut every
+#: scenario: there its cases run in the full suite only, and the fast loop keeps the four small
+#: scenarios on every wire. (Cheap checks of the catalog elsewhere stay in the fast loop.)
+STRESS_SCENARIO = "catalog"
+STREAMING_MATRICES = {
+    "test_providers_live.py",
+    "test_relay_server.py",
+    "test_relay_settler.py",
+    "test_run_demo.py",
+    "test_server_sdks.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    slow = pytest.mark.slow
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or item.path.name not in STREAMING_MATRICES:
+            continue
+        if any(v == STRESS_SCENARIO for v in callspec.params.values() if isinstance(v, str)):
+            item.add_marker(slow)
 
 
 class _JumpingSelector(selectors.DefaultSelector):

@@ -200,6 +200,7 @@ async def test_pings_during_a_stall_are_keepalives_that_do_not_reset_the_idle_cl
     assert sum(isinstance(e, KeepAlive) for e in got[last_content:]) >= 3  # pings kept coming
 
 
+@pytest.mark.slow
 async def test_a_slow_consumer_is_not_idle(demo_server) -> None:
     """Time the consumer spends between events does not count towards the idle limit."""
     events: list[StreamEvent] = []
