@@ -52,6 +52,14 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(slow)
 
 
+def pytest_collection_finish(session):
+    """Freeze what collection left alive (every imported module, the test items) out of the cyclic
+    collector: it stays alive anyway, and the tests that call gc.collect() then pay only for the
+    objects made since, not ~0.3 s for the whole process each time."""
+    gc.collect()
+    gc.freeze()
+
+
 class _JumpingSelector(selectors.DefaultSelector):
     """Polls without blocking; when nothing is ready, moves the loop's clock to the next timer."""
 

@@ -175,6 +175,7 @@ async def test_disconnect_is_connection_lost_or_truncated(demo_server, provider:
         await collect(make_request(demo_server, provider, "invoice", fault="disconnect@0.4"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("fault", ["stall", "stall_silent"])
 async def test_stall_is_a_stream_timeout(demo_server, provider: str, fault: str) -> None:

@@ -257,6 +257,7 @@ def _splits_utf8(chunk: bytes) -> bool:
     return False
 
 
+@pytest.mark.slow  # a real-time stream: separate reads need real gaps between the writes
 async def test_byte_slices_arrive_as_separate_reads_at_low_speed(demo_server: EmbeddedServer) -> None:
     s = get_scenario("weather")
     r = await raw_post(
