@@ -123,6 +123,35 @@ def demo_server():
     server.stop()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _one_ca_bundle():
+    """Every httpx client (the tests' own, the SDKs') loads the CA bundle into a new SSL context,
+    ~50 ms of CPU each, and the suite makes hundreds of loopback clients that never use it. Share
+    one default context for the session, as the app itself does (core/providers/transport.py)."""
+    import importlib
+
+    shared: dict[str, object] = {}
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("httpx", "httpx2"):
+            try:
+                module = importlib.import_module(f"{name}._transports.default")
+            except ImportError:
+                continue
+            create = getattr(module, "create_ssl_context", None)
+            if create is None:
+                continue
+
+            def cached(verify=True, cert=None, trust_env=True, *, _create=create, _name=name):
+                if verify is not True or cert is not None:
+                    return _create(verify=verify, cert=cert, trust_env=trust_env)
+                if _name not in shared:
+                    shared[_name] = _create(verify=verify, cert=cert, trust_env=trust_env)
+                return shared[_name]
+
+            patch.setattr(module, "create_ssl_context", cached)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _qt_garbage_on_the_gui_thread(request):
     """Qt tests: no automatic garbage collection in other threads (see gui/gui_thread_gc.py).
