@@ -157,13 +157,14 @@ def _tag() -> str:
     return f"test-{uuid.uuid4().hex[:12]}"
 
 
-async def _entry_tagged(server: EmbeddedServer, tag: str) -> dict[str, Any]:
-    """The log entry of the request sent with `x-demo-tag: tag`, once the server has logged it."""
+def _tagged(server: EmbeddedServer, tag: str) -> dict[str, Any] | None:
+    """The log entry of the request sent with `x-demo-tag: tag` (None: not logged yet)."""
+    return next((e for e in server.requests() if e["tag"] == tag), None)
 
-    def find() -> dict[str, Any] | None:
-        return next((e for e in server.requests() if e["tag"] == tag), None)
 
-    return await _until(find, lambda e: e is not None, f"the request tagged {tag}")
+async def _entry_tagged(server: EmbeddedServer, tag: str, ok: Any = lambda e: True, what: str = "") -> dict[str, Any]:
+    """The log entry of the request tagged `tag`, once it is logged and `ok(entry)` holds."""
+    return await _until(lambda: _tagged(server, tag), lambda e: e is not None and ok(e), what or f"the request {tag}")
 
 
 # --- exact bytes and headers ---------------------------------------------------------------------
@@ -448,20 +449,19 @@ async def test_stall_keeps_pinging_and_stall_silent_does_not(demo_server: Embedd
     # The pinging stream: content up to the cut, then pings and nothing else.
     await pinging.read_until(lambda received: _pings_after_content(received) >= 3)
     # The silent stream has reached its stall: every token before the cut has been written.
-    stalled = await _until(lambda: next(e for e in demo_server.requests() if e["tag"] == silent.tag),
-                           lambda e: e["fault_at"] is not None and e["tokens_sent"] == e["fault_at"], "the silent stall")
+    stalled = await _entry_tagged(demo_server, silent.tag, lambda e: e["fault_at"] is not None
+                                  and e["tokens_sent"] == e["fault_at"], "the silent stall")
     # Three more pings on the other stream: two ping intervals at least have passed since then.
     clock = await _entry_tagged(demo_server, pinging.tag)
-    await _until(lambda: next(e for e in demo_server.requests() if e["tag"] == pinging.tag),
-                 lambda e: e["writes"] >= clock["writes"] + 3, "three more pings")
-    after = next(e for e in demo_server.requests() if e["tag"] == silent.tag)
+    await _entry_tagged(demo_server, pinging.tag, lambda e: e["writes"] >= clock["writes"] + 3, "three more pings")
+    after = _tagged(demo_server, silent.tag)
     assert after["writes"] == stalled["writes"] and after["bytes_sent"] == stalled["bytes_sent"]
     await silent.read_until(lambda received: received.count(b"content_block_delta") > 1)
     assert _pings_after_content(silent.received) == 0
     for stream in (pinging, silent):
         assert b"message_stop" not in stream.received
         await stream.close()
-        entry = await _wait_for(demo_server, (await _entry_tagged(demo_server, stream.tag))["id"], "disconnected")
+        entry = await _entry_tagged(demo_server, stream.tag, lambda e: e["disconnected"], "the disconnect")
         assert entry["disconnected"] and not entry["finished"]
 
 
@@ -554,16 +554,12 @@ async def test_pings_while_streaming_only_on_anthropic(demo_server: EmbeddedServ
 
 async def test_openai_stall_sends_sse_comments(demo_server: EmbeddedServer) -> None:
     s = get_scenario("invoice")
-    reader, writer = await _open(demo_server.url)
-    payload = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": s.document}]}).encode()
-    headers = {"content-type": "application/json", "x-demo-fault": "stall@0.3", "x-demo-ping": "0.05"}
-    writer.write(_request_bytes(demo_server.url, "/v1/chat/completions", payload, headers))
-    received = b""
-    while received.count(b": keep-alive\n\n") < 3:
-        received += await asyncio.wait_for(reader.read(65536), timeout=5)
-    writer.close()
-    await writer.wait_closed()
-    assert b"[DONE]" not in received
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": s.document}]}
+    stream = await _OpenStream.open(demo_server.url, "/v1/chat/completions", body,
+                                    {"x-demo-fault": "stall@0.3", "x-demo-ping": "0.05"})
+    await stream.read_until(lambda received: received.count(b": keep-alive\n\n") >= 3)
+    await stream.close()
+    assert b"[DONE]" not in stream.received
 
 
 async def test_non_stream_request_sees_the_disconnect_too(demo_server: EmbeddedServer) -> None:
@@ -571,9 +567,8 @@ async def test_non_stream_request_sees_the_disconnect_too(demo_server: EmbeddedS
     body = {**_anthropic_body("invoice"), "stream": False}
     headers = {"x-demo-speed": "5"}  # the whole answer takes ~40 s
     stream = await _OpenStream.open(demo_server.url, "/v1/messages", body, headers)
-    logged = await _entry_tagged(demo_server, stream.tag)  # the server has the request
-    await _until(lambda: next(e for e in demo_server.requests() if e["id"] == logged["id"]),
-                 lambda e: e["outcome"] == "streaming", "the response to be waiting")  # and watching
+    # The server has the request and its response is waiting (and watching for a disconnect).
+    logged = await _entry_tagged(demo_server, stream.tag, lambda e: e["outcome"] == "streaming")
     await stream.close()
     entry = await _wait_for(demo_server, logged["id"], "disconnected")
     assert entry["disconnected"] and not entry["finished"] and entry["scenario"] == s.name
