@@ -352,7 +352,9 @@ def args_len(events: list[StreamEvent]) -> int:
 
 def test_time_the_consumer_spends_is_not_idle_time(virtual_loop) -> None:
     async def consume() -> list[StreamEvent]:
-        stream = EventStream(FakeBody(list(GOOD_CHAT)), _WIRES["openai-chat"], tap=None, idle_timeout=10.0)
+        # Each read waits 1 s for the network (so a read can be cut by the watchdog's timer).
+        body = [x for chunk in GOOD_CHAT for x in (1.0, chunk)]
+        stream = EventStream(FakeBody(body), _WIRES["openai-chat"], tap=None, idle_timeout=10.0)
         got = []
         async for event in stream:
             got.append(event)
@@ -361,7 +363,7 @@ def test_time_the_consumer_spends_is_not_idle_time(virtual_loop) -> None:
 
     got = virtual_loop.run_until_complete(consume())
     assert got[-1].reason is StopReason.COMPLETE
-    assert virtual_loop.time() == pytest.approx(60.0 * len(got))
+    assert virtual_loop.time() == pytest.approx(60.0 * len(got) + len(GOOD_CHAT))
 
 
 def test_cancelling_a_blocked_read_is_a_cancel_not_a_timeout(virtual_loop) -> None:
