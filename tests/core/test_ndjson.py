@@ -223,6 +223,7 @@ _record = st.text(
 ).filter(lambda s: s.strip(" \t") != "")
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_record, max_size=8), st.lists(st.sampled_from(["\n", "\r\n"]), min_size=1), st.booleans(), st.data())
 def test_property_any_cutting_frames_the_same_records(records, eols, last_unterminated, data) -> None:
@@ -235,6 +236,7 @@ def test_property_any_cutting_frames_the_same_records(records, eols, last_unterm
     assert frame(cut_at(raw, positions)) == records
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_record, min_size=1, max_size=6), st.sampled_from([b"\xff", b"\n\n", b"\xe2\x82\n", b" \r\n"]), st.data())
 def test_property_a_breach_raises_under_any_cutting_after_a_prefix_of_the_records(records, bad, data) -> None:

@@ -182,6 +182,7 @@ async def test_disconnect_is_connection_lost_or_truncated(demo_server, provider:
         await collect(make_request(demo_server, provider, "invoice", fault="disconnect@0.4"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("fault", ["stall", "stall_silent"])
 async def test_stall_is_a_stream_timeout(demo_server, provider: str, fault: str) -> None:
@@ -207,6 +208,7 @@ async def test_pings_during_a_stall_are_keepalives_that_do_not_reset_the_idle_cl
     assert sum(isinstance(e, KeepAlive) for e in got[last_content:]) >= 3  # pings kept coming
 
 
+@pytest.mark.slow
 async def test_a_slow_consumer_is_not_idle(demo_server) -> None:
     """Time the consumer spends between events does not count towards the idle limit."""
     events: list[StreamEvent] = []

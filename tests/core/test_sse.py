@@ -329,6 +329,7 @@ _tokens = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_tokens, max_size=60), st.data())
 def test_property_any_cutting_gives_the_events_of_the_whole(tokens: list[bytes], data: st.DataObject) -> None:
@@ -339,6 +340,7 @@ def test_property_any_cutting_gives_the_events_of_the_whole(tokens: list[bytes],
     assert decode_chunks(bytewise(raw)) == reference
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_event, max_size=6), st.lists(_eol, min_size=1, max_size=64), st.data())
 def test_property_generated_stream_decodes_to_its_events(specs, eols, data: st.DataObject) -> None:

@@ -361,6 +361,7 @@ def test_relay_records_map_pointers_to_their_frames():
 # --- the ceiling ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_ceiling_holds_under_a_long_stream_and_says_what_was_dropped():
     ceiling = 512 * 1024
     rec = WireRecorder(max_bytes=ceiling)
@@ -429,6 +430,7 @@ def test_one_read_larger_than_the_ceiling_keeps_its_tail():
     assert rec.first_offset == len(data) - len(view) and rec.cost <= rec.max_bytes
 
 
+@pytest.mark.slow
 def test_cost_estimate_covers_real_memory():
     """The estimate is an upper bound of what tracemalloc sees the recorder hold."""
     rng = random.Random(4)

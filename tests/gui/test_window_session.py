@@ -36,7 +36,7 @@ def test_the_users_choices_become_session_settings(make_window):
     assert s.settings.fault == "disconnect" and s.settings.show_provisional_strings is False
     assert window.form.marking is False  # the single form follows the mode's table row
     config = window.run_config()
-    assert config.provider == "openai-responses" and config.demo.fault == "disconnect"
+    assert config.provider == "openai-responses" and config.demo.headers()["x-demo-fault"].partition("@")[0] == "disconnect"
 
 
 def test_the_single_form_and_the_compare_lanes_are_session_lanes(make_window):

@@ -185,6 +185,7 @@ def _rss() -> int:
         return int(f.read().split()[1]) * 4096
 
 
+@pytest.mark.slow
 def test_memory_stays_bounded_on_a_50_mb_stream_at_max_speed(qtbot):
     """50 MB of synthetic NDJSON reads, polled the way the timer polls: everything stays bounded."""
     ceiling = 2 * 1024 * 1024
@@ -221,6 +222,7 @@ def test_memory_stays_bounded_on_a_50_mb_stream_at_max_speed(qtbot):
     assert w.byte_view.shown_bytes() == rec.bytes_view()[-len(w.byte_view.shown_bytes()) :]
 
 
+@pytest.mark.slow
 async def test_catalog_at_max_speed_through_the_demo_provider_stays_under_the_ceiling(qtbot, demo_server):
     from core.providers import ExtractionRequest, open_stream
 
