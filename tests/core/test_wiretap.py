@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.events import ArgsDelta, BlockStop, Stop, StopReason
-from core.scenarios import get_scenario
+from core.scenarios import SCENARIO_NAMES, get_scenario
 from core.taps import WireFrame
 from core.wiretap import ByteSpan, WireRecorder
 from tests.core.json_spans import reference_spans as value_spans
@@ -514,7 +514,10 @@ def _decode_piece(provider: str, piece: bytes) -> str:
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai-chat", "openai-responses", "ollama"])
-@pytest.mark.parametrize("scenario", sorted(__import__("core.scenarios", fromlist=["x"]).SCENARIO_NAMES))
+@pytest.mark.parametrize(
+    "scenario",
+    [pytest.param(n, marks=pytest.mark.slow) if n == "catalog" else n for n in sorted(SCENARIO_NAMES)],
+)
 async def test_every_settled_field_of_every_scenario_is_given_back_by_its_located_bytes(
     demo_server, scenario, provider
 ):
