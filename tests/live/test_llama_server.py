@@ -1,0 +1,198 @@
+"""livefill's OpenAI-compatible path against a real model server: llama-cpp-python + SmolLM2-135M.
+
+Everything goes through livefill's own `Run` (provider "openai-chat" by base URL), as the app
+does. The model is tiny: its values are poor but its JSON is grammar-constrained to the schema,
+so these tests check the mechanics (states, commit, Stop, the wire's quirks), never accuracy.
+What the server did is read from its log (see conftest.py): a generation that ran to its end
+prints one `llama_perf_context_print: ... eval time` block; a closed stream prints
+"Disconnected from client" and no such block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import pytest
+
+from core.events import ArgsDelta
+from core.form import FieldState, FormModel
+from core.modes import Mode
+from core.providers.request import ExtractionRequest
+from core.run import Run, RunConfig
+from core.run_status import Phase
+from core.scenarios import get_scenario
+from core.schema import check_document
+from core.schemas import schema_model
+from core.taps import WireFrame
+
+pytestmark = [pytest.mark.realserver, pytest.mark.slow]
+
+RUN_LIMIT = 240.0  # seconds for one whole run on a busy 2-core machine (the invoice takes ~40 s)
+ARGS_CARRIER = "/choices/0/delta/tool_calls/0/function/arguments"
+FINISHED_GENERATION = re.compile(r"llama_perf_context_print:\s+eval time")
+DISCONNECTED = "Disconnected from client"
+
+
+class Recorder:
+    """A WireTap that keeps every frame and event."""
+
+    def __init__(self) -> None:
+        self.frames: list[WireFrame] = []
+        self.events: list[Any] = []
+
+    def on_read(self, data: bytes) -> None:
+        pass
+
+    def on_frame(self, frame: WireFrame) -> None:
+        self.frames.append(frame)
+
+    def on_event(self, event: Any) -> None:
+        self.events.append(event)
+
+    def chunks(self) -> list[dict[str, Any]]:
+        """The JSON payloads (every `data:` but `[DONE]`)."""
+        return [json.loads(f.payload) for f in self.frames if f.payload != "[DONE]"]
+
+
+def config(server, scenario: str) -> RunConfig:
+    sc = get_scenario(scenario)
+    return RunConfig(
+        mode=Mode.PARTIAL,
+        provider="openai-chat",
+        base_url=server.base_url,
+        schema_name=sc.schema_name,
+        document=sc.document,
+        model=server.model,
+        api_key="no-key-needed",
+        idle_timeout=60.0,  # the first token of a long prompt can take seconds on a busy machine
+        label=f"llama {scenario}",
+    )
+
+
+def form_for(scenario: str) -> FormModel:
+    return FormModel(schema_model(get_scenario(scenario).schema_name))
+
+
+def record_states(form: FormModel) -> dict[str, list[FieldState]]:
+    """Every state each pointer showed, in order (repeats collapsed)."""
+    seen: dict[str, list[FieldState]] = {}
+
+    def on_update(update) -> None:
+        for pointer in update.pointers:
+            states = seen.setdefault(pointer, [])
+            state = form.state(pointer)
+            if not states or states[-1] is not state:
+                states.append(state)
+
+    form.subscribe(on_update)
+    return seen
+
+
+async def wait_for_log(server, predicate, limit: float = 30.0) -> str:
+    """The server's log once `predicate(log)` holds (the server writes it from another process)."""
+    async with asyncio.timeout(limit):
+        while True:
+            text = server.log_text()
+            if predicate(text):
+                return text
+            await asyncio.sleep(0.05)
+
+
+async def test_tools_mode_fields_go_provisional_then_settled_and_the_run_commits(llama_server):
+    form = form_for("weather")
+    seen = record_states(form)
+    run = Run(form, config(llama_server, "weather"))
+    async with asyncio.timeout(RUN_LIMIT):
+        status = await run.run()
+
+    assert status.phase is Phase.COMMITTED, status.reason
+    check_document(schema_model("weather"), run.result)  # raises if it does not validate
+    assert isinstance(run.result["city"], str) and run.result["city"]
+    assert form.committed == run.result
+    assert status.tokens_received > 1  # it streamed: more than one arguments piece
+    # the field was shown while it was still being written, and settled once its string closed
+    city = seen["/city"]
+    assert FieldState.PROVISIONAL in city and city[-1] is FieldState.SETTLED
+    assert city.index(FieldState.PROVISIONAL) < city.index(FieldState.SETTLED)
+
+
+async def test_repeated_id_and_name_and_legacy_function_call_do_not_glue_the_name(llama_server):
+    form = form_for("weather")
+    tap = Recorder()
+    cfg = config(llama_server, "weather")
+    run = Run(form, cfg, tap=tap)
+    async with asyncio.timeout(RUN_LIMIT):
+        status = await run.run()
+    assert status.phase is Phase.COMMITTED, status.reason
+
+    asked = ExtractionRequest(
+        provider=cfg.provider, base_url=cfg.base_url, schema_name=cfg.schema_name, document=cfg.document
+    ).tool_name
+    tool_chunks = [c for c in tap.chunks() if (c["choices"] and c["choices"][0]["delta"].get("tool_calls"))]
+    assert len(tool_chunks) >= 2
+    # the quirk is really on this wire: every tool chunk repeats the id and the name, in tool_calls
+    # and again in the legacy function_call (OpenAI sends them once, in the first fragment only)
+    ids = set()
+    for chunk in tool_chunks:
+        delta = chunk["choices"][0]["delta"]
+        call = delta["tool_calls"][0]
+        assert call["function"]["name"] == asked
+        assert delta["function_call"]["name"] == asked
+        ids.add(call["id"])
+    assert len(ids) == 1
+    # a client that concatenates fragments as OpenAI's are meant to be would glue the name
+    assert "".join(c["choices"][0]["delta"]["tool_calls"][0]["function"]["name"] for c in tool_chunks) != asked
+    # livefill took the name once and read the arguments only from tool_calls, each piece once:
+    # what it parsed is exactly the tool_calls arguments, and that is the committed object
+    deltas = [e for e in tap.events if isinstance(e, ArgsDelta)]
+    assert {e.index for e in deltas} == {0}
+    carriers = [c for f in tap.frames for c in f.carriers]
+    assert carriers == [ARGS_CARRIER] * len(deltas)
+    on_wire = "".join(c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] for c in tool_chunks)
+    assert "".join(e.text for e in deltas) == on_wire
+    assert json.loads(on_wire) == run.result
+
+
+async def test_stop_mid_stream_cancels_and_the_server_stops_generating(llama_server):
+    before = llama_server.log_text()
+    finished_before = len(FINISHED_GENERATION.findall(before))
+    disconnects_before = before.count(DISCONNECTED)
+
+    form = form_for("invoice")
+    form.load(get_scenario("invoice").output)  # committed values the Stop must give back
+    committed = form.committed
+    run = Run(form, config(llama_server, "invoice"))
+    stop_at = 6  # arguments pieces; the whole invoice is ~200
+
+    asked: list[int] = []
+
+    def on_status(status) -> None:
+        if status.tokens_received >= stop_at and not asked:
+            asked.append(status.tokens_received)
+            assert run.stop()
+
+    run.subscribe(on_status)
+    async with asyncio.timeout(RUN_LIMIT):
+        status = await run.run()
+
+    assert status.phase is Phase.STOPPED, status.reason
+    assert status.error_code == "cancelled"
+    assert stop_at <= status.tokens_received < 50
+    assert form.committed == committed and not form.running  # the form is given back exactly
+    # the server saw the stream closed ...
+    await wait_for_log(llama_server, lambda text: text.count(DISCONNECTED) > disconnects_before)
+
+    # ... and abandoned that generation: the server runs one generation at a time, so had it
+    # carried on, its end (an `eval time` block) would come before the next request's. The next
+    # request commits, and exactly one generation (its own) has finished since the Stop.
+    follow = Run(form_for("weather"), config(llama_server, "weather"))
+    async with asyncio.timeout(RUN_LIMIT):
+        after = await follow.run()
+    assert after.phase is Phase.COMMITTED, after.reason
+    log = await wait_for_log(
+        llama_server, lambda text: len(FINISHED_GENERATION.findall(text)) >= finished_before + 1
+    )
+    assert len(FINISHED_GENERATION.findall(log)) == finished_before + 1
