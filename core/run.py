@@ -41,6 +41,7 @@ from core.demo_protocol import DemoKnobs
 from core.errors import (
     Cancelled,
     ConnectionLost,
+    InputError,
     ProtocolError,
     RunFailure,
     StreamTimeout,
@@ -56,6 +57,7 @@ from core.modes import MODES, Mode
 from core.readers import READERS, Reader
 from core.run_status import TRANSITIONS, Phase, RunStatus, Trigger
 from core.schema import check_document
+from core.user_schema import SchemaSource, resolve_schema
 from core.wiretap import ForwardingTap
 
 MODE_LABELS: dict[Mode, str] = {m: spec.label for m, spec in MODES.items()}
@@ -71,7 +73,8 @@ class RunConfig:
     mode: Mode
     provider: str = "anthropic"  # "anthropic" | "openai-chat" | "openai-responses" | "ollama" | "raw"
     base_url: str = ""
-    schema_name: str = ""
+    schema_name: str = ""  # a bundled schema's name, or the path of a JSON Schema file
+    schema_json: Mapping[str, Any] | None = None  # a person's JSON Schema itself (wins over schema_name)
     document: str = ""
     model: str | None = None
     api_key: str = "demo"
@@ -121,6 +124,8 @@ def describe_failure(exc: BaseException) -> tuple[str, str | None]:
         return f"connection lost: {message}", code
     if isinstance(exc, ProtocolError):
         return f"protocol error: {message}", "protocol_error"
+    if isinstance(exc, InputError):
+        return str(exc), None
     if isinstance(exc, RunFailure):
         return message, code
     return f"internal error: {type(exc).__name__}: {exc}", None
@@ -252,14 +257,15 @@ class Run:
             return self._source(self._tap)
         cfg = self.config
         idle = cfg.idle_timeout if cfg.idle_timeout and cfg.idle_timeout > 0 else None
+        schema = self.schema_source()
         if cfg.mode.spec.needs_relay:
             from core.relay_client import open_relay
 
             body: dict[str, Any] = {"provider": cfg.provider, "mode": cfg.mode.value}
-            if cfg.demo is not None and cfg.demo.scenario:
+            if cfg.demo is not None and cfg.demo.scenario and schema.bundled:
                 body["scenario"] = cfg.demo.scenario
-            else:
-                body.update(schema=cfg.schema_name, document=cfg.document)
+            else:  # a person's schema travels inline: the relay may not see this machine's files
+                body.update(schema=schema.name if schema.bundled else schema.schema_json, document=cfg.document)
             if cfg.demo is not None:
                 body["upstream"] = "demo"
                 body["demo"] = {**cfg.demo.relay_demo(), "tag": self.status.run_id}
@@ -271,7 +277,8 @@ class Run:
         request = ExtractionRequest(
             provider=cfg.provider,
             base_url=cfg.base_url,
-            schema_name=cfg.schema_name,
+            schema_name=schema.name,
+            schema_json=schema.schema_json,
             document=cfg.document,
             model=cfg.model,
             api_key=cfg.api_key,
@@ -279,6 +286,12 @@ class Run:
             fine_grained=cfg.fine_grained,
         )
         return open_stream(request, tap=self._tap, idle_timeout=idle)
+
+    def schema_source(self) -> SchemaSource:
+        """The schema the request asks for: `schema_json` if given, else `schema_name` (a bundled
+        name or a file); InputError (SchemaError) for one livefill cannot use."""
+        cfg = self.config
+        return resolve_schema(cfg.schema_json if cfg.schema_json is not None else cfg.schema_name)
 
     async def _consume(self, reader: Reader) -> None:
         form = self.form
