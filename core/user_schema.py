@@ -78,6 +78,7 @@ _BY_TYPE: dict[str, frozenset[str]] = {
     "array": frozenset({"items", "minItems", "maxItems"}),
 }
 _ALL_TYPED = frozenset().union(*_BY_TYPE.values())
+_KNOWN = _ALL_TYPED | _ANNOTATIONS | _ROOT_ONLY | {"type", "enum", "const", "$ref"}
 _SCALARS = {"string": str, "number": float, "integer": int, "boolean": bool}
 _NUMBER_BOUNDS = {"minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt", "exclusiveMaximum": "lt", "multipleOf": "multiple_of"}
 _FORMATS = ("date",)
@@ -181,7 +182,10 @@ class _Builder:
         for i, (key, sub) in enumerate(props.items()):
             where = jp.child(jp.child(pointer, "properties"), key)
             annotation, info = self.field(where, sub, key, key in required)
-            fields[self.field_name(key, i, fields)] = (annotation, info)
+            field_name = self.field_name(key, i, fields)
+            if field_name == key:
+                info.alias = None  # the JSON key is the Python name: no alias needed
+            fields[field_name] = (annotation, info)
         config = ConfigDict(extra="forbid" if extra is False else "ignore", regex_engine="python-re")
         title = node.get("title")
         if isinstance(title, str) and title:
@@ -272,6 +276,9 @@ class _Builder:
             arm_pointer, arm = nullable
             inner = self.annotation(arm_pointer, arm, hint)
             return inner if _allows_null(inner) else Optional[inner]  # noqa: UP007
+        for key in node:  # a keyword livefill does not know at all is named first, wherever it is
+            if key not in _KNOWN and not key.startswith("x-"):
+                self.unsupported(pointer, key)
         for key in ("enum", "const"):
             if key in node:
                 return self.literal(pointer, node, key)
