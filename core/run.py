@@ -56,6 +56,7 @@ from core.history import History
 from core.modes import MODES, Mode
 from core.readers import READERS, Reader
 from core.run_status import TRANSITIONS, Phase, RunStatus, Trigger
+from core.scenarios import get_scenario
 from core.schema import check_document
 from core.user_schema import SchemaSource, resolve_schema
 from core.wiretap import ForwardingTap
@@ -258,12 +259,13 @@ class Run:
         cfg = self.config
         idle = cfg.idle_timeout if cfg.idle_timeout and cfg.idle_timeout > 0 else None
         schema = self.schema_source()
+        scenario = self._demo_scenario(schema)
         if cfg.mode.spec.needs_relay:
             from core.relay_client import open_relay
 
             body: dict[str, Any] = {"provider": cfg.provider, "mode": cfg.mode.value}
-            if cfg.demo is not None and cfg.demo.scenario and schema.bundled:
-                body["scenario"] = cfg.demo.scenario
+            if scenario:
+                body["scenario"] = scenario
             else:  # a person's schema travels inline: the relay may not see this machine's files
                 body.update(schema=schema.name if schema.bundled else schema.schema_json, document=cfg.document)
             if cfg.demo is not None:
@@ -282,16 +284,41 @@ class Run:
             document=cfg.document,
             model=cfg.model,
             api_key=cfg.api_key,
-            demo_headers={**cfg.demo.headers(), "x-demo-tag": self.status.run_id} if cfg.demo is not None else {},
+            demo_headers=(
+                {**replace(cfg.demo, scenario=scenario).headers(), "x-demo-tag": self.status.run_id}
+                if cfg.demo is not None
+                else {}
+            ),
             fine_grained=cfg.fine_grained,
         )
         return open_stream(request, tap=self._tap, idle_timeout=idle)
 
     def schema_source(self) -> SchemaSource:
         """The schema the request asks for: `schema_json` if given, else `schema_name` (a bundled
-        name or a file); InputError (SchemaError) for one livefill cannot use."""
+        name or a file), else the demo scenario's; InputError (SchemaError) for one livefill
+        cannot use."""
         cfg = self.config
-        return resolve_schema(cfg.schema_json if cfg.schema_json is not None else cfg.schema_name)
+        spec: Any = cfg.schema_json if cfg.schema_json is not None else cfg.schema_name
+        if not spec and cfg.demo is not None and cfg.demo.scenario:
+            spec = get_scenario(cfg.demo.scenario).schema_name
+        return resolve_schema(spec)
+
+    def _demo_scenario(self, schema: SchemaSource) -> str | None:
+        """The demo scenario to name in the request: the config's, unless the run is about a
+        document or a schema of one's own (then the demo provider is sent what the run is about,
+        and says it only knows its scenarios)."""
+        cfg = self.config
+        if cfg.demo is None or not cfg.demo.scenario:
+            return None
+        try:
+            scenario = get_scenario(cfg.demo.scenario)
+        except KeyError:
+            return cfg.demo.scenario  # the demo provider names the unknown scenario itself
+        if not schema.bundled or schema.name != scenario.schema_name:
+            return None
+        if cfg.document and cfg.document.strip() != scenario.document.strip():
+            return None
+        return cfg.demo.scenario
 
     async def _consume(self, reader: Reader) -> None:
         form = self.form

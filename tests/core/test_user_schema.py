@@ -538,3 +538,24 @@ def test_example_documents_sit_beside_their_schemas():
 
 def test_repository_paths_are_what_the_tests_think():
     assert Path(RECEIPT).is_file()
+
+
+@pytest.mark.parametrize("mode", [Mode.PARTIAL, Mode.SETTLED])
+async def test_a_run_about_ones_own_document_does_not_ask_for_the_scenario_by_name(demo_server, mode):
+    """The app's demo knobs name the scenario; a document of one's own must still reach the demo
+    provider as what it is, so it says it only knows its scenarios instead of playing the invoice."""
+    from core.demo_protocol import DemoKnobs
+
+    form = FormModel(schema_model("invoice"))
+    config = RunConfig(mode=mode, provider="anthropic", base_url=demo_server.url, relay_token=demo_server.relay_token,
+                       schema_name="invoice", document="Invoice no. 9 from me to you", demo=DemoKnobs(scenario="invoice"))
+    status = await Run(form, config).run()
+    assert status.phase is Phase.FAILED and "knows only its bundled scenarios" in status.reason, status.reason
+    assert "\n" not in status.reason
+    # the scenario's own document with its own schema is still asked for by name
+    from core.scenarios import get_scenario
+
+    config = RunConfig(mode=mode, provider="anthropic", base_url=demo_server.url, relay_token=demo_server.relay_token,
+                       schema_name="invoice", document=get_scenario("invoice").document, demo=DemoKnobs(scenario="invoice"))
+    status = await Run(FormModel(schema_model("invoice")), config).run()
+    assert status.phase is Phase.COMMITTED, status.reason
