@@ -80,7 +80,9 @@ _BY_TYPE: dict[str, frozenset[str]] = {
 _ALL_TYPED = frozenset().union(*_BY_TYPE.values())
 _KNOWN = _ALL_TYPED | _ANNOTATIONS | _ROOT_ONLY | {"type", "enum", "const", "$ref"}
 _SCALARS = {"string": str, "number": float, "integer": int, "boolean": bool}
-_NUMBER_BOUNDS = {"minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt", "exclusiveMaximum": "lt", "multipleOf": "multiple_of"}
+_NUMBER_BOUNDS = {
+    "minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt", "exclusiveMaximum": "lt", "multipleOf": "multiple_of"
+}
 _FORMATS = ("date",)
 
 
@@ -172,20 +174,20 @@ class _Builder:
             self.fail(jp.child(pointer, "required"), "required must be a list of property names")
         for i, req in enumerate(required):
             if req not in props:
-                self.fail(jp.child(jp.child(pointer, "required"), i), f"required names {req!r}, which is not in properties")
+                where = jp.child(jp.child(pointer, "required"), i)
+                self.fail(where, f"required names {req!r}, which is not in properties")
         extra = node.get("additionalProperties", True)
         if isinstance(extra, Mapping):
-            self.fail(jp.child(pointer, "additionalProperties"), "additionalProperties with a schema is not supported (only false)", "additionalProperties")
+            where = jp.child(pointer, "additionalProperties")
+            self.fail(where, "additionalProperties with a schema is not supported (only false)", "additionalProperties")
         if not isinstance(extra, bool):
             self.fail(jp.child(pointer, "additionalProperties"), "additionalProperties must be true or false")
         fields: dict[str, Any] = {}
         for i, (key, sub) in enumerate(props.items()):
             where = jp.child(jp.child(pointer, "properties"), key)
-            annotation, info = self.field(where, sub, key, key in required)
             field_name = self.field_name(key, i, fields)
-            if field_name == key:
-                info.alias = None  # the JSON key is the Python name: no alias needed
-            fields[field_name] = (annotation, info)
+            # the JSON key is the alias of a Python name it cannot be itself ("unit-price", "from")
+            fields[field_name] = self.field(where, sub, None if field_name == key else key, key in required)
         config = ConfigDict(extra="forbid" if extra is False else "ignore", regex_engine="python-re")
         title = node.get("title")
         if isinstance(title, str) and title:
@@ -209,11 +211,11 @@ class _Builder:
         ok = ok and not key.startswith("model_") and not hasattr(BaseModel, key) and key not in taken
         return key if ok else f"field_{index}"
 
-    def field(self, pointer: str, node: Any, key: str, required: bool) -> tuple[Any, FieldInfo]:
+    def field(self, pointer: str, node: Any, alias: str | None, required: bool) -> tuple[Any, FieldInfo]:
         if not isinstance(node, Mapping):
             self.fail(pointer, f"a property's schema must be an object, not {_json_type(node)}")
-        annotation = self.annotation(pointer, node, key)
-        kwargs: dict[str, Any] = {"alias": key}
+        annotation = self.annotation(pointer, node, jp.parse(pointer)[-1])
+        kwargs: dict[str, Any] = {} if alias is None else {"alias": alias}
         title = node.get("title")
         if isinstance(title, str) and title:
             kwargs["title"] = title
@@ -269,7 +271,8 @@ class _Builder:
         if "$ref" in node:
             for key in node:
                 if key != "$ref" and key not in _ANNOTATIONS and not key.startswith("x-"):
-                    self.fail(jp.child(pointer, key), f"{key} beside $ref is not supported (only title, description, default)", key)
+                    message = f"{key} beside $ref is not supported (only title, description, default)"
+                    self.fail(jp.child(pointer, key), message, key)
             return self.ref(jp.child(pointer, "$ref"), node["$ref"])
         nullable = self.nullable_arm(pointer, node)
         if nullable is not None:
@@ -298,7 +301,8 @@ class _Builder:
         if isinstance(typ, list):
             kinds = [t for t in typ if t != "null"]
             if len(typ) != 2 or len(kinds) != 1 or not isinstance(kinds[0], str):
-                self.fail(jp.child(pointer, "type"), f'a list of types is supported only as [T, "null"], got {json.dumps(typ)}', "type")
+                message = f'a list of types is supported only as [T, "null"], got {json.dumps(typ)}'
+                self.fail(jp.child(pointer, "type"), message, "type")
             return pointer, {**node, "type": kinds[0]}
         arms = node.get("anyOf")
         if isinstance(arms, list) and len(arms) == 2:
@@ -332,14 +336,16 @@ class _Builder:
             self.fail(where, "enum must be a non-empty list")
         for i, v in enumerate(values):
             if not (v is None or isinstance(v, (str, int, float, bool))):
-                self.fail(jp.child(where, i) if key == "enum" else where, f"{key} values must be strings, numbers, booleans or null, not {_json_type(v)}")
+                message = f"{key} values must be strings, numbers, booleans or null, not {_json_type(v)}"
+                self.fail(jp.child(where, i) if key == "enum" else where, message)
         typ = _node_type(node)
         for other in node:
             if other not in (key, "type") and other not in _ANNOTATIONS and not other.startswith("x-"):
                 self.fail(jp.child(pointer, other), f"{other} beside {key} is not supported", other)
         if typ is not None:
             if typ not in _SCALARS:
-                self.fail(jp.child(pointer, "type"), f"{key} needs a string, number, integer or boolean type, not {typ}")
+                message = f"{key} needs a string, number, integer or boolean type, not {typ}"
+                self.fail(jp.child(pointer, "type"), message)
             for i, v in enumerate(values):
                 if v is not None and not _is_type(v, typ):
                     self.fail(jp.child(where, i) if key == "enum" else where, f"{json.dumps(v)} is not of type {typ}")
@@ -625,10 +631,13 @@ def resolve_schema(spec: str | Path | Mapping[str, Any]) -> SchemaSource:
             name=spec, model=model, json_schema=model.model_json_schema(), bundled=True
         ))
     if not isinstance(spec, (str, Path)):
-        raise InputError(f"a schema is a bundled name, a path to a JSON Schema file or a JSON Schema object, not {type(spec).__name__}")
+        raise InputError(
+            f"a schema is a bundled name, a path to a JSON Schema file or a JSON Schema object, not {type(spec).__name__}"
+        )
     if isinstance(spec, str) and not is_schema_path(spec):
         raise InputError(
-            f"unknown schema {spec!r}: give one of {', '.join(sorted(SCHEMAS))}, or a path to a JSON Schema file (.json)"
+            f"unknown schema {spec!r}: give one of {', '.join(sorted(SCHEMAS))}, "
+            "or a path to a JSON Schema file (.json)"
         )
     path = Path(spec).expanduser()
     try:

@@ -460,15 +460,20 @@ def relay_to_fake(upstream):
         yield srv
 
 
-async def test_settled_run_through_the_relay_with_an_inline_schema_commits(upstream, relay_to_fake):
+@pytest.mark.parametrize("mode", [Mode.SETTLED, Mode.HYBRID])
+async def test_settled_run_through_the_relay_with_an_inline_schema_commits(upstream, relay_to_fake, mode):
     src = resolve_schema(RECEIPT)
     form = FormModel(src.model)
-    config = RunConfig(mode=Mode.SETTLED, provider="anthropic", base_url=relay_to_fake.url, relay_token="tok",
+    states: list[FieldState] = []
+    form.subscribe(lambda update: states.append(form.state("/remarks")))
+    config = RunConfig(mode=mode, provider="anthropic", base_url=relay_to_fake.url, relay_token="tok",
                        schema_json=load_schema_file(RECEIPT), document=(EXAMPLES / "receipt.txt").read_text())
     status = await Run(form, config).run()
     assert status.phase is Phase.COMMITTED, status.reason
     assert form.committed == RECEIPT_VALUE
     assert upstream.fake.bodies[-1]["tools"][0]["input_schema"] == src.json_schema
+    # hybrid: the x-prose field grows provisionally from delta records before it settles
+    assert (FieldState.PROVISIONAL in states) is (mode is Mode.HYBRID)
 
 
 async def test_the_relay_checks_records_with_the_inline_model(upstream, relay_to_fake):
