@@ -564,3 +564,15 @@ async def test_a_run_about_ones_own_document_does_not_ask_for_the_scenario_by_na
                        schema_name="invoice", document=get_scenario("invoice").document, demo=DemoKnobs(scenario="invoice"))
     status = await Run(FormModel(schema_model("invoice")), config).run()
     assert status.phase is Phase.COMMITTED, status.reason
+
+
+def test_the_session_shows_and_configures_a_schema_file():
+    from core.session import Session
+
+    document = (EXAMPLES / "receipt.txt").read_text()
+    session = Session(RunSettings(schema_name=str(RECEIPT), document=document))
+    assert session.form.schema_model is resolve_schema(RECEIPT).model
+    assert session.form.spec_for("/items/0/unit_price").kind is FieldKind.NUMBER
+    config = session.run_config()
+    assert config.schema_name == str(RECEIPT) and config.document == document
+    assert Run(FormModel(session.form.schema_model), config).schema_source() is resolve_schema(RECEIPT)
