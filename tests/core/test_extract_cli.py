@@ -205,6 +205,37 @@ def test_a_live_provider_by_base_url_with_a_key_that_is_never_printed(capsys, de
     assert secret not in "\n".join(out + err)
 
 
+def test_the_run_config_carries_the_key_model_structure_and_no_demo_knobs(capsys, demo_server, monkeypatch) -> None:
+    from core.keys import server_env_var
+    from core.session import Session
+
+    configs = []
+    start = Session.start
+    monkeypatch.setattr(Session, "start", lambda self, config=None: configs.append(config) or start(self, config))
+    secret = "sk-test-" + os.urandom(12).hex()
+    env = {server_env_var(demo_server.url): secret}
+    code, _, err = run_extract(
+        capsys,
+        ["--scenario", "weather", "--schema", "weather", "--provider", "openai-chat", "--base-url", demo_server.url,
+         "--model", "m1", "--structured", "json_object", "--idle-timeout", "7"],
+        keys=key_store(env), environ=env,
+    )
+    assert code == 0, err
+    (config,) = configs
+    assert (config.provider, config.base_url, config.model, config.structured) == (
+        "openai-chat", demo_server.url, "m1", "json_object")
+    assert config.api_key == secret and config.demo is None and config.idle_timeout == 7.0
+    assert config.mode.value == "partial" and config.schema_name == "weather"
+
+    configs.clear()  # the demo provider: its own fake key and the demo knobs, the scenario named
+    code, _, err = run_extract(capsys, ["--scenario", "weather", "--schema", "weather", "--seed", "5"], demo_server)
+    assert code == 0, err
+    (config,) = configs
+    assert config.api_key == "demo" and config.structured == "tools"
+    assert (config.demo.scenario, config.demo.speed, config.demo.seed) == ("weather", 30.0, 5)
+    assert config.base_url == demo_server.url
+
+
 def test_a_failure_reason_that_quotes_the_key_is_redacted(capsys, demo_server, monkeypatch) -> None:
     import core.run
     from core.keys import REDACTED, server_env_var
@@ -246,6 +277,8 @@ def test_a_failure_reason_that_quotes_the_key_is_redacted(capsys, demo_server, m
         (["--schema", "invoice", "--scenario", "invoice", "--mode", "naive"], "--mode"),
         (["--schema", "invoice", "--scenario", "invoice", "--base-url", "http://127.0.0.1:1"], "--base-url needs --provider"),
         (["--schema", "invoice", "--scenario", "invoice", "--provider", "openai-chat", "--base-url", "ftp://x"], "--base-url:"),
+        (["--schema", "invoice", "--scenario", "invoice", "--provider", "openai-chat", "--base-url", "http://127.0.0.1:9",
+          "--mode", "settled"], "relay reaches only the demo provider"),
         (["--schema", "invoice", "--scenario", "invoice", "--provider", "anthropic"], "No API key for Anthropic: set ANTHROPIC_API_KEY"),
         (["--schema", "invoice", "--scenario", "invoice", "--provider", "openai-chat"], "No API key for OpenAI: set OPENAI_API_KEY"),
     ],
