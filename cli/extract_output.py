@@ -196,8 +196,7 @@ class LiveTable(_Output):
         self._maybe_draw()
 
     def finish(self, outcome: Outcome) -> None:
-        tail = [self._result_line(outcome)]
-        self._draw(tail)
+        self._draw([self._result_line(outcome)], whole=True)
 
     # -- drawing ------------------------------------------------------------------------------
 
@@ -234,9 +233,15 @@ class LiveTable(_Output):
         if now - self._drawn_at >= 1.0 / self.FPS:
             self._draw([])
 
-    def _draw(self, tail: list[str]) -> None:
-        width = shutil.get_terminal_size((100, 24)).columns if self.tty else 100
-        lines = [*self.table_lines(width), self.progress_line(), *tail]
+    def _draw(self, tail: list[str], *, whole: bool = False) -> None:
+        size = shutil.get_terminal_size((100, 24)) if self.tty else None
+        table = self.table_lines(size.columns if size is not None else 100)
+        if size is not None and not whole and len(table) + 1 > size.lines - 1:
+            # a redraw can move back only over lines still on the screen: show the newest rows
+            rows, room = table[2:], size.lines - 5  # header 2, "more above" 1, progress 1, cursor 1
+            shown = rows[-room:] if room > 0 else []
+            table = [*table[:2], f"… {len(rows) - len(shown)} more above", *shown]
+        lines = [*table, self.progress_line(), *tail]
         back = f"\x1b[{self._drawn}F\x1b[J" if self.tty and self._drawn else ""  # to the first line drawn; clear below
         self._text(back + "\n".join(lines) + "\n")
         self._drawn = len(lines)

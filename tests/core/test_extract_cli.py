@@ -372,6 +372,28 @@ def test_pretty_on_a_terminal_redraws_in_place() -> None:
     assert "2/2 fields settled · 3.2 s · 4.1 KB" in last and "/when" in last and last.endswith("committed\n")
 
 
+def test_pretty_on_a_short_terminal_redraws_only_what_fits(monkeypatch) -> None:
+    import os as os_module
+    import shutil
+
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda fallback=None: os_module.terminal_size((80, 10)))
+    now = [0.0]
+    screen = FakeTerminal()
+    table = LiveTable(screen, tty=True, clock=lambda: now[0])
+    for i in range(20):
+        now[0] += 1
+        table.change(Change(i, f"/items/{i}", "settled", i))
+    frames = re.split(r"\x1b\[\d+F\x1b\[J", screen.getvalue())
+    last = frames[-1].splitlines()
+    assert len(last) == 9  # one line less than the terminal: the redraw can move back over all of it
+    assert last[2] == "… 15 more above" and last[3].startswith("/items/15") and last[7].startswith("/items/19")
+    assert last[8] == "20/20 fields settled · 0.0 s · 0 B"
+    table.finish(Outcome("failed", "idle timeout: nothing for 20 s"))
+    whole = re.split(r"\x1b\[\d+F\x1b\[J", screen.getvalue())[-1].splitlines()
+    assert len(whole) == 2 + 20 + 2 and whole[-1] == "failed: idle timeout: nothing for 20 s"
+    assert screen.getvalue().endswith("failed: idle timeout: nothing for 20 s\n")
+
+
 # ---------------------------------------------------------------------------------------------
 # Real processes: exit statuses, no Qt, Ctrl-C
 
