@@ -357,7 +357,7 @@ def _log_redaction(keys: Any) -> Iterator[None]:
             handler.removeFilter(redacting)
 
 
-async def run_plan(plan: Plan, *, url: str | None, relay_token: str | None, sink: Any, err: TextIO, keys: Any) -> tuple[Any, bool]:
+async def run_plan(plan: Plan, *, url: str | None, relay_token: str | None, sink: Any, keys: Any) -> tuple[Any, bool]:
     """Run `plan` (the demo/relay server at `url`); the Outcome, and whether Ctrl-C stopped it."""
     from cli.extract_output import FormWatcher, Outcome
     from core.modes import parse_mode
@@ -388,6 +388,7 @@ async def run_plan(plan: Plan, *, url: str | None, relay_token: str | None, sink
     loop = asyncio.get_running_loop()
     errors: list[str] = []
     interrupted = False
+    output_closed = False
 
     def on_lane(event: Any) -> None:
         if isinstance(event, LaneStatus):
@@ -400,7 +401,8 @@ async def run_plan(plan: Plan, *, url: str | None, relay_token: str | None, sink
             loop.call_later(0.02, stop_soon)
 
     def on_output_closed() -> None:
-        errors.append("the output was closed")
+        nonlocal output_closed
+        output_closed = True
         stop_soon()
 
     def on_sigint() -> None:
@@ -434,6 +436,8 @@ async def run_plan(plan: Plan, *, url: str | None, relay_token: str | None, sink
     if status is not None and status.phase is Phase.COMMITTED and run is not None:
         return Outcome("committed", reason, run.result), interrupted
     if status is not None and status.phase is Phase.STOPPED:
+        if output_closed and not interrupted:
+            reason = "the output was closed"
         return Outcome("stopped", reason), interrupted
     if errors and (status is None or status.phase is not Phase.FAILED):
         reason = keys.redact(errors[-1])
@@ -493,16 +497,20 @@ def main(
             url = relay_token = None
             warm = threading.Thread(target=_prewarm, name="livefill-prewarm", daemon=True)
             warm.start()  # the SDK's imports, while the demo server starts: t_ms counts the run only
-            if plan.provider is None or parse_needs_relay(plan.mode):
+            if plan.provider is None or _needs_relay(plan.mode):
                 if server is None:
                     from core.demo_client import embedded_server
 
                     own_server = server = embedded_server()
-                    server.start()
+                    try:
+                        server.start()
+                    except (OSError, RuntimeError) as exc:
+                        print(f"{PROG}: the demo provider could not start: {_one_line(exc)}", file=err, flush=True)
+                        return EXIT_FAILED
                 url, relay_token = server.url, server.relay_token
             warm.join()
             outcome, interrupted = asyncio.run(
-                run_plan(plan, url=url, relay_token=relay_token, sink=sink, err=err, keys=keys)
+                run_plan(plan, url=url, relay_token=relay_token, sink=sink, keys=keys)
             )
         except KeyboardInterrupt:  # before the run (or its signal handler) was up
             outcome, interrupted = Outcome("stopped", "interrupted before the request was made"), True
@@ -524,7 +532,7 @@ def _prewarm() -> None:
     core.providers.transport.prewarm()
 
 
-def parse_needs_relay(mode: str) -> bool:
+def _needs_relay(mode: str) -> bool:
     from core.modes import parse_mode
 
     return parse_mode(mode).needs_relay

@@ -505,3 +505,23 @@ def test_ctrl_c_is_a_real_http_cancel_the_server_sees() -> None:
         finally:
             if server.poll() is None:
                 server.kill()
+
+
+@pytest.mark.slow
+def test_a_closed_output_stops_the_run_quietly() -> None:
+    process = subprocess.Popen(
+        [*CLI, "--scenario", "invoice", "--schema", "invoice", "--speed", "20"],
+        cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.readline()
+    assert first.startswith('{"t_ms"'), first
+    process.stdout.close()  # `| head -1`
+    try:
+        err = process.stderr.read()
+        code = process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert code == 1
+    assert err.splitlines() == ["livefill extract: stopped: the output was closed"], err
