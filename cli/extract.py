@@ -154,12 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--speed", type=_non_negative, default=None, metavar="S",
         help="demo provider: tokens per second (default 30; 0 = as fast as possible), e.g. --speed 0",
     )
-    parser.add_argument("--seed", type=int, default=None, metavar="N", help="demo provider: the seed of its timing, e.g. --seed 7")
+    parser.add_argument(
+        "--seed", type=int, default=None, metavar="N", help="demo provider: the seed of its timing, e.g. --seed 7"
+    )
     parser.add_argument(
         "--fault", type=_fault, default=None, metavar="F",
         help=f"demo provider: a fault NAME[@FRACTION] ({', '.join(FAULT_NAMES)}), e.g. --fault disconnect@0.5",
     )
-    parser.add_argument("--pretty", action="store_true", help="a live table for people instead of JSON lines, e.g. --pretty")
+    parser.add_argument(
+        "--pretty", action="store_true", help="a live table for people instead of JSON lines, e.g. --pretty"
+    )
     parser.add_argument(
         "--idle-timeout", type=_non_negative, default=20.0, metavar="S",
         help="seconds with no content before the run fails (default 20; 0 = none), e.g. --idle-timeout 60",

@@ -5,8 +5,9 @@ How this works
 `FormWatcher` subscribes to the run's `FormModel` and turns every update into the changes a form
 would show: a field (a scalar, or an empty list/object) whose state is provisional or settled and
 whose (state, value) differs from what was last reported for it. Containers are reported only
-when they settle empty (their leaves are reported otherwise), the root never, nor a field going back to pending/empty (the final
-line says how the run ended). Each change goes to a sink with its time in ms since the run's t0.
+when they settle empty (their leaves are reported otherwise), the root never, nor a field going
+back to pending or empty (the final line says how the run ended). Each change goes to a sink
+with its time in ms since the run's t0.
 
 Two sinks:
 
@@ -71,7 +72,9 @@ def _shown(value: Any, state: FieldState) -> bool:
 class FormWatcher:
     """Reports every change `form` would show to `emit` (see the module docstring)."""
 
-    def __init__(self, form: FormModel, emit: Callable[[Change], None], *, clock: Callable[[], float], t0: float) -> None:
+    def __init__(
+        self, form: FormModel, emit: Callable[[Change], None], *, clock: Callable[[], float], t0: float
+    ) -> None:
         self.form = form
         self.emit = emit
         self.clock = clock
@@ -173,7 +176,9 @@ class LiveTable(_Output):
 
     FPS = 20
 
-    def __init__(self, out: TextIO, *, tty: bool, expected: int | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, out: TextIO, *, tty: bool, expected: int | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         super().__init__(out)
         self.tty = tty
         self.expected = expected
@@ -210,7 +215,10 @@ class LiveTable(_Output):
         first = max([len("field"), *(len(p) for p in ordered)])
         second = len("provisional")
         room = max(10, width - first - second - 4)
-        lines = [f"{'field':<{first}}  {'state':<{second}}  value", f"{'-' * first}  {'-' * second}  {'-' * min(room, 20)}"]
+        lines = [
+            f"{'field':<{first}}  {'state':<{second}}  value",
+            f"{'-' * first}  {'-' * second}  {'-' * min(room, 20)}",
+        ]
         for pointer in ordered:
             state, value = self.rows[pointer]
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -27,6 +27,7 @@ from core.scenarios import get_scenario
 from tests.conftest import REPO
 
 SCENARIOS = REPO / "assets" / "scenarios"
+INVOICE_FAST = ["--scenario", "invoice", "--schema", "invoice", "--speed", "0"]
 
 
 def expected_output(name: str) -> object:
@@ -146,7 +147,7 @@ def test_a_fault_fails_the_run_with_its_reason(capsys, demo_server) -> None:
 
 def test_a_value_the_schema_rejects_fails_validation(capsys, demo_server) -> None:
     code, out, _ = run_extract(
-        capsys, ["--scenario", "invoice", "--schema", "invoice", "--speed", "0", "--fault", "invalid_value"], demo_server
+        capsys, [*INVOICE_FAST, "--fault", "invalid_value"], demo_server
     )
     assert code == 1
     changes, final = parse_lines(out)
@@ -262,25 +263,29 @@ def test_a_failure_reason_that_quotes_the_key_is_redacted(capsys, demo_server, m
 # Bad usage: exit 2, one line on stderr, nothing on stdout
 
 
+INVOICE = ["--schema", "invoice", "--scenario", "invoice"]
+LOOPBACK = "http://127.0.0.1:9"
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
         (["--scenario", "invoice"], "--schema"),
         (["--schema", "invoice"], "one of the arguments --document --scenario is required"),
-        (["--schema", "invoice", "--scenario", "invoice", "--document", "x.txt"], "not allowed with"),
+        ([*INVOICE, "--document", "x.txt"], "not allowed with"),
         (["--schema", "nope", "--scenario", "invoice"], "unknown schema 'nope'"),
         (["--schema", "invoice", "--scenario", "nope"], "unknown scenario 'nope'"),
         (["--schema", "weather", "--scenario", "invoice"], "give --schema invoice"),
         (["--schema", "invoice", "--document", "/no/such/file.txt"], "--document:"),
-        (["--schema", "invoice", "--scenario", "invoice", "--fault", "gremlins"], "--fault"),
-        (["--schema", "invoice", "--scenario", "invoice", "--speed", "-1"], "--speed"),
-        (["--schema", "invoice", "--scenario", "invoice", "--mode", "naive"], "--mode"),
-        (["--schema", "invoice", "--scenario", "invoice", "--base-url", "http://127.0.0.1:1"], "--base-url needs --provider"),
-        (["--schema", "invoice", "--scenario", "invoice", "--provider", "openai-chat", "--base-url", "ftp://x"], "--base-url:"),
-        (["--schema", "invoice", "--scenario", "invoice", "--provider", "openai-chat", "--base-url", "http://127.0.0.1:9",
-          "--mode", "settled"], "relay reaches only the demo provider"),
-        (["--schema", "invoice", "--scenario", "invoice", "--provider", "anthropic"], "No API key for Anthropic: set ANTHROPIC_API_KEY"),
-        (["--schema", "invoice", "--scenario", "invoice", "--provider", "openai-chat"], "No API key for OpenAI: set OPENAI_API_KEY"),
+        ([*INVOICE, "--fault", "gremlins"], "--fault"),
+        ([*INVOICE, "--speed", "-1"], "--speed"),
+        ([*INVOICE, "--mode", "naive"], "--mode"),
+        ([*INVOICE, "--base-url", LOOPBACK], "--base-url needs --provider"),
+        ([*INVOICE, "--provider", "openai-chat", "--base-url", "ftp://x"], "--base-url:"),
+        ([*INVOICE, "--provider", "openai-chat", "--base-url", LOOPBACK, "--mode", "settled"],
+         "relay reaches only the demo provider"),
+        ([*INVOICE, "--provider", "anthropic"], "No API key for Anthropic: set ANTHROPIC_API_KEY"),
+        ([*INVOICE, "--provider", "openai-chat"], "No API key for OpenAI: set OPENAI_API_KEY"),
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(capsys, argv, needle) -> None:  # noqa: ANN001
@@ -315,7 +320,7 @@ def test_help_lists_every_option_with_an_example(capsys) -> None:
     body = text.split("\noptions:\n", 1)[1].split("\nexamples:\n", 1)[0]
     entries = re.split(r"\n  (?=--)", body)
     for option in options:
-        entry = next((e for e in entries if e.lstrip().startswith(option + " ") or e.lstrip().startswith(option + "\n")), None)
+        entry = next((e for e in entries if re.match(rf"\s*{option}[ \n]", e)), None)
         assert entry is not None, option
         assert "e.g. " + option in " ".join(entry.split()), option
     assert text.count("livefill extract --") + text.count("livefill extract \\") >= 3  # three examples
@@ -416,7 +421,9 @@ def test_the_console_script_runs_extract_without_importing_qt() -> None:
         "print('QT', qt, file=sys.stderr)\n"
         "sys.exit(code)\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert "QT []" in result.stderr
     final = json.loads(result.stdout.splitlines()[-1])
