@@ -106,7 +106,17 @@ class FormWatcher:
 
 
 def _dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
+    """One JSON line: text as is, except the characters some readers split lines on (U+0085,
+    U+2028, U+2029), escaped; json.dumps escapes the other ones (control characters) itself."""
+    text = json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
+    for char in _LINE_BREAKS:
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
+
+
+_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
+_ONE_ROW = {ord(c): "⏎" for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"} | {ord("\t"): " "}
+"""A value's line breaks shown as ⏎ in its one table row (and tabs as spaces)."""
 
 
 class _Output:
@@ -222,7 +232,7 @@ class LiveTable(_Output):
         for pointer in ordered:
             state, value = self.rows[pointer]
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            text = text.replace("\n", "⏎")
+            text = text.translate(_ONE_ROW)
             if len(text) > room:
                 text = text[: room - 1] + "…"
             lines.append(f"{pointer:<{first}}  {state:<{second}}  {text}")

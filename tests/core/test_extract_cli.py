@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from cli.extract import main
-from cli.extract_output import Change, LiveTable, Outcome
+from cli.extract_output import Change, JsonLines, LiveTable, Outcome
 from core.form import get_at
 from core.keys import KeyStore
 from core.scenarios import get_scenario
@@ -50,7 +50,7 @@ def run_extract(capsys, argv: list[str], demo_server=None, **kwargs) -> tuple[in
     kwargs.setdefault("environ", {})
     code = main(argv, server=demo_server, **kwargs)
     captured = capsys.readouterr()
-    return code, captured.out.splitlines(), captured.err.splitlines()
+    return code, captured.out.split("\n")[:-1], captured.err.split("\n")[:-1]
 
 
 def parse_lines(lines: list[str]) -> tuple[list[dict], dict]:
@@ -347,6 +347,20 @@ def test_pretty_without_a_terminal_prints_the_final_table_once(capsys, demo_serv
     total = sum(1 for _ in __import__("core.metrics", fromlist=["leaves"]).leaves(expected_output("invoice")))
     assert re.fullmatch(rf"{total}/{total} fields settled · \d+\.\d s · \d+(\.\d)? K?B", out[-2]), out[-2]
     assert out[-1] == "committed"
+
+
+def test_json_lines_are_one_line_each_whatever_the_text() -> None:
+    out = io.StringIO()
+    lines = JsonLines(out)
+    value = "a\u2028b\u2029c\nd\x85e — ünïcode"
+    lines.change(Change(5, "/notes", "provisional", value))
+    lines.finish(Outcome("committed", "committed", {"notes": value}))
+    text = out.getvalue()
+    assert text.count("\n") == 2 and text.splitlines() == text.split("\n")[:-1]  # no other line break
+    first, last = (json.loads(line) for line in text.split("\n")[:-1])
+    assert first == {"t_ms": 5, "pointer": "/notes", "state": "provisional", "value": value}
+    assert last["object"] == {"notes": value}
+    assert "ünïcode" in text
 
 
 class FakeTerminal(io.StringIO):
