@@ -36,6 +36,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
+from core.errors import InputError
+
 __all__ = ["main", "build_parser", "EXIT_COMMITTED", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED"]
 
 EXIT_COMMITTED = 0
@@ -76,7 +78,7 @@ exit status: 0 committed, 1 failed, 2 bad usage, 130 interrupted (Ctrl-C stops t
 """
 
 
-class UsageProblem(Exception):
+class UsageProblem(InputError):
     """Bad usage: said in one line on stderr, exit 2."""
 
 
@@ -230,7 +232,6 @@ def _one_line(exc: BaseException) -> str:
 def read_document(spec: str, stdin: Any) -> Any:
     """The `--document` as a core.documents.Document (`-`: standard input's bytes)."""
     from core.documents import document_from_bytes, load_document
-    from core.errors import InputError
 
     try:
         if spec == "-":
@@ -256,7 +257,6 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
     """Check everything and decide the run (UsageProblem for anything a person must fix)."""
     from core.demo_protocol import DemoKnobs
     from core.documents import describe_size
-    from core.errors import InputError
     from core.keys import normalize_base_url
     from core.metrics import leaves
     from core.modes import parse_mode
@@ -425,7 +425,15 @@ async def run_plan(plan: Plan, *, url: str | None, relay_token: str | None, sink
     try:
         watcher.t0 = session.start(config)
         ticker = asyncio.ensure_future(_tick(sink, session))
-        await session.wait()
+        try:
+            await session.wait()
+        except asyncio.CancelledError:  # Ctrl-C where asyncio.run's own handler cancelled us
+            task = asyncio.current_task()
+            if task is None or handler:  # (with our handler up, a cancel is someone else's)
+                raise
+            task.uncancel()
+            on_sigint()
+            await session.wait()
     finally:
         if ticker is not None:
             ticker.cancel()

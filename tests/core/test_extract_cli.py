@@ -413,6 +413,40 @@ def test_pretty_on_a_short_terminal_redraws_only_what_fits(monkeypatch) -> None:
     assert screen.getvalue().endswith("failed: idle timeout: nothing for 20 s\n")
 
 
+def test_ctrl_c_without_loop_signal_handlers_still_stops_the_run(capsys, demo_server, monkeypatch) -> None:
+    """Where the loop cannot take a SIGINT handler (Windows), asyncio.run's own cancels the run's
+    coroutine: that is a Stop too, not a crash."""
+    import asyncio
+    import threading
+
+    def refuse(self, *args) -> None:  # noqa: ANN001
+        raise NotImplementedError
+
+    monkeypatch.setattr(asyncio.SelectorEventLoop, "add_signal_handler", refuse)
+    before = len(demo_server.requests())
+    done = threading.Event()
+
+    def interrupt_once_streaming() -> None:
+        while not done.wait(0.02):
+            if any(e["tokens_sent"] > 0 for e in demo_server.requests()[before:]):
+                signal.raise_signal(signal.SIGINT)  # (handled on the main thread)
+                return
+
+    thread = threading.Thread(target=interrupt_once_streaming)
+    thread.start()
+    try:
+        code, out, err = run_extract(capsys, ["--scenario", "invoice", "--schema", "invoice", "--speed", "20"], demo_server)
+    finally:
+        done.set()
+        thread.join()
+    assert code == 130, err
+    _, final = parse_lines(out)
+    assert final["result"] == "stopped" and final["object"] is None
+    assert re.fullmatch(r"stopped by the user — server stopped after \d+ of \d+ tokens", final["reason"]), final
+    entry = demo_server.requests()[before:][-1]
+    assert entry["disconnected"] and entry["tokens_sent"] < entry["tokens_total"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Real processes: exit statuses, no Qt, Ctrl-C
 
