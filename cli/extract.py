@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
-from core.errors import InputError
+from core.errors import InputError, LivefillError
 
 __all__ = ["main", "build_parser", "EXIT_COMMITTED", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED"]
 
@@ -210,8 +210,6 @@ def resolve_schema(spec: str) -> str:
             from core.user_schema import resolve_schema as resolve_user_schema
         except ImportError:
             raise UsageProblem(f"--schema {spec}: custom schema files are not supported by this build") from None
-        from core.errors import LivefillError
-
         try:
             source = resolve_user_schema(spec)
         except (LivefillError, OSError, KeyError, ValueError) as exc:
