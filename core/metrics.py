@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from core.wiretap import escape_pointer_token
+from core import pointer as jp
 
 __all__ = [
     "Display",
@@ -134,7 +134,7 @@ def leaves(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
     """(pointer, value) of every leaf under `value`: scalars, and empty lists/objects."""
     if isinstance(value, dict) and value:
         for k, v in value.items():
-            yield from leaves(v, f"{pointer}/{escape_pointer_token(str(k))}")
+            yield from leaves(v, jp.child(pointer, k))
     elif isinstance(value, (list, tuple)) and value:
         for i, v in enumerate(value):
             yield from leaves(v, f"{pointer}/{i}")

@@ -17,6 +17,10 @@ U+2028 / U+2029 / U+0085 and every other character `str.splitlines()` would spli
 content here. Records are returned verbatim (no stripping); a blank or whitespace-only line (JSON
 whitespace: space, tab, CR, LF) is a protocol error, as is every other breach. After an error the
 framer is dead: further calls raise `core.errors.UsageError`.
+
+Every line returned is an `NDJSONLine`: the line's text (it *is* that `str`, so it compares,
+hashes and parses as one) that also knows the byte span `[start, end)` it was cut from, in
+absolute stream offsets, without its `\\n` / `\\r\\n`.
 """
 
 from __future__ import annotations
@@ -25,9 +29,28 @@ import codecs
 
 from core.errors import ProtocolError, UsageError
 
-__all__ = ["NDJSONFramer"]
+__all__ = ["NDJSONFramer", "NDJSONLine"]
 
 _JSON_WS = " \t\r\n"
+
+
+class NDJSONLine(str):
+    """A line's text plus `start` / `end`: the byte span it was cut from (terminator excluded)."""
+
+    start: int
+    end: int
+
+    def __new__(cls, text: str, start: int, end: int) -> NDJSONLine:
+        line = str.__new__(cls, text)
+        object.__setattr__(line, "start", start)
+        object.__setattr__(line, "end", end)
+        return line
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("NDJSONLine is immutable")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (NDJSONLine, (str(self), self.start, self.end))
 
 
 class NDJSONFramer:
@@ -47,13 +70,17 @@ class NDJSONFramer:
         self._nbytes = 0  # bytes of the current line so far (no \n)
         self._last_cr = False  # the current line's last byte so far is \r
         self._line_no = 1
+        self._offset = 0  # bytes fed so far
+        self._line_start = 0  # offset of the current line's first byte
         self._state = "open"  # open | closed | failed
 
-    def feed(self, data: bytes) -> list[str]:
+    def feed(self, data: bytes) -> list[NDJSONLine]:
         """Consume `data` (any cut of the byte stream); return the lines it completed."""
         self._check_open("feed")
-        lines: list[str] = []
+        lines: list[NDJSONLine] = []
         pos = 0
+        base = self._offset
+        self._offset += len(data)
         find = data.find
         try:
             while True:
@@ -65,12 +92,13 @@ class NDJSONFramer:
                 self._add(data[pos:nl])
                 lines.append(self._finish(eof=False))
                 pos = nl + 1
+                self._line_start = base + pos
         except ProtocolError:
             self._state = "failed"
             raise
         return lines
 
-    def close(self) -> list[str]:
+    def close(self) -> list[NDJSONLine]:
         """End of stream: return the last record if it had no newline (checked like any other)."""
         self._check_open("close")
         self._state = "closed"
@@ -103,7 +131,7 @@ class NDJSONFramer:
         except UnicodeDecodeError as exc:
             raise ProtocolError(f"NDJSON line {self._line_no} is not valid UTF-8: {exc.reason}") from None
 
-    def _finish(self, *, eof: bool) -> str:
+    def _finish(self, *, eof: bool) -> NDJSONLine:
         try:
             tail = self._decoder.decode(b"", final=True)
         except UnicodeDecodeError:
@@ -123,4 +151,4 @@ class NDJSONFramer:
         self._last_cr = False
         self._decoder.reset()
         self._line_no += 1
-        return line
+        return NDJSONLine(line, self._line_start, self._line_start + nbytes)

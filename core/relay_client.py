@@ -36,7 +36,7 @@ import contextlib
 import json
 import ssl
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 from pydantic import BaseModel
@@ -59,6 +59,7 @@ from core.relay_records import (
     parse_record,
 )
 from core.schemas import SCHEMAS
+from core.taps import WireTap, text_frame
 
 __all__ = [
     "EXTRACT_PATH",
@@ -70,16 +71,6 @@ __all__ = [
 ]
 
 EXTRACT_PATH = "/relay/v1/extract"
-
-
-class RelayTap(Protocol):
-    """What `open_relay` tells an observer (the same shape as core.providers' WireTap)."""
-
-    def on_read(self, data: bytes) -> None: ...
-
-    def on_frame(self, kind: str, text: str) -> None: ...
-
-    def on_event(self, event: Any) -> None: ...
 
 
 def failure_from_record(record: ErrorRecord) -> RunFailure:
@@ -109,7 +100,7 @@ class RecordReader:
         schema_name: str | None = None,
         mode: str | None = None,
         max_line_bytes: int = MAX_LINE_BYTES,
-        tap: RelayTap | None = None,
+        tap: WireTap | None = None,
     ) -> None:
         self._framer = NDJSONFramer(max_line_bytes)
         self._schema = schema
@@ -162,7 +153,7 @@ class RecordReader:
 
     def _take(self, line: str) -> Any:
         if self._tap is not None:
-            self._tap.on_frame("ndjson", line)
+            self._tap.on_frame(text_frame("ndjson", line))
         if self._terminal is not None:
             raise ProtocolError(f"a record after the terminal {self._terminal.type!r} record: {line[:80]!r}")
         record = parse_record(line)
@@ -285,7 +276,7 @@ class RelayStream:
     """
 
     def __init__(
-        self, response: httpx.Response, reader: RecordReader, tap: RelayTap | None, watch: IdleWatch | None = None
+        self, response: httpx.Response, reader: RecordReader, tap: WireTap | None, watch: IdleWatch | None = None
     ) -> None:
         self._response = response
         self._reader = reader
@@ -346,7 +337,7 @@ async def open_relay(
     token: str,
     body: Mapping[str, Any],
     *,
-    tap: RelayTap | None = None,
+    tap: WireTap | None = None,
     timeout: float = 10.0,
     idle_timeout: float | None = 60.0,
     client: httpx.AsyncClient | None = None,

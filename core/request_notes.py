@@ -12,9 +12,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.run import demo_requests, server_note
+from core.demo_client import demo_requests, server_note
+
+if TYPE_CHECKING:
+    from core.form import FormModel
 
 __all__ = ["match_entries", "request_notes", "spec_leaves"]
 

@@ -34,7 +34,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, AsyncContextManager, Protocol
+from typing import Any, AsyncContextManager
 
 from core.demo_client import demo_request_entry, demo_requests, server_note
 from core.demo_protocol import DemoKnobs
@@ -56,7 +56,7 @@ from core.modes import MODES, Mode
 from core.readers import READERS, Reader
 from core.run_status import TRANSITIONS, Phase, RunStatus, Trigger
 from core.schema import check_document
-from core.wiretap import ForwardingTap
+from core.taps import ReadWatch, WireTap, tee
 
 MODE_LABELS: dict[Mode, str] = {m: spec.label for m, spec in MODES.items()}
 
@@ -83,16 +83,6 @@ class RunConfig:
     show_provisional_strings: bool = True
     show_provisional_numbers: bool = False
     label: str = ""  # what the history and the run log call this run (e.g. the scenario)
-
-
-class WireTap(Protocol):
-    """The optional observer of a stream's wire (see core.providers)."""
-
-    def on_read(self, data: bytes) -> None: ...
-
-    def on_frame(self, kind: str, text: str) -> None: ...
-
-    def on_event(self, event: Any) -> None: ...
 
 
 Source = Callable[[WireTap], AsyncContextManager[AsyncIterator[Any]]]
@@ -131,20 +121,6 @@ def describe_failure(exc: BaseException) -> tuple[str, str | None]:
 # The run
 
 
-class _CountingTap(ForwardingTap):
-    """Counts bytes read, then forwards to the caller's tap."""
-
-    __slots__ = ("bytes",)
-
-    def __init__(self, inner: WireTap | None) -> None:
-        super().__init__(inner)
-        self.bytes = 0
-
-    def on_read(self, data: bytes) -> None:
-        self.bytes += len(data)
-        super().on_read(data)
-
-
 StatusObserver = Callable[[RunStatus], None]
 
 
@@ -170,7 +146,8 @@ class Run:
         self.config = config
         self.history = history
         self._source = source
-        self._tap = _CountingTap(tap)
+        self._reads = ReadWatch(clock)  # counts the bytes received
+        self._tap: WireTap = tee(self._reads, tap)  # type: ignore[assignment]
         self._clock = clock
         self._observers: list[StatusObserver] = []
         self._task: asyncio.Task[Any] | None = None
@@ -188,7 +165,7 @@ class Run:
         return lambda: self._observers.remove(callback) if callback in self._observers else None
 
     def _update(self, **changes: Any) -> None:
-        bytes_received = self._tap.bytes or self._payload_bytes
+        bytes_received = self._reads.bytes or self._payload_bytes
         elapsed = (self._clock() - self._t0) if self._t0 is not None else 0.0
         self.status = replace(self.status, bytes_received=bytes_received, elapsed=elapsed, **changes)
         for cb in list(self._observers):

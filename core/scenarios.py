@@ -22,6 +22,7 @@ from functools import cache
 from typing import Any
 
 from core.paths import SCENARIOS_DIR
+from core.prefix import PrefixParser, ValueState
 from core.schemas import schema_model
 
 #: The bundled scenarios, in the order they are listed everywhere.
@@ -101,67 +102,16 @@ def get_scenario(name: str) -> Scenario:
 
 # --- value spans -------------------------------------------------------------------------------
 
-_WS = " \t\n\r"
-
-
-def _escape_token(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
 
 def value_spans(text: str) -> dict[str, tuple[int, int]]:
-    """Map every JSON Pointer in `text` (one JSON document) to the [start, end) span of its value."""
+    """Map every JSON Pointer in `text` (one JSON document) to the [start, end) span of its value
+    (the prefix parser's own spans). Raises `core.prefix.JSONPrefixError` (a ValueError) if
+    `text` is not one JSON document."""
+    parser = PrefixParser()
     spans: dict[str, tuple[int, int]] = {}
-    decoder = json.JSONDecoder()
-
-    def skip(i: int) -> int:
-        while i < len(text) and text[i] in _WS:
-            i += 1
-        return i
-
-    def value(i: int, pointer: str) -> int:
-        i = skip(i)
-        start = i
-        ch = text[i]
-        if ch == "{":
-            i = skip(i + 1)
-            if text[i] == "}":
-                i += 1
-            else:
-                while True:
-                    key, i = decoder.raw_decode(text, skip(i))
-                    i = skip(i)
-                    assert text[i] == ":", f"expected ':' at {i}"
-                    i = value(i + 1, f"{pointer}/{_escape_token(key)}")
-                    i = skip(i)
-                    if text[i] == ",":
-                        i += 1
-                        continue
-                    assert text[i] == "}", f"expected '}}' at {i}"
-                    i += 1
-                    break
-        elif ch == "[":
-            i = skip(i + 1)
-            if text[i] == "]":
-                i += 1
-            else:
-                index = 0
-                while True:
-                    i = skip(value(i, f"{pointer}/{index}"))
-                    index += 1
-                    if text[i] == ",":
-                        i += 1
-                        continue
-                    assert text[i] == "]", f"expected ']' at {i}"
-                    i += 1
-                    break
-        else:
-            _, i = decoder.raw_decode(text, i)
-        spans[pointer] = (start, i)
-        return i
-
-    end = skip(value(0, ""))
-    if end != len(text):
-        raise ValueError(f"trailing data at offset {end}")
+    for change in [*parser.feed(text), *parser.close()]:
+        if change.state is ValueState.SETTLED:
+            spans[change.pointer] = change.span  # type: ignore[assignment]
     return spans
 
 

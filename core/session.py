@@ -32,7 +32,8 @@ from core.history import History
 from core.metrics import leaves
 from core.modes import Mode, parse_mode
 from core.request_notes import match_entries, request_notes, spec_leaves
-from core.run import DemoKnobs, RunConfig, Source
+from core.demo_protocol import DemoKnobs
+from core.run import RunConfig, Source
 from core.run_status import Phase, RunStatus
 from core.scenarios import get_scenario
 from core.session_lane import LaneEvent, LaneFinished, LaneModeChanged, SessionLane

@@ -31,6 +31,7 @@ from core.modes import Mode, parse_mode
 from core.run import Run, RunConfig, Source
 from core.run_status import Phase, RunStatus
 from core.schemas import schema_model
+from core.taps import tee
 from core.wiretap import DEFAULT_MAX_BYTES, WireRecorder
 
 __all__ = [
@@ -42,7 +43,6 @@ __all__ = [
     "LaneError",
     "LaneFormReplaced",
     "LaneModeChanged",
-    "TeeTap",
     "outcome_of",
 ]
 
@@ -91,25 +91,6 @@ def outcome_of(status: RunStatus) -> str:
     if status.phase is Phase.FAILED:
         return f"failed: {status.reason}" if status.reason else "failed"
     return status.phase.value
-
-
-class TeeTap:
-    """A wire tap that hands every call to several taps (the recorder, and an observer's own)."""
-
-    def __init__(self, *taps: Any) -> None:
-        self.taps = [t for t in taps if t is not None]
-
-    def on_read(self, *args: Any) -> None:
-        for t in self.taps:
-            t.on_read(*args)
-
-    def on_frame(self, *args: Any) -> None:
-        for t in self.taps:
-            t.on_frame(*args)
-
-    def on_event(self, *args: Any) -> None:
-        for t in self.taps:
-            t.on_event(*args)
 
 
 class SessionLane:
@@ -254,7 +235,7 @@ class SessionLane:
             self.metrics.set_final(final)
         self._mark(form)
         cfg = replace(config, mode=self.mode, label=config.label if label is None else label)
-        tap = self.recorder if self.extra_tap is None else TeeTap(self.recorder, self.extra_tap)
+        tap = tee(self.recorder, self.extra_tap)
         run = Run(form, cfg, history=history, source=self.source, tap=tap)
         self.run = run
         self.status = run.status

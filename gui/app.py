@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from core.run import Mode
+from core.modes import Mode
 
 STYLE = Path(__file__).resolve().parent.parent / "assets" / "styles" / "livefill.qss"
 

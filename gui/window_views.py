@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.run import RunStatus
+from core.run_status import RunStatus
 from gui.errors import show_error
 
 __all__ = ["ViewSwitching"]

@@ -1,6 +1,23 @@
-"""Shared test setup: Qt runs headless, and paths to the repository and the shared corpus."""
+"""Shared test setup: Qt runs headless, paths to the repository and the shared corpus, the
+session's demo server, and an event loop with a virtual clock.
 
+Time in tests
+-------------
+A test asserts order and causality, never a wall-clock margin. Code whose only clock is the event
+loop's (`loop.time()`: asyncio.sleep, asyncio.timeout, call_later, the idle watchdog) runs on
+`virtual_loop`, where time jumps straight to the next timer whenever nothing is ready: a 20 s idle
+limit costs no real time and fires at exactly 20 s. Tests against real servers in other threads
+wait on a condition with a generous limit (`wait_until`) instead of sleeping a fixed time, and find
+their own request-log entry by its `x-demo-tag`. Tests that take real seconds (subprocesses,
+real-time streams, stress, long property runs) carry `@pytest.mark.slow`, and so does every case
+of a streaming scenario matrix run on the 20 KB `catalog` scenario (marked here, at collection);
+`pytest -m "not slow"` is the fast loop, the plain `pytest` (CI) runs everything.
+"""
+
+import asyncio
+import gc
 import os
+import selectors
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -10,6 +27,83 @@ SHARED = REPO.parent / "shared"
 
 
 import pytest  # noqa: E402
+
+
+#: The 20 KB scenario is the stress case of the scenario matrices that stream or re-cut every
+#: scenario: there its cases run in the full suite only, and the fast loop keeps the four small
+#: scenarios on every wire. (Cheap checks of the catalog elsewhere stay in the fast loop.)
+STRESS_SCENARIO = "catalog"
+STREAMING_MATRICES = {
+    "test_providers_live.py",
+    "test_relay_server.py",
+    "test_relay_settler.py",
+    "test_run_demo.py",
+    "test_server_sdks.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    slow = pytest.mark.slow
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or item.path.name not in STREAMING_MATRICES:
+            continue
+        if any(v == STRESS_SCENARIO for v in callspec.params.values() if isinstance(v, str)):
+            item.add_marker(slow)
+
+
+def pytest_collection_finish(session):
+    """Freeze what collection left alive (every imported module, the test items) out of the cyclic
+    collector: it stays alive anyway, and the tests that call gc.collect() then pay only for the
+    objects made since, not ~0.3 s for the whole process each time."""
+    gc.collect()
+    gc.freeze()
+
+
+class _JumpingSelector(selectors.DefaultSelector):
+    """Polls without blocking; when nothing is ready, moves the loop's clock to the next timer."""
+
+    def __init__(self, loop: "VirtualTimeLoop") -> None:
+        super().__init__()
+        self._loop = loop
+
+    def select(self, timeout: float | None = None):  # type: ignore[override]
+        events = super().select(0)
+        if events or timeout == 0:
+            return events
+        if timeout is None:  # no timer at all: only another thread can wake the loop
+            return super().select(None)
+        self._loop.advance(timeout)
+        return []
+
+
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """An asyncio loop whose `time()` is virtual (starts at 0) and jumps when the loop is idle.
+
+    Sockets and call_soon_threadsafe still work (they are polled first), but a loop waiting on
+    real I/O would see its timers fire at once: use it for code whose waits are all timers.
+    """
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        super().__init__(selector=_JumpingSelector(self))
+
+    def time(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        self._now += max(0.0, seconds)
+
+
+@pytest.fixture
+def virtual_loop():
+    """A VirtualTimeLoop, current for the test; drive it with `virtual_loop.run_until_complete`."""
+    loop = VirtualTimeLoop()
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
+    asyncio.set_event_loop(None)
 
 
 @pytest.fixture(scope="session")
@@ -29,17 +123,52 @@ def demo_server():
     server.stop()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _one_ca_bundle():
+    """Every httpx client (the tests' own, the SDKs') loads the CA bundle into a new SSL context,
+    ~50 ms of CPU each, and the suite makes hundreds of loopback clients that never use it. Share
+    one default context for the session, as the app itself does (core/providers/transport.py)."""
+    import importlib
+
+    shared: dict[str, object] = {}
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("httpx", "httpx2"):
+            try:
+                module = importlib.import_module(f"{name}._transports.default")
+            except ImportError:
+                continue
+            create = getattr(module, "create_ssl_context", None)
+            if create is None:
+                continue
+
+            def cached(verify=True, cert=None, trust_env=True, *, _create=create, _name=name):
+                if verify is not True or cert is not None:
+                    return _create(verify=verify, cert=cert, trust_env=trust_env)
+                if _name not in shared:
+                    shared[_name] = _create(verify=verify, cert=cert, trust_env=trust_env)
+                return shared[_name]
+
+            patch.setattr(module, "create_ssl_context", cached)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _qt_garbage_on_the_gui_thread(request):
     """Qt tests: no automatic garbage collection in other threads (see gui/gui_thread_gc.py).
 
     A cycle holding a Qt object left by one test could otherwise be collected by the demo
     server's thread, or inside a later test's event processing, and crash Qt.
+
+    What is still alive once the garbage is gone (modules, the session's fixtures) is frozen out
+    of later collections, so the collections around each test scan only what the test made: a
+    full collection of the whole test process costs ~0.3 s, and there are several per test.
     """
     if not {"qapp", "qtbot", "qloop"} & set(request.fixturenames):
         yield
         return
     from gui.gui_thread_gc import collect_between
 
+    gc.collect()
+    gc.freeze()
     with collect_between():
         yield

@@ -4,8 +4,9 @@
 (`append(recorder, frames, events)`): a frame row (index, time, byte span, kind, its text with
 line breaks shown as `⏎`), followed by one indented row per event it carried (`↳ ArgsDelta` and the
 delta's text as JSON). Rows past `max_rows` are removed from the top in batches, so the pane costs
-the same on a stream of any length. `FrameTable` is the view; it follows the newest row while the
-user has not scrolled up.
+the same on a stream of any length. An event's own bytes are asked of the recorder only when its
+row is selected (`span`), not for every row appended. `FrameTable` is the view; it follows the
+newest row while the user has not scrolled up.
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ class FrameTableModel(QAbstractTableModel):
     def __init__(self, parent: Any = None, *, max_rows: int = 4000) -> None:
         super().__init__(parent)
         self.max_rows = max_rows
-        # row: (is_frame, index, t, span (start, end) | None, kind, content, frame index)
-        self._rows: list[tuple[bool, int, float, tuple[int, int] | None, str, str, int | None]] = []
+        # row: (is_frame, index, t, frame span (start, end) | the event, kind, content, frame index)
+        self._rows: list[tuple[bool, int, float, Any, str, str, int | None]] = []
+        self._recorder: WireRecorder | None = None
         self.removed_rows = 0
 
     # -- Qt model -----------------------------------------------------------------------------
@@ -102,11 +104,13 @@ class FrameTableModel(QAbstractTableModel):
         """Remove every row."""
         self.beginResetModel()
         self._rows = []
+        self._recorder = None
         self.removed_rows = 0
         self.endResetModel()
 
     def append(self, recorder: WireRecorder, frames: list[Frame], events: list[TappedEvent]) -> None:
         """Append new frames and events (in stream order: each frame, then its events)."""
+        self._recorder = recorder
         items: list[tuple[tuple[int, int, int], Any]] = []
         items += [((f.index, 0, 0), f) for f in frames]
         items += [((-1 if e.frame is None else e.frame, 1, e.index), e) for e in events]
@@ -119,10 +123,8 @@ class FrameTableModel(QAbstractTableModel):
                 rows.append((True, item.index, item.t, (item.start, item.end), item.kind,
                              _one_line(item.text), item.index))
             else:
-                span = recorder.event_span(item)
                 name, content = describe_event(item.event)
-                rows.append((False, item.index, item.t, None if span is None else (span.start, span.end),
-                             name, _one_line(content), item.frame))
+                rows.append((False, item.index, item.t, item, name, _one_line(content), item.frame))
         if len(rows) > self.max_rows:
             self.removed_rows += len(rows) - self.max_rows
             rows = rows[-self.max_rows :]
@@ -140,9 +142,13 @@ class FrameTableModel(QAbstractTableModel):
 
     def span(self, row: int) -> tuple[int, int] | None:
         """The stream bytes row `row` stands for (a frame's span, an event's own bytes)."""
-        if 0 <= row < len(self._rows):
-            return self._rows[row][3]
-        return None
+        if not 0 <= row < len(self._rows):
+            return None
+        is_frame, _, _, span, _, _, _ = self._rows[row]
+        if is_frame:
+            return span  # type: ignore[no-any-return]
+        found = None if self._recorder is None else self._recorder.event_span(span)
+        return None if found is None else (found.start, found.end)
 
     def row_info(self, row: int) -> tuple[bool, int, int | None]:
         """(is a frame, its index in the recorder, the frame it belongs to) of row `row`."""

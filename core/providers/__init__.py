@@ -11,8 +11,8 @@ Each provider is a `_Wire`: an opener (core/providers/transport.py: the anthropi
 Anthropic, httpx for the rest) that sends the real API's request shape and returns the raw
 response body; a framer (SSE, NDJSON, or plain UTF-8 for the unframed wire); and a sans-IO
 vocabulary decoder (one module per wire). `EventStream` pulls one network read at a time,
-frames it, decodes the frames, and hands out the events, telling an optional `WireTap` about
-every read, frame and event on the way.
+frames it, decodes the frames, and hands out the events, telling an optional `core.taps.WireTap`
+about every read, frame (with its byte span and where each delta's text sits in it) and event.
 
 Failures are raised as core.errors, after the events that arrived before them:
 `UpstreamError` (an HTTP error status, or the provider's error event/line — its ProviderError is
@@ -46,22 +46,10 @@ from core.providers import raw as _raw
 from core.providers.base import Decoder
 from core.providers.request import DEFAULT_MODELS, PROVIDERS, ExtractionRequest
 from core.providers.transport import BodyStream, open_anthropic, open_httpx
-from core.sse import ServerSentEvent, SSEDecoder
+from core.sse import SSEDecoder
+from core.taps import WireFrame, WireTap, sse_frame, text_frame
 
 __all__ = ["DEFAULT_MODELS", "PROVIDERS", "EventStream", "ExtractionRequest", "WireTap", "open_stream"]
-
-
-class WireTap(Protocol):
-    """An optional observer of one stream (the wire inspector). Every method is called in order."""
-
-    def on_read(self, data: bytes) -> None:
-        """Each network read, exactly as received."""
-
-    def on_frame(self, kind: str, text: str) -> None:
-        """Each frame: kind "sse" / "ndjson" / "raw"; text = the frame (SSE rendered as its lines)."""
-
-    def on_event(self, event: StreamEvent) -> None:
-        """Each unified event the frame decoded into (ProviderError included, before it is raised)."""
 
 
 class _Framer(Protocol):
@@ -70,23 +58,20 @@ class _Framer(Protocol):
     def close(self) -> list[Any]: ...
 
 
-def _render_sse(event: ServerSentEvent) -> str:
-    lines = [] if event.event == "message" else [f"event: {event.event}"]
-    lines += ["data: " + line for line in event.data.split("\n")]
-    return "\n".join(lines)
+def _ndjson_frame(line: Any, carriers: tuple[str | None, ...]) -> WireFrame:
+    return text_frame("ndjson", line, carriers)
 
 
-def _same(text: str) -> str:
-    return text
+def _raw_frame(text: Any, carriers: tuple[str | None, ...]) -> WireFrame:
+    return text_frame("raw", text, carriers)
 
 
 @dataclass(frozen=True, slots=True)
 class _Wire:
-    kind: str  # the frame kind WireTap.on_frame is told
     open: Callable[[ExtractionRequest], Awaitable[BodyStream]]
     framer: Callable[[], _Framer]
     decoder: Callable[[], Decoder]
-    render: Callable[[Any], str]
+    frame: Callable[[Any, tuple[str | None, ...]], WireFrame]  # what the tap is told
 
 
 def _bearer(request: ExtractionRequest) -> dict[str, str]:
@@ -143,11 +128,11 @@ async def _open_raw(request: ExtractionRequest) -> BodyStream:
 
 
 _WIRES: dict[str, _Wire] = {
-    "anthropic": _Wire("sse", _open_anthropic, SSEDecoder, _anthropic.AnthropicDecoder, _render_sse),
-    "openai-chat": _Wire("sse", _open_chat, SSEDecoder, _chat.ChatDecoder, _render_sse),
-    "openai-responses": _Wire("sse", _open_responses, SSEDecoder, _responses.ResponsesDecoder, _render_sse),
-    "ollama": _Wire("ndjson", _open_ollama, NDJSONFramer, _ollama.OllamaDecoder, _same),
-    "raw": _Wire("raw", _open_raw, _raw.RawFramer, _raw.RawDecoder, _same),
+    "anthropic": _Wire(_open_anthropic, SSEDecoder, _anthropic.AnthropicDecoder, sse_frame),
+    "openai-chat": _Wire(_open_chat, SSEDecoder, _chat.ChatDecoder, sse_frame),
+    "openai-responses": _Wire(_open_responses, SSEDecoder, _responses.ResponsesDecoder, sse_frame),
+    "ollama": _Wire(_open_ollama, NDJSONFramer, _ollama.OllamaDecoder, _ndjson_frame),
+    "raw": _Wire(_open_raw, _raw.RawFramer, _raw.RawDecoder, _raw_frame),
 }
 assert tuple(_WIRES) == PROVIDERS
 
@@ -225,10 +210,18 @@ class EventStream:
         return await self._watch.guard(self._body.read())
 
     def _take(self, frames: list[Any]) -> None:
+        tap = self._tap
         for frame in frames:
-            if self._tap is not None:
-                self._tap.on_frame(self._wire.kind, self._wire.render(frame))
-            self._events(self._decoder.feed(frame))
+            if tap is None:
+                self._events(self._decoder.feed(frame))
+                continue
+            try:
+                events = self._decoder.feed(frame)
+            except BaseException:
+                tap.on_frame(self._wire.frame(frame, ()))  # the frame that broke the wire is shown
+                raise
+            tap.on_frame(self._wire.frame(frame, tuple(self._decoder.carriers)))
+            self._events(events)
 
     def _events(self, events: list[StreamEvent]) -> None:
         for event in events:

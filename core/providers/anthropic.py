@@ -87,8 +87,10 @@ class AnthropicDecoder:
         self._block_type = ""
         self._raw_stop: str | None = None
         self.finished = False
+        self.carriers: list[str | None] = []  # per ArgsDelta of the last feed: where its text sat
 
     def feed(self, frame: ServerSentEvent) -> list[StreamEvent]:
+        self.carriers = []
         data = load_object(frame.data, f"Anthropic {frame.event!r} event data")
         kind = need_str(data, "type", "Anthropic event")
         if frame.event != kind:
@@ -153,7 +155,10 @@ class AnthropicDecoder:
             raise ProtocolError(f"{delta_type!r} inside a {self._block_type!r} block")
         if delta_type == "input_json_delta":
             text = need_str(delta, "partial_json", "input_json_delta")
-            return [ArgsDelta(text=text, index=index)] if text else []
+            if not text:
+                return []
+            self.carriers.append("/delta/partial_json")
+            return [ArgsDelta(text=text, index=index)]
         if delta_type == "text_delta":
             text = need_str(delta, "text", "text_delta")
             return [TextDelta(text=text, index=index)] if text else []

@@ -28,9 +28,14 @@ __all__ = [
 
 
 class Decoder(Protocol):
-    """The shape every vocabulary decoder has (the frame type differs per wire)."""
+    """The shape every vocabulary decoder has (the frame type differs per wire).
+
+    `carriers` lists, for each `ArgsDelta` the last `feed` returned (in order), the JSON Pointer
+    inside the frame's payload of the string that held its text (None: the payload verbatim);
+    the wire inspector maps delta characters to bytes with it (core.taps.WireFrame)."""
 
     finished: bool
+    carriers: list[str | None]
 
     def feed(self, frame: Any) -> list[StreamEvent]: ...
 

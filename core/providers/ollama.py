@@ -42,8 +42,10 @@ class OllamaDecoder:
         self.endpoint = endpoint
         self.json_mode = json_mode
         self.finished = False
+        self.carriers: list[str | None] = []  # per ArgsDelta of the last feed: where its text sat
 
     def feed(self, line: str) -> list[StreamEvent]:
+        self.carriers = []
         if self.finished:
             raise ProtocolError("an Ollama line after the end of the stream")
         data = load_object(line, "Ollama line")
@@ -57,6 +59,8 @@ class OllamaDecoder:
         events: list[StreamEvent] = []
         text = self._text(data, done)
         if text:
+            if self.json_mode:
+                self.carriers.append("/response" if self.endpoint == "generate" else "/message/content")
             events.append(ArgsDelta(text=text) if self.json_mode else TextDelta(text=text))
         if done:
             raw = data.get("done_reason") or ""

@@ -69,8 +69,10 @@ class ChatDecoder:
         self._state = _State.START
         self._calls: list[str] = []  # function name per tool-call index
         self.finished = False
+        self.carriers: list[str | None] = []  # per ArgsDelta of the last feed: where its text sat
 
     def feed(self, frame: ServerSentEvent) -> list[StreamEvent]:
+        self.carriers = []
         if frame.event != "message":
             raise ProtocolError(f"unexpected SSE event name {frame.event!r} in a Chat Completions stream")
         data: dict[str, Any] | None = None
@@ -142,7 +144,7 @@ class ChatDecoder:
             return events
         if not isinstance(calls, list):
             raise ProtocolError("delta.tool_calls is not a list")
-        for call in calls:
+        for position, call in enumerate(calls):
             if not isinstance(call, dict):
                 raise ProtocolError("a tool_calls entry is not an object")
             index = need_int(call, "index", "tool call")
@@ -160,6 +162,7 @@ class ChatDecoder:
                 raise ProtocolError(f"tool call {index} changed its name to {name!r}")
             arguments = opt_str(function, "arguments", "tool call function")
             if arguments:
+                self.carriers.append(f"/choices/0/delta/tool_calls/{position}/function/arguments")
                 events.append(ArgsDelta(text=arguments, index=index))
         return events
 

@@ -87,8 +87,10 @@ class ResponsesDecoder:
         self._seq = -1
         self._items: list[_Item] = []
         self.finished = False
+        self.carriers: list[str | None] = []  # per ArgsDelta of the last feed: where its text sat
 
     def feed(self, frame: ServerSentEvent) -> list[StreamEvent]:
+        self.carriers = []
         data = load_object(frame.data, f"Responses {frame.event!r} event data")
         kind = need_str(data, "type", "Responses event")
         if frame.event not in ("message", kind):
@@ -177,6 +179,7 @@ class ResponsesDecoder:
                 return []
             if expected == "message" and not self.json_mode:
                 return [TextDelta(text=delta, index=index)]
+            self.carriers.append("/delta")
             return [ArgsDelta(text=delta, index=index)]
         if kind in ("response.output_text.done", "response.function_call_arguments.done"):
             expected = "message" if kind.startswith("response.output_text") else "function_call"

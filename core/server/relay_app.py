@@ -58,7 +58,7 @@ from core.errors import ProtocolError, RunFailure, UsageError
 from core.relay import Settler
 from core.relay_records import encode_record
 from core.schemas import SCHEMAS, schema_model
-from core.wiretap import ForwardingTap
+from core.taps import ReadWatch, tee
 
 __all__ = ["EXTRACT_PATH", "RelaySettings", "create_relay_app", "relay_routes", "routes"]
 
@@ -223,20 +223,6 @@ def _parse_job(raw: bytes) -> _Job | JSONResponse:
 # --- the streaming response ------------------------------------------------------------------------
 
 
-class _Clock(ForwardingTap):
-    """A WireTap that remembers when the last upstream read arrived (and forwards to another tap)."""
-
-    __slots__ = ("last_read",)
-
-    def __init__(self, inner: Any = None) -> None:
-        super().__init__(inner)
-        self.last_read = time.monotonic()
-
-    def on_read(self, data: bytes) -> None:
-        self.last_read = time.monotonic()
-        super().on_read(data)
-
-
 class _RelayResponse(Response):
     """Streams one run's records; see the module docstring for the two tasks."""
 
@@ -271,7 +257,8 @@ class _RelayResponse(Response):
         settler = Settler(
             schema_model(job.schema_name), mode=job.mode, run_id=self.run_id, provider=job.provider  # type: ignore[arg-type]
         )
-        clock = _Clock(self.settings.upstream_tap(self.run_id) if self.settings.upstream_tap else None)
+        clock = ReadWatch()  # when the last upstream read arrived
+        upstream = tee(clock, self.settings.upstream_tap(self.run_id) if self.settings.upstream_tap else None)
 
         async def write(records: list[Any]) -> None:
             if not records:
@@ -287,7 +274,7 @@ class _RelayResponse(Response):
             request = self._upstream_request()
             from core.providers import open_stream
 
-            async with open_stream(request, tap=clock, idle_timeout=self.settings.idle_timeout) as events:
+            async with open_stream(request, tap=upstream, idle_timeout=self.settings.idle_timeout) as events:
                 async for event in events:
                     records = settler.feed(event)
                     if records:

@@ -1,4 +1,4 @@
-"""Benchmark for core/prefix.py (issue 2 §5). Run: python tests/benchmarks/bench_prefix.py
+"""Benchmark for core/prefix.py. Run: python tests/benchmarks/bench_prefix.py
 
 Measures side by side, in one run, on a realistic extraction document cut into 4-character deltas:
   (a) our incremental parse vs re-parsing the growing buffer per delta with jiter's partial mode

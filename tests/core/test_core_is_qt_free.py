@@ -3,7 +3,11 @@
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow  # subprocesses
 
 BLOCKER = r"""
 import importlib, pkgutil, sys

@@ -223,6 +223,7 @@ _record = st.text(
 ).filter(lambda s: s.strip(" \t") != "")
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_record, max_size=8), st.lists(st.sampled_from(["\n", "\r\n"]), min_size=1), st.booleans(), st.data())
 def test_property_any_cutting_frames_the_same_records(records, eols, last_unterminated, data) -> None:
@@ -235,6 +236,7 @@ def test_property_any_cutting_frames_the_same_records(records, eols, last_unterm
     assert frame(cut_at(raw, positions)) == records
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_record, min_size=1, max_size=6), st.sampled_from([b"\xff", b"\n\n", b"\xe2\x82\n", b" \r\n"]), st.data())
 def test_property_a_breach_raises_under_any_cutting_after_a_prefix_of_the_records(records, bad, data) -> None:
@@ -247,3 +249,42 @@ def test_property_a_breach_raises_under_any_cutting_after_a_prefix_of_the_record
             got += f.feed(chunk)
         got += f.close()
     assert got == records[: len(got)]
+
+
+# --- byte spans ---------------------------------------------------------------------------------
+
+SPAN_BODY = '{"a": "café"}\r\n{"b": "\u2028 😀"}\n{"c": 3}'.encode()
+
+
+def _lines_of(chunks: list[bytes]) -> list:
+    f = NDJSONFramer()
+    out = []
+    for c in chunks:
+        out += f.feed(c)
+    return out + f.close()
+
+
+def _check_line_spans(lines: list) -> None:
+    assert [str(x) for x in lines] == ['{"a": "café"}', '{"b": "\u2028 😀"}', '{"c": 3}']
+    for line in lines:
+        assert SPAN_BODY[line.start : line.end].decode() == line  # the terminator is not in the span
+    assert [(x.start, x.end) for x in lines] == [(0, 14), (16, 33), (34, 42)]
+
+
+def test_lines_carry_their_byte_spans_whole_and_byte_by_byte() -> None:
+    _check_line_spans(_lines_of([SPAN_BODY]))
+    _check_line_spans(_lines_of([SPAN_BODY[i : i + 1] for i in range(len(SPAN_BODY))]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, len(SPAN_BODY)), max_size=20))
+def test_line_spans_are_the_same_however_the_bytes_are_cut(positions: list[int]) -> None:
+    points = sorted({0, len(SPAN_BODY), *positions})
+    _check_line_spans(_lines_of([SPAN_BODY[a:b] for a, b in zip(points, points[1:])]))
+
+
+def test_a_line_is_an_immutable_str() -> None:
+    (line,) = _lines_of([b'{"x": 1}\n'])
+    assert line == '{"x": 1}' and isinstance(line, str) and hash(line) == hash('{"x": 1}')
+    with pytest.raises(AttributeError):
+        line.start = 3  # type: ignore[misc]

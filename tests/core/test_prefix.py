@@ -1,4 +1,4 @@
-"""Hand-written cases for core/prefix.py, one per promise of issue 2 §4, named after the rule."""
+"""Hand-written cases for core/prefix.py, one per promise its docstring makes, named after the rule."""
 
 from __future__ import annotations
 
@@ -610,6 +610,7 @@ def _depth_of(value: object) -> int:
     return depth
 
 
+@pytest.mark.slow
 def test_nesting_depth_is_limited_only_by_memory() -> None:
     depth = 100_000  # far past the interpreter's recursion limit
     text = "[" * depth + "]" * depth
@@ -631,6 +632,7 @@ def test_deep_pointers_are_built_when_read_and_are_right() -> None:
     assert parser.state("/k~1" * depth) is PROVISIONAL
 
 
+@pytest.mark.slow
 def test_memory_stays_proportional_to_depth_for_deep_open_brackets() -> None:
     depth = 20_000  # eager pointer strings would need ~400 MB here (tracemalloc is slow: keep it small)
     tracemalloc.start()

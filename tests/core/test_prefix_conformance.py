@@ -116,6 +116,7 @@ def test_i_files_agree_with_json_loads_when_both_accept(path: Path) -> None:
     assert len(outcomes) == 1, f"the outcome depends on the cutting: {outcomes}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HUGE))
 def test_huge_unclosed_nesting_is_incomplete_under_every_cutting(name: str) -> None:
     text = _decode(CORPUS / name)

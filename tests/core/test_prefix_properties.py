@@ -1,5 +1,5 @@
 """Hypothesis properties of core/prefix.py: whatever the document and however it is cut, the
-stream keeps every promise of issue 2 §4."""
+changes keep every promise core/prefix.py's docstring makes."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +21,8 @@ from tests.core.test_prefix_support import (
     resolve,
     same,
 )
+
+pytestmark = pytest.mark.slow  # long property runs (~10 s); the fast loop has test_prefix*
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

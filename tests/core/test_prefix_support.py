@@ -1,5 +1,5 @@
 """Shared checks for the prefix parser tests: feed a text cut a given way and verify every
-promise a change stream makes (issue 2 §4). Imported by the other test_prefix_* modules."""
+promise a change stream makes (see core/prefix.py). Imported by the other test_prefix_* modules."""
 
 from __future__ import annotations
 

@@ -530,3 +530,66 @@ def test_decoders_reject_frames_after_close_or_terminal() -> None:
     for name, data in anthropic_events():
         anth.feed(ServerSentEvent(event=name, data=data if isinstance(data, str) else compact(data)))
     assert anth.finished and anth.close() == []
+
+
+# =============================================================================================
+# Carriers: where each ArgsDelta's text sat in its frame (what the wire inspector maps to bytes)
+
+
+def _at(obj: Any, pointer: str) -> Any:
+    from core.pointer import parse
+
+    for token in parse(pointer):
+        obj = obj[int(token)] if isinstance(obj, list) else obj[token]
+    return obj
+
+
+def _check_carriers(dec: Any, frames: list[Any], payload_of) -> int:
+    seen = 0
+    for frame in frames:
+        events = dec.feed(frame)
+        deltas = [e for e in events if isinstance(e, ArgsDelta)]
+        assert len(dec.carriers) == len(deltas)
+        for delta, carrier in zip(deltas, dec.carriers):
+            payload = payload_of(frame)
+            assert (payload if carrier is None else _at(json.loads(payload), carrier)) == delta.text
+            seen += 1
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("factory", "events"),
+    [
+        (AnthropicDecoder, lambda: anthropic_events()),
+        (ChatDecoder, lambda: chat_events()),
+        (ResponsesDecoder, lambda: responses_events()),
+        (lambda: ResponsesDecoder(), lambda: responses_events(function_call=True)),
+    ],
+    ids=["anthropic", "openai-chat", "openai-responses", "responses-function-call"],
+)
+def test_sse_decoders_name_the_string_that_carried_each_delta(factory, events) -> None:
+    frames = SSEDecoder().feed(sse_bytes(events()))
+    assert _check_carriers(factory(), frames, lambda f: f.data) >= 3
+
+
+def test_chat_carriers_follow_the_position_in_tool_calls_not_the_call_index() -> None:
+    ev = [
+        (None, chat_chunk({"tool_calls": [
+            {"index": 0, "id": "c0", "type": "function", "function": {"name": "a", "arguments": "{}"}},
+            {"index": 1, "id": "c1", "type": "function", "function": {"name": "b", "arguments": "[1"}}]})),
+        (None, chat_chunk({"tool_calls": [{"index": 1, "function": {"arguments": "]"}}]})),
+    ]
+    dec = ChatDecoder()
+    frames = SSEDecoder().feed(sse_bytes(ev))
+    assert _check_carriers(dec, frames, lambda f: f.data) == 3
+    assert dec.carriers == ["/choices/0/delta/tool_calls/0/function/arguments"]
+
+
+@pytest.mark.parametrize("endpoint", ["chat", "generate"])
+def test_ollama_and_raw_decoders_name_their_carriers(endpoint: str) -> None:
+    lines = NDJSONFramer().feed("".join(line + "\n" for line in ollama_lines(endpoint=endpoint)).encode())
+    assert _check_carriers(OllamaDecoder(endpoint=endpoint), lines, str) >= 3
+    pieces = RawFramer().feed(DOC.encode())
+    dec = RawDecoder()
+    assert _check_carriers(dec, pieces, str) == 1 and dec.carriers == [None]
+    assert type(dec.feed(pieces[0])[0].text) is str

@@ -19,6 +19,7 @@ from core.errors import ConnectionLost, ProtocolError, StreamTimeout, Truncated,
 from core.events import ArgsDelta, BlockStop, KeepAlive, Stop, StopReason, StreamEvent
 from core.providers import PROVIDERS, ExtractionRequest, open_stream
 from core.scenarios import load_scenarios
+from core.taps import WireFrame
 
 SCENARIOS = load_scenarios()
 SLICES = ["event", "7", "coalesce:20"]
@@ -35,13 +36,15 @@ class Tap:
     def __init__(self) -> None:
         self.reads: list[bytes] = []
         self.frames: list[tuple[str, str]] = []
+        self.spans: list[tuple[int, int]] = []
         self.events: list[StreamEvent] = []
 
     def on_read(self, data: bytes) -> None:
         self.reads.append(data)
 
-    def on_frame(self, kind: str, text: str) -> None:
-        self.frames.append((kind, text))
+    def on_frame(self, frame: WireFrame) -> None:
+        self.frames.append((frame.kind, frame.text))
+        self.spans.append((frame.start, frame.end))
 
     def on_event(self, event: StreamEvent) -> None:
         self.events.append(event)
@@ -108,6 +111,10 @@ async def test_tap_reads_are_the_body_exactly(demo_server) -> None:
     decoder = SSEDecoder()
     reframed = decoder.feed(b"".join(tap.reads))
     assert [f"event: {e.event}\ndata: {e.data}" for e in reframed] == [text for _, text in tap.frames]
+    # each frame's byte span is where it lies in those bytes
+    assert [(e.start, e.end) for e in reframed] == tap.spans
+    body = b"".join(tap.reads)
+    assert all(body[s:e].startswith(b"event: ") and body[e : e + 1] == b"\n" for s, e in tap.spans)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -175,6 +182,7 @@ async def test_disconnect_is_connection_lost_or_truncated(demo_server, provider:
         await collect(make_request(demo_server, provider, "invoice", fault="disconnect@0.4"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("fault", ["stall", "stall_silent"])
 async def test_stall_is_a_stream_timeout(demo_server, provider: str, fault: str) -> None:
@@ -200,6 +208,7 @@ async def test_pings_during_a_stall_are_keepalives_that_do_not_reset_the_idle_cl
     assert sum(isinstance(e, KeepAlive) for e in got[last_content:]) >= 3  # pings kept coming
 
 
+@pytest.mark.slow
 async def test_a_slow_consumer_is_not_idle(demo_server) -> None:
     """Time the consumer spends between events does not count towards the idle limit."""
     events: list[StreamEvent] = []

@@ -10,7 +10,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow  # a subprocess
 
 SCRIPT = textwrap.dedent(
     """

@@ -35,6 +35,7 @@ from core.providers.openai_responses import responses_body
 from core.providers.raw import raw_body
 from core.providers.transport import error_from_body, translate_errors
 from core.schemas import schema_model
+from core.taps import WireFrame
 
 # =============================================================================================
 # Request shapes
@@ -213,13 +214,15 @@ class Tap:
     def __init__(self) -> None:
         self.reads: list[bytes] = []
         self.frames: list[tuple[str, str]] = []
+        self.spans: list[tuple[int, int]] = []
         self.events: list[StreamEvent] = []
 
     def on_read(self, data: bytes) -> None:
         self.reads.append(data)
 
-    def on_frame(self, kind: str, text: str) -> None:
-        self.frames.append((kind, text))
+    def on_frame(self, frame: WireFrame) -> None:
+        self.frames.append((frame.kind, frame.text))
+        self.spans.append((frame.start, frame.end))
 
     def on_event(self, event: StreamEvent) -> None:
         self.events.append(event)
@@ -295,48 +298,114 @@ async def test_eof_without_terminal_is_truncated_and_transport_errors_pass_as_ra
     assert got == [] and isinstance(error, ConnectionLost)
 
 
-async def test_only_keepalives_for_the_idle_limit_is_a_stream_timeout() -> None:
-    pings = [0.02, b": ping\n\n", 0.02, chat_frame({"object": "chat.completion.chunk", "choices": []})] * 200
-    stream = EventStream(FakeBody([GOOD_CHAT[0], GOOD_CHAT[1], *pings]), _WIRES["openai-chat"], tap=None, idle_timeout=0.3)
-    got, error = await drain(stream)
+# The idle clock is the loop's: on `virtual_loop` time jumps from timer to timer, so these tests use
+# realistic limits (seconds) at no real cost and can assert the exact moment a timeout fires.
+
+
+def on_virtual_time(loop: asyncio.AbstractEventLoop, make: Any) -> Any:
+    """Build the stream inside the loop (its watchdog takes the running loop) and drain it."""
+
+    async def go() -> Any:
+        return await drain(make())
+
+    return loop.run_until_complete(go())
+
+
+def test_the_virtual_clock_jumps_from_timer_to_timer_in_order(virtual_loop) -> None:
+    order: list[tuple[str, float]] = []
+
+    async def sleeper(name: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        order.append((name, virtual_loop.time()))
+
+    started = time.monotonic()
+    virtual_loop.run_until_complete(asyncio.gather(sleeper("hour", 3600.0), sleeper("five", 5.0), sleeper("now", 0.0)))
+    assert order == [("now", 0.0), ("five", 5.0), ("hour", 3600.0)]
+    assert time.monotonic() - started < 60  # an hour of timers, not an hour of waiting
+
+
+KEEPALIVES = [b": ping\n\n", chat_frame({"object": "chat.completion.chunk", "choices": []})]
+
+
+def test_only_keepalives_for_the_idle_limit_is_a_stream_timeout(virtual_loop) -> None:
+    # Content at t=0, then every 3 s an SSE comment or an empty chunk (a KeepAlive event): the
+    # limit (20 s) runs from the last content, whatever else arrives.
+    pings = [x for i in range(20) for x in (3.0, KEEPALIVES[i % 2])]
+    got, error = on_virtual_time(virtual_loop, lambda: EventStream(
+        FakeBody([GOOD_CHAT[0], GOOD_CHAT[1], *pings]), _WIRES["openai-chat"], tap=None, idle_timeout=20.0))
     assert isinstance(error, StreamTimeout)
-    assert got[0] == ArgsDelta(text='{"a":') and KeepAlive() in got
+    assert virtual_loop.time() == pytest.approx(20.0)
+    assert got == [ArgsDelta(text='{"a":')] + [KeepAlive()] * 3  # the empty chunks at 6, 12 and 18 s
 
 
-async def test_steady_content_slower_than_each_read_but_within_the_limit_never_times_out() -> None:
-    body = [GOOD_CHAT[0]] + [x for _ in range(12) for x in (0.04, chat_chunk("1"))] + GOOD_CHAT[3:]
-    got, error = await drain(EventStream(FakeBody(body), _WIRES["openai-chat"], tap=None, idle_timeout=0.15))
-    assert error is None and args_len(got) == 12
+@pytest.mark.parametrize(("gap", "times_out"), [(14.999, False), (15.001, True)])
+def test_the_limit_is_measured_between_content_events(virtual_loop, gap: float, times_out: bool) -> None:
+    body = [GOOD_CHAT[0]] + [x for _ in range(12) for x in (gap, chat_chunk("1"))] + GOOD_CHAT[3:]
+    got, error = on_virtual_time(virtual_loop, lambda: EventStream(
+        FakeBody(body), _WIRES["openai-chat"], tap=None, idle_timeout=15.0))
+    if times_out:  # the first gap is already too long: it fails 15 s after the tool call started
+        assert isinstance(error, StreamTimeout) and got == [] and virtual_loop.time() == pytest.approx(15.0)
+    else:  # twelve gaps just inside the limit add up to far more than the limit: no timeout
+        assert error is None and args_len(got) == 12 and virtual_loop.time() == pytest.approx(12 * gap)
 
 
 def args_len(events: list[StreamEvent]) -> int:
     return sum(isinstance(e, ArgsDelta) for e in events)
 
 
-async def test_time_the_consumer_spends_is_not_idle_time() -> None:
-    stream = EventStream(FakeBody(list(GOOD_CHAT)), _WIRES["openai-chat"], tap=None, idle_timeout=0.1)
-    got = []
-    async for event in stream:
-        got.append(event)
-        await asyncio.sleep(0.25)
+def test_time_the_consumer_spends_is_not_idle_time(virtual_loop) -> None:
+    async def consume() -> list[StreamEvent]:
+        # Each read waits 1 s for the network (so a read can be cut by the watchdog's timer).
+        body = [x for chunk in GOOD_CHAT for x in (1.0, chunk)]
+        stream = EventStream(FakeBody(body), _WIRES["openai-chat"], tap=None, idle_timeout=10.0)
+        got = []
+        async for event in stream:
+            got.append(event)
+            await asyncio.sleep(60.0)  # the consumer is busy far longer than the limit
+        return got
+
+    got = virtual_loop.run_until_complete(consume())
     assert got[-1].reason is StopReason.COMPLETE
+    assert virtual_loop.time() == pytest.approx(60.0 * len(got) + len(GOOD_CHAT))
 
 
-async def test_cancelling_a_blocked_read_is_a_cancel_not_a_timeout() -> None:
-    stream = EventStream(FakeBody([GOOD_CHAT[0], GOOD_CHAT[1], 30.0]), _WIRES["openai-chat"], tap=None, idle_timeout=10.0)
-    task = asyncio.create_task(drain(stream))
-    await asyncio.sleep(0.1)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+def test_cancelling_a_blocked_read_is_a_cancel_not_a_timeout(virtual_loop) -> None:
+    async def scenario() -> None:
+        stream = EventStream(FakeBody([GOOD_CHAT[0], GOOD_CHAT[1], 30.0]), _WIRES["openai-chat"], tap=None, idle_timeout=10.0)
+        task = asyncio.create_task(drain(stream))
+        await asyncio.sleep(1.0)  # the read is blocked (the body waits 30 s), the limit is 9 s away
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    virtual_loop.run_until_complete(scenario())
+    assert virtual_loop.time() == pytest.approx(1.0)
 
 
-async def test_a_timeout_inside_another_cancel_scope_stays_that_scopes() -> None:
+def test_a_timeout_inside_another_cancel_scope_stays_that_scopes(virtual_loop) -> None:
     # asyncio.timeout around our read: its expiry must surface as its TimeoutError, not ours.
-    stream = EventStream(FakeBody([GOOD_CHAT[0], 30.0]), _WIRES["openai-chat"], tap=None, idle_timeout=10.0)
-    with pytest.raises(TimeoutError):
-        async with asyncio.timeout(0.1):
-            await drain(stream)
+    async def scenario() -> None:
+        stream = EventStream(FakeBody([GOOD_CHAT[0], 30.0]), _WIRES["openai-chat"], tap=None, idle_timeout=10.0)
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1.0):
+                await drain(stream)
+
+    virtual_loop.run_until_complete(scenario())
+    assert virtual_loop.time() == pytest.approx(1.0)
+
+
+def test_our_timeout_and_an_outer_scope_expiring_later_stay_apart(virtual_loop) -> None:
+    # The idle limit (10 s) fires first inside an outer 60 s scope: ours is StreamTimeout, and the
+    # outer scope is not consumed by it.
+    async def scenario() -> BaseException | None:
+        stream = EventStream(FakeBody([GOOD_CHAT[0], 30.0]), _WIRES["openai-chat"], tap=None, idle_timeout=10.0)
+        async with asyncio.timeout(60.0):
+            _, error = await drain(stream)
+            await asyncio.sleep(1.0)  # still inside the outer scope, which has not expired
+        return error
+
+    error = virtual_loop.run_until_complete(scenario())
+    assert isinstance(error, StreamTimeout) and virtual_loop.time() == pytest.approx(11.0)
 
 
 # =============================================================================================

@@ -147,8 +147,8 @@ def test_tap_sees_frames_and_records():
         def on_read(self, data):
             seen.append(("read", data))
 
-        def on_frame(self, kind, text):
-            seen.append((kind, text))
+        def on_frame(self, frame):
+            seen.append((frame.kind, frame.text))
 
         def on_event(self, event):
             seen.append(("event", event.type))

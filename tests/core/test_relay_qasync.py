@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.core.test_providers_qasync import run_silently
+
+pytestmark = pytest.mark.slow  # a subprocess
 
 SCRIPT = textwrap.dedent(
     """

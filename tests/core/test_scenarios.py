@@ -119,3 +119,16 @@ def test_value_spans_and_replace() -> None:
     assert text[slice(*spans["/d~0"])] == "true"
     assert text[slice(*spans[""])] == text
     assert replace_value(text, "/a/0", "one") == '{"a": ["one", {"b/c": "x"}], "d~": true}'
+
+
+@pytest.mark.parametrize("name", SCENARIO_NAMES)
+def test_value_spans_are_the_parsers_and_agree_with_an_independent_scan(name: str) -> None:
+    from tests.core.json_spans import reference_spans
+
+    text = SCENARIOS[name].output_text
+    assert value_spans(text) == reference_spans(text)
+
+
+def test_value_spans_refuses_what_is_not_one_json_document() -> None:
+    with pytest.raises(ValueError):
+        value_spans('{"a": 1} {')

@@ -8,8 +8,11 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow  # subprocesses
 
 COMMAND = [sys.executable, "-m", "core.server.cli"]
 

@@ -30,7 +30,8 @@ from core.session import (
     match_entries,
     parse_modes,
 )
-from core.session_lane import LaneError, LaneFinished, LaneFormReplaced, LaneStatus, TeeTap, outcome_of
+from core.session_lane import LaneError, LaneFinished, LaneFormReplaced, LaneStatus, outcome_of
+from core.taps import tee as tee_taps
 from core.settings import DEFAULT_SEED, FAULT_NAMES, RunSettings, check_fault, check_slicing
 
 INVOICE = get_scenario("invoice")
@@ -316,17 +317,17 @@ def test_outcome_and_tee():
         def on_read(self, data):
             self.out.append(data)
 
-        def on_frame(self, *args):
-            self.out.append(args)
+        def on_frame(self, frame):
+            self.out.append(frame)
 
         def on_event(self, event):
             self.out.append(event)
 
-    tee = TeeTap(T(a), None, T(b))
+    tee = tee_taps(T(a), None, T(b))
     tee.on_read(b"x")
-    tee.on_frame("sse", "y")
+    tee.on_frame("y")
     tee.on_event(1)
-    assert a == b == [b"x", ("sse", "y"), 1]
+    assert a == b == [b"x", "y", 1]
 
 
 def test_match_entries_by_tag_then_relay_lanes_in_order():

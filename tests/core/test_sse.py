@@ -329,6 +329,7 @@ _tokens = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_tokens, max_size=60), st.data())
 def test_property_any_cutting_gives_the_events_of_the_whole(tokens: list[bytes], data: st.DataObject) -> None:
@@ -339,6 +340,7 @@ def test_property_any_cutting_gives_the_events_of_the_whole(tokens: list[bytes],
     assert decode_chunks(bytewise(raw)) == reference
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_event, max_size=6), st.lists(_eol, min_size=1, max_size=64), st.data())
 def test_property_generated_stream_decodes_to_its_events(specs, eols, data: st.DataObject) -> None:
@@ -382,3 +384,61 @@ def test_property_generated_stream_decodes_to_its_events(specs, eols, data: st.D
     assert decode_chunks([raw]) == expected
     assert decode_chunks(cut_at(raw, positions)) == expected
     assert decode_chunks(cut_at(raw + b"data: tail without blank line\r", positions)) == expected
+
+
+# --- byte spans ---------------------------------------------------------------------------------
+
+SPAN_STREAM = (
+    b"\xef\xbb\xbf: a comment\r\nevent: delta\r\nid: 7\r\ndata: {\"a\": \"caf\xc3\xa9 \xe2\x80\xa8\"}\r\n\r\n"
+    b"data:first\ndata\ndata:  two spaces \xf0\x9f\x98\x80\n\n"
+    b"event: ping\n\n"  # dispatches nothing: its bytes belong to no event
+    b"data: bad \xff utf8\rretry: 5\r\r"
+    b"data: last\n\n"
+)
+
+
+def check_spans(data: bytes, events: list[ServerSentEvent]) -> None:
+    prev_end = 0
+    for ev in events:
+        assert prev_end <= ev.start < ev.end <= len(data)
+        assert data[ev.end - 1 : ev.end] in (b"\n", b"\r") and data[ev.end : ev.end + 1] in (b"\n", b"\r")
+        # the event's bytes hold its data lines, each written contiguously from its offset
+        lines = ev.data.split("\n")
+        assert len(ev.data_starts) == len(lines)
+        for line, at in zip(lines, ev.data_starts):
+            assert ev.start <= at <= ev.end
+            raw = data[at : data.find(b"\n", at) if b"\n" in data[at:] else len(data)].split(b"\r")[0]
+            assert raw.decode("utf-8", "replace") == line
+        prev_end = ev.end
+
+
+@pytest.mark.parametrize("cut", ["whole", "bytewise"])
+def test_events_carry_their_byte_spans(cut: str) -> None:
+    chunks = whole(SPAN_STREAM) if cut == "whole" else bytewise(SPAN_STREAM)
+    events = decode_chunks(chunks)
+    assert [e.data for e in events] == ['{"a": "café \u2028"}', "first\n\n two spaces 😀", "bad \ufffd utf8", "last"]
+    check_spans(SPAN_STREAM, events)
+    first, second, third, fourth = events
+    assert first.start == 3  # after the BOM; the comment and event/id lines belong to the event
+    assert SPAN_STREAM[first.start : first.end].endswith(b"}\r\n")
+    assert first.data_starts[0] == SPAN_STREAM.index(b'{"a"')
+    assert second.start == first.end + 2 and second.data_starts[1] == SPAN_STREAM.index(b"data\n") + 4
+    assert third.start == SPAN_STREAM.index(b"data: bad")
+    assert fourth.start == third.end + 1 and SPAN_STREAM[fourth.start : fourth.end] == b"data: last\n"
+
+
+def test_a_crlf_cut_between_reads_does_not_move_the_spans() -> None:
+    d = SSEDecoder()
+    events = d.feed(b"data: x\r\n\r")
+    assert [(e.start, e.end) for e in events] == [(0, 9)]
+    events = d.feed(b"\ndata: y\n\n")
+    assert [(e.start, e.end, e.data_starts) for e in events] == [(11, 19, (17,))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, len(SPAN_STREAM)), max_size=25))
+def test_spans_are_the_same_however_the_bytes_are_cut(positions: list[int]) -> None:
+    events = decode_chunks(cut_at(SPAN_STREAM, positions))
+    want = decode_chunks(whole(SPAN_STREAM))
+    assert [(e.start, e.end, e.data_starts) for e in events] == [(e.start, e.end, e.data_starts) for e in want]
+    check_spans(SPAN_STREAM, events)

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts the app in its own process
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -40,7 +40,7 @@ class ReadsTap:
     def on_read(self, data: bytes) -> None:
         self.reads.append(bytes(data))
 
-    def on_frame(self, kind: str, text: str) -> None:
+    def on_frame(self, frame) -> None:  # noqa: ANN001
         pass
 
     def on_event(self, event) -> None:  # noqa: ANN001
@@ -88,6 +88,7 @@ def test_default_lanes_add_remove_and_per_lane_mode(make_window):
     assert window.comparing
 
 
+@pytest.mark.slow
 def test_lanes_receive_identical_delta_sequences(make_window, qloop, demo_server):
     window = make_window(compare=["naive", "partial", "blocking", "settled"], provider="openai-chat")
     window.set_slicing("7")
@@ -238,6 +239,7 @@ def test_a_table_cell_press_names_the_cell(make_window, qloop):
     assert window.inspector_dock.inspector.pointer == picked[-1]
 
 
+@pytest.mark.slow
 def test_inspector_memory_stays_bounded_on_the_catalog_at_max_speed(make_window, qloop):
     ceiling = 64 * 1024
     window = make_window(compare=["partial", "settled"], scenario="catalog", provider="anthropic", recorder_max_bytes=ceiling)

@@ -25,6 +25,7 @@ def visible_toolbar_widgets(window) -> set[str]:
     return {name for name in out if name}
 
 
+@pytest.mark.slow
 def test_presentation_mode_toggles_with_f11_and_esc_when_idle(make_window, qloop):
     window = make_window(compare=["naive", "partial", "settled"], speed=40)
     window.activateWindow()
@@ -64,6 +65,7 @@ def test_presentation_mode_toggles_with_f11_and_esc_when_idle(make_window, qloop
     assert not window.presenting
 
 
+@pytest.mark.slow
 def test_autoplay_runs_two_cycles_with_a_pause_and_stops(make_window, qloop):
     window = make_window(compare=["naive", "partial"])
     cycles = []

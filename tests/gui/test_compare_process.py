@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtGui import QImage
 
 from tests.gui.test_app_process import run_app
+
+pytestmark = pytest.mark.slow  # each test starts the app in its own process
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

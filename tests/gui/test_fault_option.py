@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from core.run import Phase
 from tests.gui.conftest import arun, wait_until
 from tests.gui.test_app_process import run_app
@@ -30,6 +32,7 @@ def test_picking_a_fault_from_the_menu_drops_the_fraction(make_window):
     assert window.fault == "error"
 
 
+@pytest.mark.slow
 def test_an_unknown_fault_or_fraction_is_refused_on_the_command_line(tmp_path):
     for bad, words in (("nonsense", "unknown fault"), ("disconnect@2", "between 0 and 1")):
         proc = run_app(tmp_path, "--fault", bad, "--screenshot", str(tmp_path / "x.png"), timeout=30)

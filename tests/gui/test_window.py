@@ -31,6 +31,7 @@ def test_object_names_and_initial_buttons(make_window):
     assert window.field("/customer_name").property("state") == "empty"
 
 
+@pytest.mark.slow
 def test_partial_provisional_name_then_settled_and_amount_never_partial(make_window, qloop):
     window = make_window(speed=40, provider="openai-chat", mode="partial")
     rec = Recorder(window, ["/customer_name", "/amount"])
@@ -108,6 +109,7 @@ def test_blocking_mode_shows_everything_at_once(make_window, qloop):
     assert len(rec.seen["/customer_name"]) == len(rec.seen["/notes"])
 
 
+@pytest.mark.slow
 def test_naive_shows_fragments_as_values_and_keeps_them_after_stop(make_window, qloop):
     window = make_window(mode="naive", speed=40, provider="openai-chat")
     window.form.set_value("/customer_name", "Previous SA")

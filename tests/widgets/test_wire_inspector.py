@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from core.events import ArgsDelta
 from core.scenarios import get_scenario
 from core.wiretap import WireRecorder
-from tests.core.test_wiretap import anthropic_wire, play, random_cuts, split_text
+from tests.core.test_wiretap import anthropic_wire, play, random_cuts, split_text, text_frame
 from widgets.wire_inspector import WireInspector
 from widgets.wire_inspector_bytes import MARK, parse_rendered, render_bytes
 from widgets.wire_inspector_slicing import SlicingControl, parse_slicing
@@ -142,6 +143,11 @@ def test_frames_and_their_deltas_are_listed_and_a_row_outlines_its_bytes(qtbot):
     text = w.byte_view.toPlainText()
     outlined = b"".join(parse_rendered(text[s.cursor.selectionStart() : s.cursor.selectionEnd()]) for s in sel)
     assert outlined == wire.data[start:end]
+    # a delta's row stands for the delta's own bytes: its text as the frame's JSON string holds it
+    d_start, d_end = model.span(delta_row)
+    assert start < d_start < d_end < end
+    delta = rec.event(ev_index).event
+    assert json.loads(b'"' + wire.data[d_start:d_end] + b'"') == delta.text
 
 
 def test_the_slicing_knob_emits_the_header_value(qtbot):
@@ -179,6 +185,7 @@ def _rss() -> int:
         return int(f.read().split()[1]) * 4096
 
 
+@pytest.mark.slow
 def test_memory_stays_bounded_on_a_50_mb_stream_at_max_speed(qtbot):
     """50 MB of synthetic NDJSON reads, polled the way the timer polls: everything stays bounded."""
     ceiling = 2 * 1024 * 1024
@@ -197,7 +204,7 @@ def test_memory_stays_bounded_on_a_50_mb_stream_at_max_speed(qtbot):
             rec.on_read(batch[pos : pos + 16384])
         for i in range(0, batch_lines, 8):  # a frame (and its delta) per 8 lines keeps this quick
             text = (line % (n + i)).decode().rstrip("\n")
-            rec.on_frame("ndjson", text)
+            rec.on_frame(text_frame("ndjson", text, fed + i * len(text) + i, ("/message/content",)))
             rec.on_event(ArgsDelta(text=f"{n + i}, "))
         n += batch_lines
         fed += len(batch)
@@ -215,6 +222,7 @@ def test_memory_stays_bounded_on_a_50_mb_stream_at_max_speed(qtbot):
     assert w.byte_view.shown_bytes() == rec.bytes_view()[-len(w.byte_view.shown_bytes()) :]
 
 
+@pytest.mark.slow
 async def test_catalog_at_max_speed_through_the_demo_provider_stays_under_the_ceiling(qtbot, demo_server):
     from core.providers import ExtractionRequest, open_stream
 
