@@ -82,6 +82,7 @@ class RunConfig:
     demo: DemoKnobs | None = None  # None: not the demo provider
     relay_token: str | None = None
     fine_grained: bool = False
+    structured: str = "tools"  # how structure is forced: "tools" | "json_schema" | "json_object"
     idle_timeout: float = 20.0
     show_provisional_strings: bool = True
     show_provisional_numbers: bool = False
