@@ -204,17 +204,13 @@ def _looks_like_file(spec: str) -> bool:
 def resolve_schema(spec: str) -> str:
     """The schema name the run uses for `--schema` (a bundled name, or a JSON Schema file)."""
     if _looks_like_file(spec):
-        # TODO(core/user_schema.py): drop this fallback once resolve_schema is merged, and hand the
-        # resolved SchemaSource to the session / run the way the lead wires custom schemas.
+        from core.user_schema import resolve_schema as resolve_user_schema
+
         try:
-            from core.user_schema import resolve_schema as resolve_user_schema
-        except ImportError:
-            raise UsageProblem(f"--schema {spec}: custom schema files are not supported by this build") from None
-        try:
-            source = resolve_user_schema(spec)
+            resolve_user_schema(spec)  # checked before any request: an unsupported keyword is named here
         except (LivefillError, OSError, KeyError, ValueError) as exc:
             raise UsageProblem(f"--schema {spec}: {_one_line(exc)}") from None
-        return str(getattr(source, "name", spec))
+        return spec  # the run, the form and the relay resolve the same path (core.schemas.schema_model)
     from core.schemas import SCHEMAS
 
     if spec not in SCHEMAS:
@@ -270,7 +266,7 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
         if args.scenario not in SCENARIO_NAMES:
             raise UsageProblem(f"--scenario: unknown scenario {args.scenario!r}; known: {', '.join(SCENARIO_NAMES)}")
         scenario = get_scenario(args.scenario)
-        if provider is None and scenario.schema_name != schema_name:
+        if provider is None and not _looks_like_file(schema_name) and scenario.schema_name != schema_name:
             raise UsageProblem(
                 f"--schema {args.schema}: the demo scenario {scenario.name} is read with schema "
                 f"{scenario.schema_name}; give --schema {scenario.schema_name}"

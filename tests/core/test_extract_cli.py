@@ -296,18 +296,29 @@ def test_bad_usage_is_one_line_and_exit_2(capsys, argv, needle) -> None:  # noqa
     assert err[0].startswith("livefill extract: ") and needle in err[0], err[0]
 
 
-def test_a_schema_file_is_resolved_or_said_unsupported(capsys, tmp_path) -> None:
+def test_a_schema_file_drives_the_form_and_the_commit_like_a_bundled_one(capsys, demo_server, tmp_path) -> None:
+    from core.schemas import schema_model
+
+    path = tmp_path / "weather.schema.json"
+    path.write_text(json.dumps(schema_model("weather").model_json_schema()), encoding="utf-8")
+    code, out, err = run_extract(capsys, ["--schema", str(path), "--scenario", "weather", "--speed", "0"], demo_server)
+    assert code == 0, err
+    changes, final = parse_lines(out)
+    assert final["result"] == "committed" and final["object"] == expected_output("weather")
+    assert {c["pointer"] for c in changes if c["state"] == "settled"} >= {"/city"}
+
+
+def test_a_schema_file_with_an_unsupported_keyword_is_named_before_any_request(capsys, tmp_path) -> None:
     path = tmp_path / "mine.json"
-    path.write_text(json.dumps({"type": "object", "properties": {"city": {"type": "string"}}}), encoding="utf-8")
-    try:
-        import core.user_schema  # noqa: F401
-    except ImportError:
-        code, out, err = run_extract(capsys, ["--schema", str(path), "--scenario", "weather"])
-        assert code == 2 and out == []
-        assert err == [f"livefill extract: --schema {path}: custom schema files are not supported by this build"]
-    else:  # resolved by core.user_schema: a missing file is still one line
-        code, out, err = run_extract(capsys, ["--schema", str(tmp_path / "missing.json"), "--scenario", "weather"])
-        assert code == 2 and out == [] and len(err) == 1
+    path.write_text(
+        json.dumps({"type": "object", "properties": {"city": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}}),
+        encoding="utf-8",
+    )
+    code, out, err = run_extract(capsys, ["--schema", str(path), "--scenario", "weather"])
+    assert code == 2 and out == [] and len(err) == 1
+    assert "/properties/city/anyOf" in err[0] and "anyOf" in err[0], err[0]
+    code, out, err = run_extract(capsys, ["--schema", str(tmp_path / "missing.json"), "--scenario", "weather"])
+    assert code == 2 and out == [] and len(err) == 1
 
 
 def test_help_lists_every_option_with_an_example(capsys) -> None:
