@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,8 @@ INSTALLER = "scripts/install-llama-server.sh"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "smollm2"
 READY_LIMIT = 120.0  # seconds for the server to load the model and answer /v1/models
+FINISHED_GENERATION = re.compile(r"llama_perf_context_print:\s+eval time")
+DISCONNECTED = "Disconnected from client"
 
 
 def in_ci() -> bool:
@@ -80,6 +84,23 @@ class LlamaServer:
 
     def log_text(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def finished_generations(self) -> int:
+        """Generations that ran to their end (llama.cpp prints one `eval time` line for each)."""
+        return len(FINISHED_GENERATION.findall(self.log_text()))
+
+    def disconnects(self) -> int:
+        """Streams the client closed before their end."""
+        return self.log_text().count(DISCONNECTED)
+
+    def wait_for(self, condition: Callable[[], bool], limit: float = 30.0) -> None:
+        """Wait until `condition()` holds (the server writes its log from another process)."""
+        deadline = time.monotonic() + limit
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the llama server's log did not show it within {limit:g} s:\n"
+                                     + self.log_text()[-2000:])
+            time.sleep(0.05)
 
 
 def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
