@@ -39,7 +39,7 @@ class ExtractionRequest:
     schema_name: str
     document: str
     model: str | None = None
-    api_key: str = "demo"
+    api_key: str = field(default="demo", repr=False)  # never in a repr, a log line or a trace
     demo_headers: Mapping[str, str] = field(default_factory=dict)
     fine_grained: bool = False
 
