@@ -100,14 +100,15 @@ class DocumentActions(QObject):
         if self.session.active:
             self.fail(BUSY)
             return None
-        task = asyncio.ensure_future(self.load(Path(path)))
+        path = Path(path)
+        self.bar.show_loading(path.name or str(path))
+        task = asyncio.ensure_future(self.load(path))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
 
     async def load(self, path: Path) -> Document | None:
         """Read `path` (in a worker thread) and use it; None (and one line said) when it cannot be."""
-        self.bar.show_loading(path.name or str(path))
         try:
             doc = await asyncio.to_thread(load_document, path)
         except DocumentError as exc:

@@ -40,6 +40,7 @@ class DocumentBar(QWidget):
         self.paste_button.setText("Paste")
         self.paste_button.setToolTip("Use the text on the clipboard as the document")
         self.paste_button.clicked.connect(self.pasteRequested)
+        self._name = ""
         layout.addWidget(self.name_label, 1)
         layout.addWidget(self.size_label)
         layout.addWidget(self.open_button)
@@ -48,7 +49,8 @@ class DocumentBar(QWidget):
     def show_document(self, name: str, size: str, *, own: bool) -> None:
         """Show the document's name (marked as one's own, or a bundled scenario's) and size line."""
         prefix = "Your document: " if own else "Scenario document: "
-        self.name_label.setText(f"<b>{_escape(prefix + name)}</b>")
+        self._name = prefix + name
+        self.name_label.setText(f"<b>{_escape(self._name)}</b>")
         self.name_label.setToolTip(name)
         self.size_label.setText(size)
         self.setProperty("own", own)
@@ -59,7 +61,7 @@ class DocumentBar(QWidget):
 
     def name_text(self) -> str:
         """The name line as plain text."""
-        return self.name_label.toolTip()
+        return self._name
 
     def set_enabled(self, enabled: bool) -> None:
         """Grey out the buttons while a run is active (the document cannot change then)."""
