@@ -295,6 +295,12 @@ def _prewarm() -> None:
     import core.relay_client  # noqa: F401
 
     core.providers.transport.prewarm()  # the first request's one-off work, off the GUI thread
+    try:
+        import keyring
+
+        keyring.get_keyring()  # the backend is chosen once (~1 s of entry points), here, not at Start
+    except Exception:  # noqa: BLE001 - a broken keyring is reported by the key store when used
+        pass
 
 
 PREWARM = threading.Thread(target=_prewarm, name="livefill-prewarm", daemon=True)
