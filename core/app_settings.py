@@ -111,8 +111,9 @@ class SavedSettings:
     problems: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, settings: RunSettings, *, theme: str | None = None) -> SavedSettings:
-        """What of `settings` (and the theme) is remembered."""
+    def of(cls, settings: RunSettings, *, theme: str | None = None, last_document: str | None = None) -> SavedSettings:
+        """What of `settings` (and the theme) is remembered. The last document is the one shown,
+        else `last_document` (going back to a scenario does not forget it)."""
         return cls(
             provider=settings.provider,
             model=settings.model,
@@ -120,7 +121,7 @@ class SavedSettings:
             compatible_model=settings.compatible_model,
             ollama_base_url=settings.ollama_base_url,
             ollama_model=settings.ollama_model,
-            last_document=settings.document_path,
+            last_document=settings.document_path or last_document,
             theme=theme,
         )
 
@@ -144,9 +145,11 @@ def save_settings(
     *,
     theme: str | None = None,
     redact: Callable[[str], str] | None = None,
+    last_document: str | None = None,
 ) -> SavedSettings:
-    """Write the remembered part of `settings` (and `theme`) to `store`; returns what was saved."""
-    saved = SavedSettings.of(settings, theme=theme)
+    """Write the remembered part of `settings` (and `theme`; `last_document` when no document of
+    one's own is shown) to `store`; returns what was saved."""
+    saved = SavedSettings.of(settings, theme=theme, last_document=last_document)
     for attr, name in KEYS.items():
         value = getattr(saved, attr)
         if value is None or value == "":

@@ -72,8 +72,9 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
     run (None: the demo provider's default, sent explicitly to every lane in compare view);
     `slicing` the demo slicing knob; `recorder_max_bytes` each run's wire recorder ceiling.
     `keys` gives runs their API keys (and the settings dialog its rows); `store` is where the
-    remembered settings are saved whenever one changes (`remembered`: what the last launch left,
-    applied first; `theme` is saved with them); `document` a document of one's own to start with.
+    remembered settings are saved whenever one changes (`remembered`: what the store holds, from
+    the last launch, applied first; `theme` is saved with them); `document` a document of one's
+    own to start with.
 
     Signals: `closed()`, `statusChanged(RunStatus)` (the single run's or any lane's, at most once
     per frame each), `activeChanged(bool)` (some run is active / none is), `runsFinished()` (the

@@ -9,11 +9,12 @@ the last launch had.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
 
-from core.app_settings import save_settings
+from core.app_settings import SavedSettings, save_settings
 from core.keys import KeyStore
 from gui.document_actions import DocumentActions
 
@@ -31,12 +32,17 @@ class WindowDocuments:
     documents: DocumentActions
 
     def save_settings(self) -> None:
-        """Write the remembered settings (never a key) to the settings store, if there is one."""
+        """Write the remembered settings (never a key) to the settings store, if there is one and
+        they differ from what it holds."""
         if self.store is None:
             return
+        last = self.remembered.last_document if self.remembered is not None else None
+        wanted = SavedSettings.of(self.session.settings, theme=self.theme_choice, last_document=last)
+        if self.remembered is not None and wanted == replace(self.remembered, problems=()):
+            return
         keys = self.session.keys
-        save_settings(self.store, self.session.settings, theme=self.theme_choice,
-                      redact=keys.redact if keys is not None else None)
+        self.remembered = save_settings(self.store, self.session.settings, theme=self.theme_choice, last_document=last,
+                                        redact=keys.redact if keys is not None else None)
 
     def open_settings(self) -> Any:
         """File → Settings…: the keys and the local servers' addresses (one dialog, non-modal)."""

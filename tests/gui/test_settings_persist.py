@@ -145,3 +145,26 @@ def test_document_option_is_checked_before_anything_starts(tmp_path, capsys):
         assert exit_info.value.code == 2
         err = capsys.readouterr().err
         assert "--document: " in err and says in err and "Traceback" not in err
+
+
+def test_a_launch_that_changes_nothing_writes_nothing_and_a_scenario_keeps_the_last_document(make_window, qloop,
+                                                                                           tmp_path):
+    ini = tmp_path / "livefill.ini"
+    args = parse_args(["--settings-file", str(ini)])
+    remembered = remember(args)
+    window = make_window(store=args.store, remembered=remembered, provider=args.provider, theme=args.theme)
+    window.session.replace(speed=300)  # not remembered
+    window.close()
+    assert not ini.exists()
+
+    document = tmp_path / "kept.txt"
+    document.write_text("kept", encoding="utf-8")
+    window = make_window(store=QSettingsStore(ini), remembered=load_settings(QSettingsStore(ini)))
+
+    async def opening():
+        await window.documents.open_path(document)
+
+    arun(qloop, opening())
+    window.scenario_combo.setCurrentIndex(window.scenario_combo.findData("ticket"))  # back to a scenario
+    window.close()
+    assert load_settings(QSettingsStore(ini)).last_document == str(document.resolve())
