@@ -17,6 +17,12 @@ bytes that carried it) and the timeline (`TimelineDock`). Presentation mode (F11
 `gui.presentation`), autoplay (`gui.autoplay`) and "Save picture" are actions of the View and
 File menus (`gui.window_menus`).
 
+The source pane is the session's document: a bar over it names it and gives its size and token
+estimate for the provider; File → Open document…, Edit → Paste document and a file dropped on the
+window make a document of one's own the session's (`gui.document_actions`). File → Settings…
+holds the keys (`gui.settings_dialog`, on the session's `KeyStore`); the remembered settings are
+written to the window's store as they change (`gui.window_documents`).
+
 Every slot that can fail is wrapped by `gui.errors.reporting`, so an exception reaches the user as
 a message box. Closing the window emits `closed`; the application then shuts the runs down inside
 the event loop (`shutdown()`) before it stops the server.
@@ -50,8 +56,8 @@ from gui.errors import reporting, show_error
 from gui.lane import Lane
 from gui.presentation import Presentation
 from gui.run_toolbar import RunToolbar
-from gui.window_menus import build_menus, save_picture
 from gui.window_documents import WindowDocuments
+from gui.window_menus import build_menus, save_picture
 from gui.window_views import ViewSwitching
 from widgets.document_bar import DocumentBar
 from widgets.run_log import RunLog

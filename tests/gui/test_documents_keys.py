@@ -353,3 +353,31 @@ def test_a_unique_key_never_reaches_a_file_or_the_output(make_window, qloop, qtb
     assert secret not in out and secret not in err
     logged = "\n".join(r.getMessage() + str(r.args) + (r.exc_text or "") for r in caplog.records)
     assert secret not in logged and secret not in caplog.text
+
+
+def test_the_menus_open_a_document_and_the_settings(make_window, qloop, tmp_path):
+    from PySide6.QtWidgets import QFileDialog
+
+    from gui.settings_dialog import SettingsDialog
+
+    path = tmp_path / "chosen.txt"
+    path.write_text("chosen text", encoding="utf-8")
+    window = make_window(keys=KeyStore(backend=MemoryKeyring()))
+    assert window.open_document_action.shortcut().toString() == "Ctrl+O"
+    assert window.settings_action.shortcut().toString() == "Ctrl+,"
+
+    async def choosing():
+        window.open_document_action.trigger()
+        dialog = window.findChild(QFileDialog, "openDocumentDialog")
+        assert dialog is not None and dialog.isVisible() and ".pdf" in dialog.nameFilters()[0]
+        dialog.fileSelected.emit(str(path))
+        dialog.close()
+        await window.documents.wait()
+
+    arun(qloop, choosing())
+    assert window.session.settings.document == "chosen text"
+    window.settings_action.trigger()
+    dialog = window.findChild(SettingsDialog, "settingsDialog")
+    assert dialog is window.settings_dialog and dialog.isVisible()
+    window.settings_action.trigger()
+    assert window.findChildren(SettingsDialog) == [dialog]  # one dialog
