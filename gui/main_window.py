@@ -430,7 +430,7 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
 
     def presentation_hide(self) -> list[QWidget]:
         """What presentation mode hides besides the toolbar's extras and the menu bar."""
-        out: list[QWidget] = [self.run_log]
+        out: list[QWidget] = [self.run_log, self.document_bar.open_button, self.document_bar.paste_button]
         if self.compare_view is not None:
             out.append(self.compare_view.add_button)
             out.append(self.compare_view.caption)
