@@ -33,7 +33,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, AsyncContextManager
 
 from core.demo_client import demo_request_entry, demo_requests, server_note
@@ -78,7 +78,7 @@ class RunConfig:
     schema_json: Mapping[str, Any] | None = None  # a person's JSON Schema itself (wins over schema_name)
     document: str = ""
     model: str | None = None
-    api_key: str = "demo"
+    api_key: str = field(default="demo", repr=False)  # never in a repr, a log line or a trace
     demo: DemoKnobs | None = None  # None: not the demo provider
     relay_token: str | None = None
     fine_grained: bool = False

@@ -29,6 +29,7 @@ from typing import Any
 
 from core.form import MISSING, FormModel
 from core.history import History
+from core.keys import KeyStore
 from core.metrics import leaves
 from core.modes import Mode, parse_mode
 from core.request_notes import match_entries, request_notes, spec_leaves
@@ -125,6 +126,8 @@ class Session:
 
     `history` receives the single form's committed runs (compare lanes write none). `source`
     replaces the network for every run (tests, replays). `clock` stamps t0 and the lanes' ends.
+    `keys` (a `core.keys.KeyStore`) gives each run the API key of its provider at its base URL
+    (None, or no key kept for that slot: the demo provider's placeholder key).
     """
 
     def __init__(
@@ -136,8 +139,10 @@ class Session:
         source: Source | None = None,
         clock: Callable[[], float] = time.monotonic,
         fetch_notes: bool = True,
+        keys: KeyStore | None = None,
     ) -> None:
         self._settings = settings or RunSettings()
+        self.keys = keys
         self.history = history
         self.recorder_max_bytes = recorder_max_bytes
         self.source = source
@@ -372,7 +377,9 @@ class Session:
         seed = s.seed
         if seed is None and self._comparing:
             seed = DEFAULT_SEED  # said explicitly, so every lane's request shows the same seed
-        label = f"{s.scenario} · {s.provider}" + (f" · fault {s.fault}" if s.fault else "")
+        what = s.document_name if s.document is not None and s.document_name else s.scenario
+        label = f"{what} · {s.provider}" + (f" · fault {s.fault}" if s.fault else "")
+        key = self.keys.get(s.provider, s.base_url) if self.keys is not None and s.base_url else None
         return RunConfig(
             mode=s.mode,
             provider=s.provider,
@@ -380,6 +387,7 @@ class Session:
             schema_name=self.schema_name(),
             document=self.document(),
             model=s.model,
+            api_key=key.secret if key is not None else "demo",
             demo=DemoKnobs(scenario=s.scenario, speed=s.speed, seed=seed, slice=s.slicing or None, fault=s.fault),
             relay_token=s.relay_token,
             idle_timeout=s.idle_timeout,

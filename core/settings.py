@@ -81,19 +81,28 @@ def check_slicing(text: str) -> str:
 class RunSettings:
     """What the next run reads, with whom, how, and with which demo knobs (see the module docstring).
 
-    `document` / `schema_name` left None mean "the scenario's". `schema_name` is a bundled schema's
+    `document` / `schema_name` left None mean "the scenario's"; a document of one's own has its
+    text in `document`, what to call it in `document_name` ("invoice.pdf", "Pasted text") and the
+    file it came from in `document_path` (None when pasted). `schema_name` is a bundled schema's
     name or the path of a person's JSON Schema file (core.user_schema; checked here, so a schema
-    livefill cannot use is refused with its keyword and pointer before any run). `seed` None
-    means the demo provider's default. `fault` is `NAME[@FRACTION]` or None.
+    livefill cannot use is refused with its keyword and pointer before any run). `compatible_*` /
+    `ollama_*` are the base URL and model of an OpenAI-compatible server and of Ollama ("" / None:
+    not chosen). `seed` None means the demo provider's default. `fault` is `NAME[@FRACTION]` or None.
     """
 
     scenario: str = "invoice"
     document: str | None = None
+    document_name: str | None = None
+    document_path: str | None = None
     schema_name: str | None = None
     provider: str = "anthropic"
     base_url: str = ""
     relay_token: str | None = None
     model: str | None = None
+    compatible_base_url: str = ""
+    compatible_model: str | None = None
+    ollama_base_url: str = ""
+    ollama_model: str | None = None
     mode: Mode = Mode.PARTIAL
     speed: float = 30.0
     seed: int | None = None

@@ -13,7 +13,14 @@ has arrived), saves `PATH` when the run has ended, and exits 0 (1 if the run did
 
 `--autoplay` replays the scenario in a loop with a pause between runs (a booth screen; Stop or Esc
 ends it, closing the window ends it cleanly); `--present` starts in presentation mode (F11).
-`--theme` picks the light or dark style sheet (default: follow the system palette).
+`--theme` picks the light or dark style sheet (default: the one last used, else follow the
+system palette). `--document FILE` opens a document of one's own (.txt, .md, .pdf; checked before
+anything starts: a file that cannot be used exits 2 with one line saying why).
+
+Remembered settings (provider, model, the compatible server's and Ollama's addresses, the last
+document, the theme; never a key) are read at launch from the user's QSettings file, or from
+`--settings-file FILE`, and written whenever one changes. Keys come from `core.keys.KeyStore`;
+every log record, message box and printed traceback is redacted of the keys it knows.
 """
 
 from __future__ import annotations
@@ -60,7 +67,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="livefill", description=__doc__.split("\n", 1)[0])
     parser.add_argument("--scenario", default="invoice", choices=SCENARIO_NAMES)
     parser.add_argument("--mode", default="partial", choices=[m.value for m in Mode])
-    parser.add_argument("--provider", default="anthropic", choices=list(PROVIDERS))
+    parser.add_argument("--provider", default=None, choices=list(PROVIDERS), help="default: the one last used, else anthropic")
     parser.add_argument("--speed", type=float, default=30.0, help="demo tokens per second (0 = as fast as possible)")
     parser.add_argument("--fault", default=None, type=_fault_arg, help="demo fault NAME[@FRACTION] preselected in the Faults menu")
     parser.add_argument("--idle-timeout", type=float, default=20.0, help="seconds of no content before a run fails")
@@ -75,10 +82,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--autoplay-cycles", type=int, default=None, help=argparse.SUPPRESS)  # tests: close after N runs
     parser.add_argument("--show-provisional-numbers", action="store_true", help="partial mode shows numbers before they settle (marked), e.g. 120… for 1200")
     parser.add_argument("--present", action="store_true", help="start in presentation mode (F11 / Esc leaves it)")
-    parser.add_argument("--theme", default="system", choices=["system", "light", "dark"], help="colour theme (default: follow the system)")
+    parser.add_argument("--theme", default=None, choices=["system", "light", "dark"], help="colour theme (default: the one last used, else follow the system)")
+    parser.add_argument("--document", metavar="FILE", help="open your own document (.txt, .md or .pdf) instead of the scenario's")
+    parser.add_argument("--settings-file", metavar="FILE", help="keep the remembered settings in this INI file (default: the user's livefill settings)")
     parser.add_argument("--exit-after-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--close-after", type=float, default=None, help=argparse.SUPPRESS)  # tests: close the window
     args = parser.parse_args(argv)
+    if args.document:
+        from core.documents import DocumentError, load_document
+
+        try:
+            args.document = load_document(args.document)
+        except DocumentError as exc:
+            parser.error(f"--document: {exc.message}")
     if args.compare:
         from core.session import parse_modes
 
@@ -87,6 +103,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         except ValueError as exc:
             parser.error(f"--compare: {exc}")
     return args
+
+
+def remember(args: argparse.Namespace):  # noqa: ANN201 (SavedSettings)
+    """Read the remembered settings (from `--settings-file` or the user's); fill in the provider
+    and theme the command line left open. The store is kept as `args.store`."""
+    from dataclasses import replace
+
+    from core.app_settings import load_settings
+    from gui.qsettings_store import QSettingsStore
+
+    args.store = QSettingsStore(args.settings_file)
+    saved = load_settings(args.store)
+    for problem in saved.problems:
+        print(f"livefill: {problem}", file=sys.stderr)
+    args.provider = args.provider or saved.provider or "anthropic"
+    args.theme = args.theme or saved.theme or "system"
+    return replace(saved, provider=args.provider, theme=args.theme)
 
 
 def mid_path(path: Path) -> Path:
@@ -113,9 +146,16 @@ async def amain(args: argparse.Namespace, server, t0: float) -> int:  # noqa: AN
 
 async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
     from core.history import History
+    from core.keys import KeyStore, install_log_redaction
     from gui import errors
     from gui.main_window import MainWindow
 
+    keys = KeyStore()
+    install_log_redaction(keys.known_secrets)
+    errors.set_redactor(keys.redact)
+    remembered = getattr(args, "remembered", None)
+    if remembered is None:
+        remembered = remember(args)
     exit_code = 0
     window: MainWindow | None = None
     try:
@@ -133,8 +173,15 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             seed=args.seed,
             slicing=args.slicing,
             show_provisional_numbers=args.show_provisional_numbers,
+            keys=keys,
+            store=args.store,
+            remembered=remembered,
+            theme=args.theme,
+            document=args.document or None,
         )
         errors.install(window, asyncio.get_running_loop())
+        if not args.document:
+            window.restore_last_document()
         closed = asyncio.Event()
         window.closed.connect(closed.set)
         if args.screenshot and args.compare:
@@ -248,6 +295,12 @@ def _prewarm() -> None:
     import core.relay_client  # noqa: F401
 
     core.providers.transport.prewarm()  # the first request's one-off work, off the GUI thread
+    try:
+        import keyring
+
+        keyring.get_keyring()  # the backend is chosen once (~1 s of entry points), here, not at Start
+    except Exception:  # noqa: BLE001 - a broken keyring is reported by the key store when used
+        pass
 
 
 PREWARM = threading.Thread(target=_prewarm, name="livefill-prewarm", daemon=True)
@@ -301,6 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     app.setQuitOnLastWindowClosed(False)  # the coroutine decides when to stop
     from gui.theme import Theme
 
+    args.remembered = remember(args)
     theme = Theme(app, args.theme)  # noqa: F841 - lives as the app's child, follows the system palette
     try:
         code = qasync.run(amain(args, server, t0))

@@ -3,7 +3,9 @@
 `show_error(message, parent)` opens a non-modal message box (object name `errorBox`) over the
 window; `reporting` wraps a slot so that an exception it raises is shown so (over the window of
 the object whose slot it was) and printed to stderr; `install(window, loop)` routes uncaught
-exceptions (sys.excepthook, the asyncio loop's handler) to `show_error` too.
+exceptions (sys.excepthook, the asyncio loop's handler) to `show_error` too. Every message and
+every traceback goes through the redactor set by `set_redactor` (the key store's `redact`), so
+no known API key reaches a message box or the crash output.
 """
 
 from __future__ import annotations
@@ -20,6 +22,17 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 F = TypeVar("F", bound=Callable[..., Any])
 
 _parent: QWidget | None = None
+_redact: Callable[[str], str] = str
+
+
+def set_redactor(redact: Callable[[str], str] | None) -> None:
+    """Run every shown message and printed traceback through `redact` (None: as they are)."""
+    global _redact
+    _redact = redact or str
+
+
+def _print_exception(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
+    sys.stderr.write(_redact("".join(traceback.format_exception(kind, exc, tb))))
 
 
 def show_error(message: str, parent: QWidget | None = None) -> QMessageBox:
@@ -28,7 +41,7 @@ def show_error(message: str, parent: QWidget | None = None) -> QMessageBox:
     box.setObjectName("errorBox")
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle("livefill")
-    box.setText(message)
+    box.setText(_redact(message))
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()
     return box
@@ -51,7 +64,7 @@ def reporting(slot: F) -> F:
         try:
             return slot(*args, **kwargs)
         except Exception as exc:
-            traceback.print_exc()
+            _print_exception(type(exc), exc, exc.__traceback__)
             show_error(f"{type(exc).__name__}: {exc}", _window_of(args[0]) if args else None)
             return None
 
@@ -64,7 +77,7 @@ def install(parent: QWidget, loop: Any | None = None) -> None:
     _parent = parent
 
     def excepthook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
-        traceback.print_exception(kind, exc, tb)
+        _print_exception(kind, exc, tb)
         show_error(f"{kind.__name__}: {exc}")
 
     sys.excepthook = excepthook
@@ -74,10 +87,10 @@ def install(parent: QWidget, loop: Any | None = None) -> None:
             exc = context.get("exception")
             message = context.get("message", "error")
             if exc is not None:
-                traceback.print_exception(type(exc), exc, exc.__traceback__)
+                _print_exception(type(exc), exc, exc.__traceback__)
                 show_error(f"{type(exc).__name__}: {exc}")
             else:
-                print(message, file=sys.stderr)
+                print(_redact(str(message)), file=sys.stderr)
                 show_error(str(message))
 
         loop.set_exception_handler(handler)

@@ -17,6 +17,12 @@ bytes that carried it) and the timeline (`TimelineDock`). Presentation mode (F11
 `gui.presentation`), autoplay (`gui.autoplay`) and "Save picture" are actions of the View and
 File menus (`gui.window_menus`).
 
+The source pane is the session's document: a bar over it names it and gives its size and token
+estimate for the provider; File → Open document…, Edit → Paste document and a file dropped on the
+window make a document of one's own the session's (`gui.document_actions`). File → Settings…
+holds the keys (`gui.settings_dialog`, on the session's `KeyStore`); the remembered settings are
+written to the window's store as they change (`gui.window_documents`).
+
 Every slot that can fail is wrapped by `gui.errors.reporting`, so an exception reaches the user as
 a message box. Closing the window emits `closed`; the application then shuts the runs down inside
 the event loop (`shutdown()`) before it stops the server.
@@ -32,8 +38,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
+from core.app_settings import SavedSettings, SettingsStore
+from core.documents import Document
 from core.form import FieldKind, FieldState, FormModel
 from core.history import History
+from core.keys import KeyStore
 from core.modes import Mode
 from core.run import RunConfig, RunStatus
 from core.session import SINGLE, LanesChanged, Session, SettingsChanged, ViewChanged
@@ -42,26 +51,36 @@ from core.wiretap import DEFAULT_MAX_BYTES
 from gui.autoplay import DEFAULT_PAUSE, Autoplay
 from gui.controller import RunController
 from gui.docks import DockFollower, InspectorDock, TimelineDock
+from gui.document_actions import DocumentActions
 from gui.errors import reporting, show_error
 from gui.lane import Lane
 from gui.presentation import Presentation
 from gui.run_toolbar import RunToolbar
+from gui.window_documents import WindowDocuments
 from gui.window_menus import build_menus, save_picture
 from gui.window_views import ViewSwitching
+from widgets.document_bar import DocumentBar
 from widgets.run_log import RunLog
 from widgets.source_view import SourceView
 from widgets.status_line import StatusLine
 
 __all__ = ["MainWindow", "SINGLE"]
 
+_REMEMBERED = frozenset({"provider", "model", "compatible_base_url", "compatible_model", "ollama_base_url",
+                         "ollama_model", "document_path"})
 
-class MainWindow(ViewSwitching, QMainWindow):
+
+class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
     """The livefill window. `base_url` / `relay_token` point at the (embedded) demo server.
 
     The keyword arguments are the first settings of the session (`window.session`): `compare`
     starts in the compare view with these lane modes (2 to 5); `seed` is the demo seed of every
     run (None: the demo provider's default, sent explicitly to every lane in compare view);
     `slicing` the demo slicing knob; `recorder_max_bytes` each run's wire recorder ceiling.
+    `keys` gives runs their API keys (and the settings dialog its rows); `store` is where the
+    remembered settings are saved whenever one changes (`remembered`: what the store holds, from
+    the last launch, applied first; `theme` is saved with them); `document` a document of one's
+    own to start with.
 
     Signals: `closed()`, `statusChanged(RunStatus)` (the single run's or any lane's, at most once
     per frame each), `activeChanged(bool)` (some run is active / none is), `runsFinished()` (the
@@ -90,6 +109,11 @@ class MainWindow(ViewSwitching, QMainWindow):
         slicing: str | None = None,
         show_provisional_numbers: bool = False,
         recorder_max_bytes: int = DEFAULT_MAX_BYTES,
+        keys: KeyStore | None = None,
+        store: SettingsStore | None = None,
+        remembered: SavedSettings | None = None,
+        theme: str = "system",
+        document: Document | None = None,
     ) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
@@ -99,7 +123,13 @@ class MainWindow(ViewSwitching, QMainWindow):
             speed=speed, seed=seed, slicing=slicing or "event", fault=fault, idle_timeout=idle_timeout,
             show_provisional_numbers=show_provisional_numbers,
         )
-        self.session = Session(settings, history=history, recorder_max_bytes=recorder_max_bytes)
+        if remembered is not None:
+            settings = remembered.apply(settings)
+        self.session = Session(settings, history=history, recorder_max_bytes=recorder_max_bytes, keys=keys)
+        self.store = store
+        self.remembered = remembered
+        self.theme_choice = theme
+        self.settings_dialog: Any = None  # a SettingsDialog, made on first use
         self.history = history
         self.compare_view: Any = None  # a CompareView, made on first use
         self._top_sizes: list[int] | None = None
@@ -126,6 +156,9 @@ class MainWindow(ViewSwitching, QMainWindow):
         self.autoplay = Autoplay(self, pause=DEFAULT_PAUSE)
         self.autoplay.activeChanged.connect(self._on_autoplay)
         self.session.subscribe(self._on_session_event)
+        self.setAcceptDrops(True)
+        if document is not None:
+            self.documents.use(document)
         self._show_document()
         self._sync_docks()
         self._on_active()
@@ -141,6 +174,15 @@ class MainWindow(ViewSwitching, QMainWindow):
 
     def _build_body(self) -> None:
         self.source_view = SourceView()
+        self.document_bar = DocumentBar()
+        self.documents = DocumentActions(self, self.session, self.document_bar, self.source_view)
+        self.source_pane = QWidget()
+        self.source_pane.setObjectName("sourcePane")
+        pane = QVBoxLayout(self.source_pane)
+        pane.setContentsMargins(0, 0, 0, 0)
+        pane.setSpacing(0)
+        pane.addWidget(self.document_bar)
+        pane.addWidget(self.source_view)
         self.single_view = Lane(self.session, self.session.single, chrome=False)
         self.single_view.statusChanged.connect(self._on_status)
         self.single_view.finished.connect(self._on_finished)
@@ -161,7 +203,7 @@ class MainWindow(ViewSwitching, QMainWindow):
 
         top = QSplitter(Qt.Orientation.Horizontal)
         top.setObjectName("topSplitter")
-        top.addWidget(self.source_view)
+        top.addWidget(self.source_pane)
         top.addWidget(self.stack)
         top.setStretchFactor(0, 2)
         top.setStretchFactor(1, 3)
@@ -257,8 +299,10 @@ class MainWindow(ViewSwitching, QMainWindow):
 
     def _on_session_event(self, event: Any) -> None:
         if isinstance(event, SettingsChanged):
-            if event.changed & {"scenario", "document", "schema_name"}:
+            if event.changed & {"scenario", "document", "schema_name", "document_name", "provider"}:
                 self._show_document()
+            if event.changed & _REMEMBERED:
+                self.save_settings()
             if "mode" in event.changed:
                 self._sync_docks()
         elif isinstance(event, ViewChanged):
@@ -267,7 +311,7 @@ class MainWindow(ViewSwitching, QMainWindow):
             self._sync_docks()
 
     def _show_document(self) -> None:
-        self.source_view.show_document(self.session.document())
+        self.documents.render()
 
     # -- intents ------------------------------------------------------------------------------
 
@@ -332,6 +376,7 @@ class MainWindow(ViewSwitching, QMainWindow):
     def _on_active(self, _active: bool = False) -> None:
         active = self.active
         self.toolbar.set_enabled(active, self.comparing, self.autoplay.active)
+        self.document_bar.set_enabled(not active)
         self.inspector_dock.inspector.slicing.setEnabled(not active)
         self.activeChanged.emit(active)
 
@@ -385,7 +430,7 @@ class MainWindow(ViewSwitching, QMainWindow):
 
     def presentation_hide(self) -> list[QWidget]:
         """What presentation mode hides besides the toolbar's extras and the menu bar."""
-        out: list[QWidget] = [self.run_log]
+        out: list[QWidget] = [self.run_log, self.document_bar.open_button, self.document_bar.paste_button]
         if self.compare_view is not None:
             out.append(self.compare_view.add_button)
             out.append(self.compare_view.caption)
@@ -464,6 +509,7 @@ class MainWindow(ViewSwitching, QMainWindow):
     async def shutdown(self) -> None:
         """Stop autoplay, cancel every active run and wait until every stream is closed."""
         await self.autoplay.shutdown()
+        await self.documents.wait()
         await self.session.shutdown()
         await self.controller.shutdown()
         if self.compare_view is not None:
@@ -472,5 +518,6 @@ class MainWindow(ViewSwitching, QMainWindow):
         self.single_view.release()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
+        self.save_settings()
         event.accept()
         self.closed.emit()

@@ -8,6 +8,10 @@ and the Compare action) and keeps none of the values: each control shows `sessio
 is re-set, with its signals blocked, on every `SettingsChanged`) and a user's choice becomes a
 `session.replace(...)` intent. `set_enabled(active, comparing)` greys out what cannot change
 while a run is active. The window connects Start, Stop and Compare.
+
+While the session reads a document of one's own, the scenario picker shows it as its first entry
+("Your document: NAME"); choosing a bundled scenario there goes back to that scenario's document
+in one click.
 """
 
 from __future__ import annotations
@@ -24,7 +28,10 @@ from core.session import Session, SettingsChanged
 from core.settings import FAULT_NAMES, RunSettings
 from gui.errors import reporting
 
-__all__ = ["RunToolbar", "PROVIDER_LABELS", "SPEEDS"]
+__all__ = ["RunToolbar", "PROVIDER_LABELS", "SPEEDS", "OWN_DOCUMENT"]
+
+OWN_DOCUMENT = "\x00own-document"
+"""The scenario picker's data for the "Your document" entry."""
 
 PROVIDER_LABELS: dict[str, str] = {
     "anthropic": "Anthropic (demo)",
@@ -156,7 +163,8 @@ class RunToolbar(QObject):
 
     def show_settings(self, s: RunSettings) -> None:
         """Show `s` on every control (no intent is sent back)."""
-        _select(self.scenario_combo, s.scenario)
+        self._show_own_document(s)
+        _select(self.scenario_combo, OWN_DOCUMENT if s.document is not None else s.scenario)
         _select(self.provider_combo, s.provider)
         _select(self.mode_combo, s.mode.value)
         if self.speed_combo.findData(s.speed) < 0:
@@ -177,6 +185,25 @@ class RunToolbar(QObject):
                 act.blockSignals(True)
                 act.setChecked(value)
                 act.blockSignals(False)
+
+    def _show_own_document(self, s: RunSettings) -> None:
+        combo = self.scenario_combo
+        combo.blockSignals(True)
+        try:
+            index = combo.findData(OWN_DOCUMENT)
+            if s.document is None:
+                if index >= 0:
+                    combo.removeItem(index)
+                return
+            label = f"Your document: {s.document_name or 'pasted text'}"
+            if index < 0:
+                combo.insertItem(0, label, OWN_DOCUMENT)
+            else:
+                combo.setItemText(index, label)
+            combo.setItemData(combo.findData(OWN_DOCUMENT), f"{label} (read with the {s.scenario} schema)",
+                              Qt.ItemDataRole.ToolTipRole)
+        finally:
+            combo.blockSignals(False)
 
     def set_enabled(self, active: bool, comparing: bool, autoplay: bool) -> None:
         """Grey out what cannot change while a run is active (the mode: also in compare view)."""
@@ -201,7 +228,11 @@ class RunToolbar(QObject):
 
     @reporting
     def _scenario_chosen(self, _index: int) -> None:
-        self._send(scenario=str(self.scenario_combo.currentData()))
+        chosen = str(self.scenario_combo.currentData())
+        if chosen == OWN_DOCUMENT:
+            self.show_settings(self.session.settings)
+            return
+        self._send(scenario=chosen, document=None, document_name=None, document_path=None)
 
     @reporting
     def _provider_chosen(self, _index: int) -> None:

@@ -1,6 +1,7 @@
 """The window's File and View menus, and "Save picture" (a PNG of the window).
 
-`build_menus(window)` adds File (Save picture…, Export timeline as PNG…, Quit) and View (Compare,
+`build_menus(window)` adds File (Open document…, Settings…, Save picture…, Export timeline as PNG…,
+Quit), Edit (Paste document) and View (Compare,
 Wire inspector, Timeline, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
 button to its Run toolbar, and window-level copies of the shortcuts so they work while the menu
 bar is hidden (presentation). The actions are kept on the window (`save_picture_action`,
@@ -45,6 +46,19 @@ def _ask_and_save(window: Any) -> None:
 def build_menus(window: Any) -> None:
     """The File and View menus of `window` (see the module docstring)."""
     file_menu = window.menuBar().addMenu("&File")
+    window.open_document_action = QAction("Open document…", window)
+    window.open_document_action.setObjectName("openDocumentAction")
+    window.open_document_action.setShortcut(QKeySequence("Ctrl+O"))
+    window.open_document_action.setToolTip("Read your own .txt, .md or .pdf document")
+    window.open_document_action.triggered.connect(reporting(lambda _checked=False: window.documents.ask_open()))
+    file_menu.addAction(window.open_document_action)
+    window.settings_action = QAction("Settings…", window)
+    window.settings_action.setObjectName("settingsAction")
+    window.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+    window.settings_action.setToolTip("API keys, and the addresses of an OpenAI-compatible server and Ollama")
+    window.settings_action.triggered.connect(reporting(lambda _checked=False: window.open_settings()))
+    file_menu.addAction(window.settings_action)
+    file_menu.addSeparator()
     window.save_picture_action = QAction("Save picture…", window)
     window.save_picture_action.setObjectName("savePictureAction")
     window.save_picture_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
@@ -59,6 +73,14 @@ def build_menus(window: Any) -> None:
     quit_action.setShortcut(QKeySequence.StandardKey.Quit)
     quit_action.triggered.connect(window.close)
     file_menu.addAction(quit_action)
+
+    edit = window.menuBar().addMenu("&Edit")
+    window.paste_document_action = QAction("Paste document", window)
+    window.paste_document_action.setObjectName("pasteDocumentAction")
+    window.paste_document_action.setShortcut(QKeySequence("Ctrl+Shift+V"))
+    window.paste_document_action.setToolTip("Use the text (or the file) on the clipboard as the document")
+    window.paste_document_action.triggered.connect(reporting(lambda _checked=False: window.documents.paste()))
+    edit.addAction(window.paste_document_action)
 
     view = window.menuBar().addMenu("&View")
     view.addAction(window.compare_action)
@@ -86,6 +108,7 @@ def build_menus(window: Any) -> None:
     window.save_picture_button.setText("Save picture")
     window.run_toolbar.addWidget(window.save_picture_button)
     # window-level copies so the shortcuts work while the menu bar is hidden (presentation)
-    for action in (window.save_picture_action, window.compare_action, window.present_action,
+    for action in (window.open_document_action, window.settings_action, window.paste_document_action,
+                   window.save_picture_action, window.compare_action, window.present_action,
                    window.inspector_action, window.timeline_action):
         window.addAction(action)

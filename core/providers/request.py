@@ -41,7 +41,7 @@ class ExtractionRequest:
     document: str
     schema_json: Mapping[str, Any] | None = None
     model: str | None = None
-    api_key: str = "demo"
+    api_key: str = field(default="demo", repr=False)  # never in a repr, a log line or a trace
     demo_headers: Mapping[str, str] = field(default_factory=dict)
     fine_grained: bool = False
 

@@ -107,3 +107,10 @@ class Recorder:
 
     def values(self, pointer: str) -> list[str]:
         return [v for _, v in self.seen[pointer]]
+
+
+@pytest.fixture(autouse=True)
+def _private_user_config(tmp_path_factory, monkeypatch):
+    """Apps started by a test keep their remembered settings in a temporary folder, never in the
+    user's own config (QSettings follows XDG_CONFIG_HOME)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))

@@ -1,0 +1,172 @@
+"""Your own document: File → Open document…, Edit → Paste document, a file dropped on the window.
+
+How this works
+--------------
+`DocumentActions(window, session)` turns each way in into one `core.documents` call and one
+session intent: `session.replace(document=text, document_name=name, document_path=path)`. A file
+is read off the GUI thread (`asyncio.to_thread`: a PDF's text extraction can take seconds), so
+the window keeps painting; the bar over the source pane says "reading NAME…" meanwhile. Every
+`DocumentError` (and a change refused while a run is active) is one line in the status bar and
+the run log, and the document shown before stays: nothing is lost.
+
+`render()` draws the session's document: the source pane shows exactly the text that will be
+sent (`Session.document()`), the bar its name and `describe_size` for the current provider. The
+`Document` last loaded is kept only to describe it (its page count); it is never a setting.
+Choosing a bundled scenario in the toolbar's picker goes back to the scenario's document.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QMimeData, QObject, QStandardPaths, Qt, Signal
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow
+
+from core.documents import SUPPORTED_SUFFIXES, Document, DocumentError, describe_size, document_from_text, load_document
+from core.scenarios import get_scenario
+from core.session import Session
+from widgets.document_bar import DocumentBar
+from widgets.source_view import SourceView
+
+__all__ = ["DocumentActions", "FILE_FILTER"]
+
+FILE_FILTER = "Documents (" + " ".join(f"*{s}" for s in SUPPORTED_SUFFIXES) + ");;All files (*)"
+
+BUSY = "Stop the run before changing the document."
+
+
+class DocumentActions(QObject):
+    """Loads documents into `session` and renders its document (see the module docstring).
+
+    Signals: `loaded(str)` (the name of a document now in the session), `failed(str)` (the one
+    line said to the user).
+    """
+
+    loaded = Signal(str)
+    failed = Signal(str)
+
+    def __init__(self, window: QMainWindow, session: Session, bar: DocumentBar, source: SourceView) -> None:
+        super().__init__(window)
+        self.window = window
+        self.session = session
+        self.bar = bar
+        self.source = source
+        self._last: Document | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        bar.openRequested.connect(self.ask_open)
+        bar.pasteRequested.connect(self.paste)
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    def render(self) -> None:
+        """Show the session's document and its size for the session's provider."""
+        s = self.session.settings
+        text = self.session.document()
+        if self.source.toPlainText() != text:
+            self.source.show_document(text)
+        own = s.document is not None
+        if own:
+            doc = self._last if self._last is not None and self._last.text == text else None
+            name = s.document_name or "Your document"
+        else:
+            doc = None
+            name = f"{s.scenario} — {get_scenario(s.scenario).title}"
+        try:
+            doc = doc or document_from_text(text, name=name)
+        except DocumentError:
+            self.bar.show_document(name, "empty", own=own)
+            return
+        self.bar.show_document(name, describe_size(doc, s.provider), own=own)
+
+    # -- ways in ---------------------------------------------------------------------------------
+
+    def ask_open(self) -> None:
+        """File → Open document…: a file dialog (never a nested event loop)."""
+        folder = self.session.settings.document_path
+        start = str(Path(folder).parent) if folder else (
+            QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation) or str(Path.home())
+        )
+        dialog = QFileDialog(self.window, "Open a document", start, FILE_FILTER)
+        dialog.setObjectName("openDocumentDialog")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.fileSelected.connect(lambda chosen: self.open_path(chosen) if chosen else None)
+        dialog.open()
+
+    def open_path(self, path: str | Path) -> asyncio.Task[Document | None] | None:
+        """Read the file at `path` off the GUI thread and make it the document; the task."""
+        if self.session.active:
+            self.fail(BUSY)
+            return None
+        path = Path(path)
+        self.bar.show_loading(path.name or str(path))
+        task = asyncio.ensure_future(self.load(path))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def load(self, path: Path) -> Document | None:
+        """Read `path` (in a worker thread) and use it; None (and one line said) when it cannot be."""
+        try:
+            doc = await asyncio.to_thread(load_document, path)
+        except DocumentError as exc:
+            self.render()
+            self.fail(exc.message)
+            return None
+        return doc if self.use(doc) else None
+
+    def paste(self) -> None:
+        """Edit → Paste document: the clipboard's file (a copied file) or its text."""
+        self.take_mime(QApplication.clipboard().mimeData(), text_name="Pasted text")
+
+    def take_mime(self, mime: QMimeData | None, *, text_name: str) -> bool:
+        """A file (the first local one) or text from a paste or a drop; False if it had neither."""
+        if mime is not None and mime.hasUrls():
+            files = [url.toLocalFile() for url in mime.urls() if url.isLocalFile()]
+            if files:
+                self.open_path(files[0])
+                return True
+        text = mime.text() if mime is not None and mime.hasText() else ""
+        try:
+            doc = document_from_text(text, name=text_name)
+        except DocumentError as exc:
+            self.fail(exc.message)
+            return False
+        return self.use(doc)
+
+    @staticmethod
+    def accepts(mime: QMimeData | None) -> bool:
+        """Whether a drag carries something that can become the document (a local file or text)."""
+        if mime is None:
+            return False
+        if mime.hasUrls() and any(url.isLocalFile() for url in mime.urls()):
+            return True
+        return mime.hasText()
+
+    def use(self, doc: Document) -> bool:
+        """Make `doc` the session's document; False (said) if a run is active."""
+        if self.session.active:
+            self.fail(BUSY)
+            return False
+        self._last = doc
+        self.session.replace(document=doc.text, document_name=doc.name,
+                             document_path=str(doc.path.resolve()) if doc.path is not None else None)
+        self.render()
+        self.loaded.emit(doc.name)
+        return True
+
+    def fail(self, message: str) -> None:
+        """Say one line in the status bar and the run log; the document shown stays."""
+        self.window.statusBar().showMessage(message, 15000)
+        run_log = getattr(self.window, "run_log", None)
+        if run_log is not None:
+            run_log.addItem(f"document: {message}")
+            run_log.scrollToBottom()
+        self.failed.emit(message)
+
+    async def wait(self) -> None:
+        """Wait for every file being read."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)

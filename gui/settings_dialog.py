@@ -1,0 +1,237 @@
+"""File → Settings…: the providers' keys, and the OpenAI-compatible server's and Ollama's addresses.
+
+How this works
+--------------
+`SettingsDialog(window, session)` renders `session.keys` (a `core.keys.KeyStore`) and
+`session.settings`, and keeps neither. Each key row (`widgets.key_field.KeyField`) is one key
+slot: Anthropic's, OpenAI's (Chat and Responses share it), and the compatible server's at its
+base URL (optional). A row with no key is an empty password box; a typed key goes straight to
+`KeyStore.set` and the box is cleared, so the secret is never shown again: the row then shows only
+`Key.masked()` and where the key comes from ("from ANTHROPIC_API_KEY", "kept in the system
+keyring", "this session only") with Replace… and Forget (not for a key from the environment,
+which livefill cannot unset). When the system keyring is not available the dialog says why in
+one sentence, and that keys are kept only while livefill runs.
+
+The compatible server's and Ollama's base URL and model fields write `session.replace(...)` when
+edited (a base URL that is not one is refused with one line under the fields, the field shows the
+setting again). A vendor's row uses the vendor's own host, or the base URL paired with it in the
+environment (`ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`), as `core.keys.key_slot` does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.app_settings import default_ollama_url
+from core.errors import InputError
+from core.keys import Key, KeySource, KeyStore, normalize_base_url
+from core.session import Session, SettingsChanged
+from widgets.key_field import KeyField
+
+__all__ = ["SettingsDialog", "key_source_text"]
+
+_PAIRED_URL = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+_ROW_PROVIDER = {"anthropic": "anthropic", "openai": "openai-chat", "compatible": "openai-compatible"}
+
+
+def key_source_text(key: Key, store: KeyStore) -> str:
+    """Where a key comes from, for the dialog: "from ANTHROPIC_API_KEY", "kept in the system
+    keyring" or "this session only"."""
+    if key.source is KeySource.ENV:
+        return f"from {key.env_var}"
+    if key.source is KeySource.KEYRING or store.keyring_available:
+        return "kept in the system keyring"
+    return "this session only"
+
+
+class SettingsDialog(QDialog):
+    """The settings dialog (see the module docstring). `environ` is read for the paired base URLs."""
+
+    def __init__(self, parent: QWidget | None, session: Session, *, environ: Mapping[str, str] | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("settingsDialog")
+        self.setWindowTitle("livefill settings")
+        if session.keys is None:
+            session.keys = KeyStore()
+        self.session = session
+        self.environ = os.environ if environ is None else environ
+        layout = QVBoxLayout(self)
+
+        self.keyring_note = QLabel()
+        self.keyring_note.setObjectName("keyringNote")
+        self.keyring_note.setWordWrap(True)
+        layout.addWidget(self.keyring_note)
+
+        self.keys: dict[str, KeyField] = {}
+        for row, title, note in (
+            ("anthropic", "Anthropic", "Read from ANTHROPIC_API_KEY when set."),
+            ("openai", "OpenAI (Chat Completions and Responses)", "Read from OPENAI_API_KEY when set."),
+        ):
+            box = QGroupBox(title)
+            form = QFormLayout(box)
+            field = KeyField(row)
+            self.keys[row] = field
+            form.addRow("API key", field)
+            form.addRow("", _hint(note))
+            layout.addWidget(box)
+
+        box = QGroupBox("OpenAI-compatible server (llama.cpp, vLLM, LM Studio, a gateway…)")
+        form = QFormLayout(box)
+        self.compatible_url = _line("compatibleBaseUrl", "http://127.0.0.1:8080/v1")
+        self.compatible_model = _line("compatibleModel", "the server's model name")
+        self.keys["compatible"] = KeyField("compatible", placeholder="optional: the server's key")
+        form.addRow("Base URL", self.compatible_url)
+        form.addRow("Model", self.compatible_model)
+        form.addRow("API key", self.keys["compatible"])
+        layout.addWidget(box)
+
+        box = QGroupBox("Ollama")
+        form = QFormLayout(box)
+        self.ollama_url = _line("ollamaBaseUrl", default_ollama_url(self.environ))
+        self.ollama_model = _line("ollamaModel", "e.g. llama3.2")
+        form.addRow("Base URL", self.ollama_url)
+        form.addRow("Model", self.ollama_model)
+        form.addRow("", _hint("Ollama takes no key. Default: OLLAMA_HOST, or http://127.0.0.1:11434."))
+        layout.addWidget(box)
+
+        self.error = QLabel()
+        self.error.setObjectName("settingsError")
+        self.error.setWordWrap(True)
+        self.error.hide()
+        layout.addWidget(self.error)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+        for row, field in self.keys.items():
+            field.submitted.connect(lambda secret, row=row: self._set_key(row, secret))
+            field.forgetRequested.connect(lambda row=row: self._forget_key(row))
+        self.compatible_url.editingFinished.connect(lambda: self._set_url("compatible_base_url", self.compatible_url))
+        self.ollama_url.editingFinished.connect(lambda: self._set_url("ollama_base_url", self.ollama_url))
+        self.compatible_model.editingFinished.connect(lambda: self._set_model("compatible_model", self.compatible_model))
+        self.ollama_model.editingFinished.connect(lambda: self._set_model("ollama_model", self.ollama_model))
+        self._unsubscribe = session.subscribe(self._on_session_event)
+        self.destroyed.connect(lambda *_: self._unsubscribe())
+        self.render()
+
+    @property
+    def store(self) -> KeyStore:
+        return self.session.keys  # type: ignore[return-value]
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    def render(self) -> None:
+        """Show the store's keys and the session's addresses."""
+        reason = self.store.keyring_reason
+        self.keyring_note.setVisible(reason is not None)
+        if reason is not None:
+            self.keyring_note.setText(f"{reason} Keys you type here are kept only while livefill runs.")
+        for row in self.keys:
+            self._render_key(row)
+        s = self.session.settings
+        for line, value in ((self.compatible_url, s.compatible_base_url), (self.compatible_model, s.compatible_model),
+                            (self.ollama_url, s.ollama_base_url), (self.ollama_model, s.ollama_model)):
+            if line.text() != (value or ""):
+                line.setText(value or "")
+
+    def _row_url(self, row: str) -> str | None:
+        if row == "compatible":
+            return self.session.settings.compatible_base_url or None
+        return self.environ.get(_PAIRED_URL[row], "").strip() or None
+
+    def _render_key(self, row: str) -> None:
+        field = self.keys[row]
+        url = self._row_url(row)
+        if row == "compatible" and url is None:
+            field.show_entry()
+            field.setEnabled(False)
+            field.setToolTip("Give the server's base URL first: its key is kept per server.")
+            return
+        field.setEnabled(True)
+        field.setToolTip("")
+        try:
+            key = self.store.get(_ROW_PROVIDER[row], url)
+        except InputError as exc:
+            self._say(str(exc))
+            field.show_entry()
+            return
+        if key is None:
+            field.show_entry()
+        else:
+            field.show_key(key.masked(), key_source_text(key, self.store), forgettable=key.source is not KeySource.ENV)
+
+    def _on_session_event(self, event: Any) -> None:
+        if isinstance(event, SettingsChanged):
+            self.render()
+
+    def _say(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.setVisible(bool(message))
+
+    # -- intents ----------------------------------------------------------------------------------
+
+    def _set_key(self, row: str, secret: str) -> None:
+        self._say("")
+        try:
+            self.store.set(_ROW_PROVIDER[row], secret, self._row_url(row))
+        except InputError as exc:
+            self._say(str(exc))
+        del secret
+        self.render()
+
+    def _forget_key(self, row: str) -> None:
+        self._say("")
+        still = self.store.forget(_ROW_PROVIDER[row], self._row_url(row))
+        if still is not None:
+            self._say(f"The key from {still.env_var} still applies: unset it to stop using it.")
+        self.render()
+
+    def _set_url(self, name: str, line: QLineEdit) -> None:
+        text = line.text().strip()
+        if text:
+            try:
+                text = normalize_base_url(text)
+            except InputError as exc:
+                self._say(str(exc))
+                line.setText(getattr(self.session.settings, name))
+                return
+        self._say("")
+        self._replace(**{name: text})
+
+    def _set_model(self, name: str, line: QLineEdit) -> None:
+        self._say("")
+        self._replace(**{name: line.text().strip() or None})
+
+    def _replace(self, **changes: Any) -> None:
+        try:
+            self.session.replace(**changes)
+        except (RuntimeError, ValueError) as exc:
+            self._say(str(exc))
+        self.render()
+
+
+def _line(name: str, placeholder: str) -> QLineEdit:
+    line = QLineEdit()
+    line.setObjectName(name)
+    line.setPlaceholderText(placeholder)
+    return line
+
+
+def _hint(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setObjectName("settingsHint")
+    label.setWordWrap(True)
+    return label
