@@ -4,6 +4,9 @@ Every provider endpoint follows the same path (`DemoProvider.handle`): parse the
 and the request's wire vocabulary; pick the scenario (the `x-demo-scenario` header, else the
 scenario whose document is the user text); refuse anything it cannot serve in the wire's own error
 shape; log the request; then answer with a `StepResponse` (streamed) or a `DelayedResponse`.
+An HTTP fault (`http_401`, `overloaded`, ...: `core.demo_protocol.HTTP_FAULTS`) is answered as
+soon as the body is read, before any scenario is matched, with the wire's `refusal`: the status,
+error body and headers (`retry-after`) the real provider sends.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from core.demo_protocol import FaultName, KnobError
+from core.demo_protocol import HTTP_FAULTS, Fault, FaultName, KnobError
 from core.scenarios import Scenario, load_scenarios
 from core.server.faults import check_fault, make_plan, program
 from core.server.knobs import DemoDefaults, parse_knobs
@@ -146,6 +149,17 @@ class DemoProvider:
         content = ollama_body(body) if isinstance(wire, OllamaWire) else dumps(body).encode()
         return Response(content, status_code=error.status, headers=headers, media_type="application/json")
 
+    def _refuse_with_status(self, wire: WireSpec, entry: LogEntry, fault: Fault, model: str) -> Response:
+        refusal = wire.refusal(fault.name, model, entry.id)
+        entry.model = model
+        entry.status = refusal.status
+        entry.error = dumps(refusal.body)
+        entry.outcome = "refused"
+        headers = dict(wire.response_headers(entry.id))
+        headers.update(refusal.headers)
+        content = ollama_body(refusal.body) if isinstance(wire, OllamaWire) else dumps(refusal.body).encode()
+        return Response(content, status_code=refusal.status, headers=headers, media_type="application/json")
+
     async def handle(self, request: Request, wire: WireSpec) -> Any:
         entry = self.log.new(path=request.url.path, wire=wire.name, auth=_auth_scheme(request))
         entry.tag = request.headers.get("x-demo-tag") or None  # logged even when another knob is refused
@@ -165,6 +179,8 @@ class DemoProvider:
             return self._refuse(wire, entry, BadRequest("The request body is not valid JSON."))
         try:
             parsed = wire.parse(body, request.headers)
+            if knobs.fault is not None and knobs.fault.name in HTTP_FAULTS:
+                return self._refuse_with_status(wire, entry, knobs.fault, parsed.model)
             if knobs.scenario is not None:
                 scenario = self.scenarios.get(knobs.scenario)
                 if scenario is None:
