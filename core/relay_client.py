@@ -376,7 +376,7 @@ async def open_relay(
         if response.status_code != 200:
             with translate_errors("relay", url=url):
                 detail = await read_error_body(response)
-            raise http_failure(response.status_code, detail, url=url, headers=response.headers)
+            raise http_failure(response.status_code, detail, url=url, headers=response.headers, secret=token)
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype != "application/x-ndjson":
             raise ProtocolError(f"relay answered with content-type {ctype!r}, not application/x-ndjson")

@@ -214,12 +214,16 @@ def http_failure(
     url: str,
     headers: Mapping[str, str] | None = None,
     model: str | None = None,
+    secret: str | None = None,
 ) -> ProviderHTTPError:
     """The typed error for an HTTP error `status` from `url`, its message one line naming the host.
 
-    `body` is the (capped) error body: bytes, text, or the JSON an SDK already parsed."""
+    `body` is the (capped) error body: bytes, text, or the JSON an SDK already parsed. `secret`
+    (the API key sent) is masked wherever the provider's message echoes it."""
     host = host_of(url)
     kind, message, structured = provider_error(body)
+    if secret and len(secret) >= 4:
+        message = message.replace(secret, "***")
     wait = retry_after(headers)
     detail = str(status) + (f" {kind}" if kind else "") + (f": {message}" if message else "")
     fields: dict[str, Any] = dict(kind=kind or "http_error", status=status, host=host, provider_message=message, retry_after=wait)
@@ -285,13 +289,19 @@ _CONNECT = (httpx.ConnectError, httpx2.ConnectError, anthropic.APIConnectionErro
 
 @contextmanager
 def translate_errors(
-    what: str, *, url: str | None = None, model: str | None = None, service: str | None = None
+    what: str,
+    *,
+    url: str | None = None,
+    model: str | None = None,
+    service: str | None = None,
+    secret: str | None = None,
 ) -> Iterator[None]:
     """Re-raise foreign exceptions from the block as core.errors; `what` names the operation.
 
     With `url` (else the URL of the exception's request, when it has one) an HTTP error status
     or a failed connection becomes the typed error whose message is one line naming the host;
-    `model` is the model asked for (named by a 404), `service` the server software ("Ollama")."""
+    `model` is the model asked for (named by a 404), `service` the server software ("Ollama"),
+    `secret` the API key (masked if an error body echoes it)."""
     try:
         yield
     except LivefillError:
@@ -299,7 +309,9 @@ def translate_errors(
     except anthropic.APIStatusError as exc:
         where = url or _request_url(exc) or what
         body = exc.body if exc.body is not None else (exc.api_message or exc.message)
-        raise http_failure(exc.status_code, body, url=where, headers=exc.response.headers, model=model) from exc
+        raise http_failure(
+            exc.status_code, body, url=where, headers=exc.response.headers, model=model, secret=secret
+        ) from exc
     except anthropic.APITimeoutError as exc:
         raise StreamTimeout(f"{what}: timed out") from exc
     except _STATUS as exc:
@@ -308,7 +320,9 @@ def translate_errors(
             body: Any = exc.response.content
         except (httpx.ResponseNotRead, httpx2.ResponseNotRead):
             body = b""
-        raise http_failure(exc.response.status_code, body, url=where, headers=exc.response.headers, model=model) from exc
+        raise http_failure(
+            exc.response.status_code, body, url=where, headers=exc.response.headers, model=model, secret=secret
+        ) from exc
     except (httpx.ConnectTimeout, httpx2.ConnectTimeout) as exc:
         where = url or _request_url(exc)
         if where:
@@ -522,9 +536,11 @@ async def open_httpx(
     content decoding) — never `aiter_lines()`, which splits on U+2028.
     """
     model = body.get("model") if isinstance(body, Mapping) and isinstance(body.get("model"), str) else None
+    auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+    secret = auth[7:] if auth.lower().startswith("bearer ") else None
     stack = AsyncExitStack()
     try:
-        with translate_errors(what, url=url, model=model, service=service):
+        with translate_errors(what, url=url, model=model, service=service, secret=secret):
             client = await stack.enter_async_context(
                 httpx.AsyncClient(
                     timeout=httpx.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
@@ -536,7 +552,7 @@ async def open_httpx(
             response = await stack.enter_async_context(client.stream("POST", url, json=body, headers=dict(headers)))
             if response.status_code >= 400:
                 raw = await read_error_body(response)
-                raise http_failure(response.status_code, raw, url=url, headers=response.headers, model=model)
+                raise http_failure(response.status_code, raw, url=url, headers=response.headers, model=model, secret=secret)
             _check_content_type(response.headers, expect, what)
             return BodyStream(response.aiter_bytes(), stack, what, response.headers)
     except BaseException:
@@ -562,7 +578,7 @@ async def open_anthropic(
     model = params.get("model") if isinstance(params.get("model"), str) else None
     stack = AsyncExitStack()
     try:
-        with translate_errors(what, url=base_url, model=model):
+        with translate_errors(what, url=base_url, model=model, secret=api_key):
             http_client = anthropic.DefaultAsyncHttpxClient(
                 verify=_ssl_context(),
                 trust_env=not _is_loopback(base_url),

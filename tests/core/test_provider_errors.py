@@ -401,3 +401,10 @@ def test_http_failure_lines(status, body, cls, line):
     err = http_failure(status, raw, url="https://api.anthropic.com/v1/messages", model="claude-x")
     assert type(err) is cls and err.message == line and err.status == status
     assert isinstance(err, UpstreamError)
+
+
+def test_a_key_the_provider_echoes_is_masked():
+    key = "sk-livefill-unique-0123456789"
+    body = {"error": {"message": f"Incorrect API key provided: {key}.", "type": "invalid_request_error"}}
+    err = http_failure(401, json.dumps(body).encode(), url="https://api.openai.com/v1/chat/completions", secret=key)
+    assert key not in err.message and key not in err.provider_message and "***" in err.message
