@@ -175,7 +175,9 @@ class Cancelled(RunFailure):
 # The relay v1 error codes and the exceptions they stand for: the one map, both ways. An `error`
 # record with `protocol_error` is a well-formed terminal (the relay met bytes upstream that broke
 # a protocol), not a breach by the relay itself, so it is a plain RunFailure carrying that code;
-# `ProtocolError` is kept for bytes *this* side cannot read.
+# `ProtocolError` is kept for bytes *this* side cannot read. The typed subclasses (KeyRefused,
+# NothingListening, ...) travel as their parent's code (`upstream_error`) with their one line as
+# the record's message; the client shows that line as it is.
 FAILURES: dict[str, type[RunFailure]] = {
     "upstream_error": UpstreamError,
     "truncated": Truncated,

@@ -408,3 +408,18 @@ def test_a_key_the_provider_echoes_is_masked():
     body = {"error": {"message": f"Incorrect API key provided: {key}.", "type": "invalid_request_error"}}
     err = http_failure(401, json.dumps(body).encode(), url="https://api.openai.com/v1/chat/completions", secret=key)
     assert key not in err.message and key not in err.provider_message and "***" in err.message
+
+
+def test_a_certificate_that_does_not_verify_is_named():
+    import ssl
+
+    from core.providers.transport import connect_failure
+
+    cause = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+    cause.verify_message = "self-signed certificate"
+    exc = httpx.ConnectError("boom")
+    exc.__cause__ = cause
+    err = connect_failure(exc, "https://llm.example.test:8443/v1/chat/completions")
+    assert isinstance(err, TLSFailed) and err.url == "https://llm.example.test:8443"
+    assert err.message == "TLS handshake with llm.example.test:8443 failed: certificate verify failed: self-signed certificate"
+    assert connect_failure(httpx.ConnectError("no cause"), "http://x") is None
