@@ -423,3 +423,66 @@ def test_a_certificate_that_does_not_verify_is_named():
     assert isinstance(err, TLSFailed) and err.url == "https://llm.example.test:8443"
     assert err.message == "TLS handshake with llm.example.test:8443 failed: certificate verify failed: self-signed certificate"
     assert connect_failure(httpx.ConnectError("no cause"), "http://x") is None
+
+
+QASYNC_SCRIPT = """
+import asyncio, gc
+import qasync
+from PySide6.QtWidgets import QApplication
+from core.errors import ProviderHTTPError
+from core.providers import ExtractionRequest, open_stream
+from core.scenarios import get_scenario
+from core.server.knobs import DemoDefaults
+from core.server.runner import EmbeddedServer
+
+HUGE = 100 * 1024 * 1024
+finished = []  # huge-body connections the client has left
+
+async def huge(reader, writer):
+    try:
+        await reader.readuntil(b"\\r\\n\\r\\n")
+        writer.write(f"HTTP/1.1 500 Oops\\r\\ncontent-type: application/json\\r\\ncontent-length: {HUGE}\\r\\n\\r\\n".encode())
+        for _ in range(100):
+            writer.write(b"x" * (1024 * 1024))
+            await writer.drain()
+    except ConnectionError:
+        finished.append(True)
+    finally:
+        writer.close()
+
+async def main(url):
+    big = await asyncio.start_server(huge, "127.0.0.1", 0)
+    big_url = f"http://127.0.0.1:{big.sockets[0].getsockname()[1]}"
+    sc = get_scenario("invoice")
+    for provider in ("anthropic", "openai-chat", "openai-responses", "ollama"):
+        for base, headers in ((url, {"x-demo-fault": "http_429"}), (big_url, {})):
+            request = ExtractionRequest(provider=provider, base_url=base, schema_name="invoice",
+                                        document=sc.document, demo_headers=headers)
+            try:
+                async with open_stream(request) as events:
+                    async for event in events:
+                        pass
+            except ProviderHTTPError:
+                pass
+            gc.collect()
+    for _ in range(500):  # every huge body's connection was closed by the client, not read to its end
+        if len(finished) == 4:
+            break
+        await asyncio.sleep(0.01)
+    big.close()
+    print("errors done" if len(finished) == 4 else f"the client left {len(finished)} of 4 huge bodies", flush=True)
+
+server = EmbeddedServer(defaults=DemoDefaults(speed=0.0, ttft_ms=0.0))
+url = server.start()
+app = QApplication([])
+qasync.run(main(url))
+gc.collect()
+server.stop()
+"""
+
+
+@pytest.mark.slow
+def test_error_bodies_read_to_the_cap_under_qasync_leave_nothing_behind():
+    from tests.core.test_providers_qasync import run_silently
+
+    run_silently(QASYNC_SCRIPT, "errors done")
