@@ -56,6 +56,12 @@ class RunFailure(LivefillError):
     """A run ended without a result. `code` is the relay v1 error code."""
 
     code = "protocol_error"
+    # What the UI may show beside the message; set by the failures that know them (UpstreamError
+    # and its HTTP-status subclasses, CannotConnect's host).
+    host: str = ""
+    status: int | None = None
+    retry_after: float | None = None
+    provider_message: str = ""
 
     def __init__(self, message: str, *, pointer: str | None = None) -> None:
         super().__init__(message)
