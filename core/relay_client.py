@@ -355,10 +355,15 @@ async def open_relay(
     message and `.status`, its body read at most 64 KB; a relay that cannot be reached raises its
     CannotConnect ("nothing is listening at http://..."). Leaving the
     context closes the response. `client` lets the caller share a connection pool.
+
+    `body["schema"]` is a bundled schema's name or a JSON Schema object (RELAY.md's body, plus an
+    inline schema: `{"schema": {"type": "object", "properties": {…}}, "document": "…"}`); an
+    inline one is read here first (core.user_schema: a SchemaError names what livefill cannot
+    use before anything is sent) and the records are checked against the model made from it.
     """
-    schema_name = body.get("schema") if isinstance(body.get("schema"), str) else None
+    schema_name, schema = _requested_schema(body)
     mode = body.get("mode", "settled") if isinstance(body.get("mode", "settled"), str) else None
-    reader = RecordReader(schema_name=schema_name, mode=mode, tap=tap)
+    reader = RecordReader(schema=schema, schema_name=schema_name, mode=mode, tap=tap)
     url = base_url.rstrip("/") + EXTRACT_PATH
     headers = {"authorization": f"Bearer {token}", "accept": "application/x-ndjson"}
     limits = httpx.Timeout(timeout, read=None)
@@ -386,6 +391,19 @@ async def open_relay(
             yield stream
         finally:
             await stream.aclose()
+
+
+def _requested_schema(body: Mapping[str, Any]) -> tuple[str | None, type[BaseModel] | None]:
+    """The schema name the `start` record must carry, and the model of an inline schema."""
+    spec = body.get("schema")
+    if isinstance(spec, str):
+        return spec, None
+    if isinstance(spec, Mapping):
+        from core.user_schema import resolve_schema
+
+        source = resolve_schema(spec)
+        return source.name, source.model
+    return None, None
 
 
 _SSL: list[ssl.SSLContext] = []

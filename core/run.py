@@ -42,6 +42,7 @@ from core.errors import (
     Cancelled,
     CannotConnect,
     ConnectionLost,
+    InputError,
     ProtocolError,
     ProviderHTTPError,
     RunFailure,
@@ -57,8 +58,10 @@ from core.history import History
 from core.modes import MODES, Mode
 from core.readers import READERS, Reader
 from core.run_status import TRANSITIONS, Phase, RunStatus, Trigger
+from core.scenarios import get_scenario
 from core.schema import check_document
 from core.taps import ReadWatch, WireTap, tee
+from core.user_schema import SchemaSource, resolve_schema
 
 MODE_LABELS: dict[Mode, str] = {m: spec.label for m, spec in MODES.items()}
 
@@ -73,13 +76,15 @@ class RunConfig:
     mode: Mode
     provider: str = "anthropic"  # "anthropic" | "openai-chat" | "openai-responses" | "ollama" | "raw"
     base_url: str = ""
-    schema_name: str = ""
+    schema_name: str = ""  # a bundled schema's name, or the path of a JSON Schema file
+    schema_json: Mapping[str, Any] | None = None  # a person's JSON Schema itself (wins over schema_name)
     document: str = ""
     model: str | None = None
     api_key: str = "demo"
     demo: DemoKnobs | None = None  # None: not the demo provider
     relay_token: str | None = None
     fine_grained: bool = False
+    structured: str = "tools"  # how structure is forced: "tools" | "json_schema" | "json_object"
     idle_timeout: float = 20.0
     show_provisional_strings: bool = True
     show_provisional_numbers: bool = False
@@ -123,6 +128,8 @@ def describe_failure(exc: BaseException) -> tuple[str, str | None]:
         return f"connection lost: {message}", code
     if isinstance(exc, ProtocolError):
         return f"protocol error: {message}", "protocol_error"
+    if isinstance(exc, InputError):
+        return str(exc), None
     if isinstance(exc, RunFailure):
         return message, code
     return " ".join(f"internal error: {type(exc).__name__}: {exc}".split()), None
@@ -241,14 +248,16 @@ class Run:
             return self._source(self._tap)
         cfg = self.config
         idle = cfg.idle_timeout if cfg.idle_timeout and cfg.idle_timeout > 0 else None
+        schema = self.schema_source()
+        scenario = self._demo_scenario(schema)
         if cfg.mode.spec.needs_relay:
             from core.relay_client import open_relay
 
             body: dict[str, Any] = {"provider": cfg.provider, "mode": cfg.mode.value}
-            if cfg.demo is not None and cfg.demo.scenario:
-                body["scenario"] = cfg.demo.scenario
-            else:
-                body.update(schema=cfg.schema_name, document=cfg.document)
+            if scenario:
+                body["scenario"] = scenario
+            else:  # a person's schema travels inline: the relay may not see this machine's files
+                body.update(schema=schema.name if schema.bundled else schema.schema_json, document=cfg.document)
             if cfg.demo is not None:
                 body["upstream"] = "demo"
                 body["demo"] = {**cfg.demo.relay_demo(), "tag": self.status.run_id}
@@ -260,14 +269,46 @@ class Run:
         request = ExtractionRequest(
             provider=cfg.provider,
             base_url=cfg.base_url,
-            schema_name=cfg.schema_name,
+            schema_name=schema.name,
+            schema_json=schema.schema_json,
             document=cfg.document,
             model=cfg.model,
             api_key=cfg.api_key,
-            demo_headers={**cfg.demo.headers(), "x-demo-tag": self.status.run_id} if cfg.demo is not None else {},
+            demo_headers=(
+                {**replace(cfg.demo, scenario=scenario).headers(), "x-demo-tag": self.status.run_id}
+                if cfg.demo is not None
+                else {}
+            ),
             fine_grained=cfg.fine_grained,
         )
         return open_stream(request, tap=self._tap, idle_timeout=idle)
+
+    def schema_source(self) -> SchemaSource:
+        """The schema the request asks for: `schema_json` if given, else `schema_name` (a bundled
+        name or a file), else the demo scenario's; InputError (SchemaError) for one livefill
+        cannot use."""
+        cfg = self.config
+        spec: Any = cfg.schema_json if cfg.schema_json is not None else cfg.schema_name
+        if not spec and cfg.demo is not None and cfg.demo.scenario:
+            spec = get_scenario(cfg.demo.scenario).schema_name
+        return resolve_schema(spec)
+
+    def _demo_scenario(self, schema: SchemaSource) -> str | None:
+        """The demo scenario to name in the request: the config's, unless the run is about a
+        document or a schema of one's own (then the demo provider is sent what the run is about,
+        and says it only knows its scenarios)."""
+        cfg = self.config
+        if cfg.demo is None or not cfg.demo.scenario:
+            return None
+        try:
+            scenario = get_scenario(cfg.demo.scenario)
+        except KeyError:
+            return cfg.demo.scenario  # the demo provider names the unknown scenario itself
+        if not schema.bundled or schema.name != scenario.schema_name:
+            return None
+        if cfg.document and cfg.document.strip() != scenario.document.strip():
+            return None
+        return cfg.demo.scenario
 
     async def _consume(self, reader: Reader) -> None:
         form = self.form

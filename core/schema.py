@@ -286,7 +286,12 @@ class SchemaNode:
         """The value here is prose (`is_prose` on this place's JSON Schema)."""
         if self.kind is not NodeKind.LEAF:
             return False
-        annotation = self.annotation if self.field_info is None else Annotated[self.annotation, self.field_info]
+        info = self.field_info
+        if info is None:
+            annotation = self.annotation
+        else:  # its constraints and x- keywords, without its alias (meaningless outside a model)
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else None
+            annotation = Annotated[(self.annotation, *info.metadata, Field(json_schema_extra=extra))]  # type: ignore[valid-type]
         schema = TypeAdapter(annotation).json_schema()
         return is_prose(_resolve(schema, schema.get("$defs", {})))
 

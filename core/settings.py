@@ -81,8 +81,10 @@ def check_slicing(text: str) -> str:
 class RunSettings:
     """What the next run reads, with whom, how, and with which demo knobs (see the module docstring).
 
-    `document` / `schema_name` left None mean "the scenario's". `seed` None means the demo
-    provider's default. `fault` is `NAME[@FRACTION]` or None.
+    `document` / `schema_name` left None mean "the scenario's". `schema_name` is a bundled schema's
+    name or the path of a person's JSON Schema file (core.user_schema; checked here, so a schema
+    livefill cannot use is refused with its keyword and pointer before any run). `seed` None
+    means the demo provider's default. `fault` is `NAME[@FRACTION]` or None.
     """
 
     scenario: str = "invoice"
@@ -110,6 +112,10 @@ class RunSettings:
             raise ValueError(f"speed must be >= 0, got {self.speed:g}")
         check_slicing(self.slicing)
         object.__setattr__(self, "fault", check_fault(self.fault))
+        if self.schema_name is not None:
+            from core.user_schema import resolve_schema
+
+            resolve_schema(self.schema_name)  # InputError (a ValueError) naming what is wrong
 
     def with_(self, **changes: Any) -> RunSettings:
         """A copy with `changes` (checked as a new value is)."""

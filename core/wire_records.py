@@ -140,15 +140,16 @@ class DropReport:
     def describe(self) -> str:
         """One sentence for the UI: what is kept and what was dropped."""
         if not self.any:
-            return f"all {_size(self.total_bytes)} kept (ceiling {_size(self.max_bytes)})"
+            return f"all {format_size(self.total_bytes)} kept (ceiling {format_size(self.max_bytes)})"
         return (
-            f"ceiling {_size(self.max_bytes)}: dropped the first {_size(self.bytes)} "
+            f"ceiling {format_size(self.max_bytes)}: dropped the first {format_size(self.bytes)} "
             f"({self.reads:,} reads, {self.frames:,} frames, {self.events:,} events); "
             f"showing bytes {self.first_offset:,}–{self.total_bytes:,}"
         )
 
 
-def _size(n: int) -> str:
+def format_size(n: int) -> str:
+    """A byte count for the wire views (binary units, as the recorder's ceiling is set)."""
     if n < 1024:
         return f"{n} B"
     if n < 1024 * 1024:

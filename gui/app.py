@@ -273,6 +273,11 @@ def _install_qt_message_filter() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The `livefill` console script."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["extract"]:  # the same run in the terminal: no Qt imported
+        from cli.extract import main as extract_main
+
+        return extract_main(argv[1:])
     args = parse_args(argv)
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

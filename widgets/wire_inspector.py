@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.wire_records import format_size
 from core.wiretap import ValueLocation, WireRecorder
 from widgets.wire_inspector_bytes import ByteView
 from widgets.wire_inspector_frames import FrameTable, FrameTableModel
@@ -36,14 +37,6 @@ from widgets.wire_inspector_slicing import SlicingControl
 __all__ = ["WireInspector"]
 
 _NO_FIELD = "(no field)"
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KB"
-    return f"{n / (1024 * 1024):.1f} MB"
 
 
 class WireInspector(QWidget):
@@ -229,9 +222,9 @@ class WireInspector(QWidget):
         view = ""
         if shown.skipped_bytes:
             first = shown.first_offset
-            view = f" · view shows the last {_size(rec.total_bytes - (first or rec.total_bytes))}"
+            view = f" · view shows the last {format_size(rec.total_bytes - (first or rec.total_bytes))}"
         self.stats_label.setText(
-            f"{rec.next_read:,} reads · {_size(rec.total_bytes)} · {rec.next_frame:,} frames · "
+            f"{rec.next_read:,} reads · {format_size(rec.total_bytes)} · {rec.next_frame:,} frames · "
             f"{rec.next_event:,} events — {rec.dropped.describe()}{view}"
         )
         self.stats_label.setProperty("dropped", rec.dropped.any)

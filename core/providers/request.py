@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import UsageError
-from core.schemas import schema_model
+from core.schemas import resolve_schema, schema_model
 
 __all__ = ["DEFAULT_MODELS", "PROVIDERS", "ExtractionRequest"]
 
@@ -30,6 +30,7 @@ class ExtractionRequest:
 
     `provider` is one of PROVIDERS; `base_url` the server root (`http://127.0.0.1:PORT` for the
     demo provider, `https://api.anthropic.com` ...); `schema_name` a key of core.schemas.SCHEMAS;
+    `schema_json` a person's JSON Schema instead (core.user_schema; `schema_name` is then its name).
     `document` the text to extract from. `demo_headers` are the demo provider's `x-demo-*` knobs,
     sent as request headers. `fine_grained` asks Anthropic for fine-grained tool streaming.
     """
@@ -38,6 +39,7 @@ class ExtractionRequest:
     base_url: str
     schema_name: str
     document: str
+    schema_json: Mapping[str, Any] | None = None
     model: str | None = None
     api_key: str = "demo"
     demo_headers: Mapping[str, str] = field(default_factory=dict)
@@ -47,7 +49,10 @@ class ExtractionRequest:
         if self.provider not in PROVIDERS:
             raise UsageError(f"unknown provider {self.provider!r}; known: {', '.join(PROVIDERS)}")
         try:
-            schema_model(self.schema_name)
+            if self.schema_json is not None:
+                resolve_schema(self.schema_json)  # SchemaError (InputError) before any request
+            else:
+                schema_model(self.schema_name)
         except KeyError as exc:
             raise UsageError(str(exc.args[0])) from None
         for name in self.demo_headers:
@@ -65,6 +70,8 @@ class ExtractionRequest:
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON Schema of the schema's pydantic model."""
+        if self.schema_json is not None:
+            return dict(resolve_schema(self.schema_json).json_schema)
         return schema_model(self.schema_name).model_json_schema()
 
     def prompt(self) -> str:

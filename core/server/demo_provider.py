@@ -4,6 +4,9 @@ Every provider endpoint follows the same path (`DemoProvider.handle`): parse the
 and the request's wire vocabulary; pick the scenario (the `x-demo-scenario` header, else the
 scenario whose document is the user text); refuse anything it cannot serve in the wire's own error
 shape; log the request; then answer with a `StepResponse` (streamed) or a `DelayedResponse`.
+A document that is none of its scenarios', or a schema (the forced tool's input schema, or the
+structured-output format's) whose properties are not the scenario's, is refused with HTTP 400
+saying it only knows its scenarios: it has nothing to answer a person's own document or schema with.
 An HTTP fault (`http_401`, `overloaded`, ...: `core.demo_protocol.HTTP_FAULTS`) is answered as
 soon as the body is read, before any scenario is matched, with the wire's `refusal`: the status,
 error body and headers (`retry-after`) the real provider sends.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -32,11 +36,17 @@ from core.server.wires.openai_chat import ChatWire
 from core.server.wires.openai_responses import ResponsesWire
 from core.server.wires.raw import RawWire
 
-__all__ = ["DemoProvider", "UNKNOWN_DOCUMENT"]
+__all__ = ["DemoProvider", "UNKNOWN_DOCUMENT", "UNKNOWN_SCHEMA"]
 
 UNKNOWN_DOCUMENT = (
     "The demo provider knows only its bundled scenarios ({names}); this document is not one of them. "
     "A live provider extracts any document: choose a live provider and give it an API key."
+)
+
+UNKNOWN_SCHEMA = (
+    "The demo provider knows only its bundled scenarios ({names}); the schema asked for "
+    "(properties {asked}) is not the {scenario} scenario's ({expected}). "
+    "A live provider extracts with any schema: choose a live provider and give it an API key."
 )
 
 _ERROR_STATUS = {"anthropic": 529, "openai-chat": 500, "openai-responses": 500}
@@ -48,6 +58,32 @@ def _auth_scheme(request: Request) -> str | None:
         return "x-api-key"
     if request.headers.get("authorization", "").lower().startswith("bearer "):
         return "bearer"
+    return None
+
+
+def _requested_schema(body: Any, tool: str) -> Mapping[str, Any] | None:
+    """The JSON Schema the request asks its output to follow: the tool `tool`'s (Anthropic
+    `input_schema`, OpenAI `parameters`), else a structured-output format's (Chat
+    `response_format`, Responses `text.format`, Ollama `format`); None when it gives none."""
+    if not isinstance(body, Mapping):
+        return None
+    found: list[Any] = []
+    for entry in body.get("tools") or ():
+        if isinstance(entry, Mapping):
+            fn = entry.get("function") if isinstance(entry.get("function"), Mapping) else entry
+            if fn.get("name") == tool:
+                found.append(fn.get("input_schema") or fn.get("parameters"))
+    fmt = body.get("response_format")
+    if isinstance(fmt, Mapping):
+        inner = fmt.get("json_schema")
+        found.append(inner.get("schema") if isinstance(inner, Mapping) else fmt.get("schema"))
+    text = body.get("text")
+    if isinstance(text, Mapping) and isinstance(text.get("format"), Mapping):
+        found.append(text["format"].get("schema"))
+    found.append(body.get("format"))
+    for schema in found:
+        if isinstance(schema, Mapping) and isinstance(schema.get("properties"), Mapping):
+            return schema
     return None
 
 
@@ -140,6 +176,22 @@ class DemoProvider:
         found = [s for s in self.scenarios.values() if text and s.document.strip() in text]
         return found[0] if len(found) == 1 else None
 
+    def _check_schema(self, body: Any, tool: str, scenario: Scenario) -> None:
+        """BadRequest when the request's schema is not the scenario's (other properties)."""
+        asked = _requested_schema(body, tool)
+        if asked is None:
+            return
+        expected = list(scenario.json_schema().get("properties", {}))
+        if set(asked["properties"]) != set(expected):
+            raise BadRequest(
+                UNKNOWN_SCHEMA.format(
+                    names=", ".join(self.scenarios),
+                    asked=", ".join(asked["properties"]) or "none",
+                    scenario=scenario.name,
+                    expected=", ".join(expected),
+                )
+            )
+
     def _refuse(self, wire: WireSpec, entry: LogEntry, error: BadRequest) -> Response:
         entry.status = error.status
         entry.error = error.message
@@ -191,6 +243,7 @@ class DemoProvider:
                 scenario = self._match(parsed.user_text)
                 if scenario is None:
                     raise BadRequest(UNKNOWN_DOCUMENT.format(names=", ".join(self.scenarios)))
+            self._check_schema(body, parsed.resolve_tool(scenario.tool_name), scenario)
             check_fault(knobs.fault, wire, stream=parsed.stream)
         except BadRequest as exc:
             return self._refuse(wire, entry, exc)

@@ -31,6 +31,18 @@ line is appended to it as JSON: `read_at`, the monotonic time of the upstream ne
 was the last one before the record was made (the read carrying its settling byte); `written_at`,
 the monotonic time its `send` returned (handed to the socket); `written_wall`, the same as
 time.time(). Lines are written once per request, after the response ended.
+
+The request body's `schema` is either a bundled schema's name or a JSON Schema object inline:
+
+    {"schema": "invoice", "document": "…"}
+    {"schema": {"type": "object", "properties": {…}, "required": […]}, "document": "…"}
+
+An inline schema is read by `core.user_schema.resolve_schema` (the keywords livefill supports; any
+other one is a 400 naming the keyword and its pointer, e.g. `schema: /properties/total/anyOf:
+anyOf is not supported (…)`); the `start` record then names it by its title (lowercase, `_` for
+anything else; "custom" without one), every record is checked against the model built from it,
+and upstream receives that model's JSON Schema. A name is never a path: the relay reads no files
+a client names.
 """
 
 from __future__ import annotations
@@ -54,11 +66,12 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from core.demo_protocol import DemoKnobs, KnobError, RelayDemoBody
-from core.errors import ProtocolError, RunFailure, UsageError
+from core.errors import InputError, ProtocolError, RunFailure, UsageError
 from core.relay import Settler
 from core.relay_records import encode_record
-from core.schemas import SCHEMAS, schema_model
+from core.schemas import SCHEMAS
 from core.taps import ReadWatch, tee
+from core.user_schema import SchemaSource, resolve_schema
 
 __all__ = ["EXTRACT_PATH", "RelaySettings", "create_relay_app", "relay_routes", "routes"]
 
@@ -139,7 +152,7 @@ class _ExtractBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     scenario: str | None = None
-    schema_name: str | None = Field(default=None, alias="schema")
+    schema_name: str | dict[str, Any] | None = Field(default=None, alias="schema")  # a name, or a JSON Schema
     document: str | None = None
     provider: Literal["anthropic", "openai-chat", "openai-responses", "ollama"] = "anthropic"
     upstream: Literal["demo", "live"] = "demo"
@@ -163,7 +176,7 @@ class _ExtractBody(BaseModel):
 class _Job:
     """One checked request: what to ask upstream, and how to settle it."""
 
-    schema_name: str
+    schema: SchemaSource
     document: str
     provider: str
     upstream: str
@@ -197,20 +210,27 @@ def _parse_job(raw: bytes) -> _Job | JSONResponse:
             scenario = get_scenario(body.scenario)
         except KeyError as exc:
             return _bad_request(str(exc.args[0]))
-        schema_name, document = scenario.schema_name, scenario.document
+        schema, document = resolve_schema(scenario.schema_name), scenario.document
         if body.upstream == "demo":
             demo_scenario = scenario.name
     else:
         assert body.schema_name is not None and body.document is not None
-        if body.schema_name not in SCHEMAS:
+        if isinstance(body.schema_name, dict):
+            try:
+                schema = resolve_schema(body.schema_name)
+            except InputError as exc:
+                return _bad_request(str(exc))
+        elif body.schema_name not in SCHEMAS:
             return _bad_request(f"unknown schema {body.schema_name!r}; known: {', '.join(sorted(SCHEMAS))}")
-        schema_name, document = body.schema_name, body.document
+        else:
+            schema = resolve_schema(body.schema_name)
+        document = body.document
     try:
         demo_headers = DemoKnobs.from_relay_demo(body.demo, scenario=demo_scenario).headers()
     except KnobError as exc:
         return _bad_request(f"demo: {exc}")
     return _Job(
-        schema_name=schema_name,
+        schema=schema,
         document=document,
         provider=body.provider,
         upstream=body.upstream,
@@ -255,7 +275,8 @@ class _RelayResponse(Response):
     async def _produce(self, send: Send) -> None:
         job = self.job
         settler = Settler(
-            schema_model(job.schema_name), mode=job.mode, run_id=self.run_id, provider=job.provider  # type: ignore[arg-type]
+            job.schema.model, mode=job.mode, run_id=self.run_id, provider=job.provider,  # type: ignore[arg-type]
+            schema_name=job.schema.name,
         )
         clock = ReadWatch()  # when the last upstream read arrived
         upstream = tee(clock, self.settings.upstream_tap(self.run_id) if self.settings.upstream_tap else None)
@@ -306,7 +327,8 @@ class _RelayResponse(Response):
         return ExtractionRequest(
             provider=job.provider,
             base_url=base_url,
-            schema_name=job.schema_name,
+            schema_name=job.schema.name,
+            schema_json=job.schema.schema_json,
             document=job.document,
             model=job.model,
             api_key=api_key,

@@ -1,0 +1,1 @@
+"""livefill's command-line front ends (no Qt): `livefill extract`."""
