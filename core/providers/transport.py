@@ -222,7 +222,7 @@ def http_failure(
     (the API key sent) is masked wherever the provider's message echoes it."""
     host = host_of(url)
     kind, message, structured = provider_error(body)
-    if secret and len(secret) >= 4:
+    if secret and len(secret) >= 10:  # a real key; not a placeholder such as "demo" or "ollama"
         message = message.replace(secret, "***")
     wait = retry_after(headers)
     detail = str(status) + (f" {kind}" if kind else "") + (f": {message}" if message else "")
@@ -245,8 +245,7 @@ def http_failure(
         again = f"try again in {_seconds(wait)} s" if wait is not None else "try again"
         return ProviderUnavailable(f"{host} {what} ({detail}) — {again}", **fields)
     if 400 <= status < 500:
-        said = message or detail
-        return RequestRejected(f"{host} rejected the request ({status}): {said}" if status != 400 else f"{host} rejected the request: {said}", **fields)
+        return RequestRejected(f"{host} rejected the request ({status}): {message}" if message else f"{host} rejected the request ({detail})", **fields)
     return ProviderHTTPError(f"{host} answered HTTP {detail}", **fields)
 
 

@@ -72,7 +72,7 @@ def expected(provider: str, fault: FaultName, url: str) -> tuple[type[ProviderHT
         )
     detail = f"{status}{' ' + kind if kind else ''}: {message}"
     if fault is FaultName.HTTP_400:
-        return RequestRejected, status, message, f"{h} rejected the request: {message}"
+        return RequestRejected, status, message, f"{h} rejected the request (400): {message}"
     if fault in (FaultName.HTTP_401, FaultName.HTTP_403):
         return KeyRefused, status, message, f"the key was refused by {h} ({detail})"
     if fault is FaultName.HTTP_404:
@@ -393,7 +393,7 @@ def test_an_http_date_retry_after_is_shown_in_seconds():
         (413, {"error": {"type": "request_too_large", "message": "Request exceeds the maximum size"}}, RequestRejected,
          "api.anthropic.com rejected the request (413): Request exceeds the maximum size"),
         (400, {"error": {"type": "invalid_request_error", "message": "line one\nline two"}}, RequestRejected,
-         "api.anthropic.com rejected the request: line one line two"),
+         "api.anthropic.com rejected the request (400): line one line two"),
     ],
 )
 def test_http_failure_lines(status, body, cls, line):
@@ -486,3 +486,9 @@ def test_error_bodies_read_to_the_cap_under_qasync_leave_nothing_behind():
     from tests.core.test_providers_qasync import run_silently
 
     run_silently(QASYNC_SCRIPT, "errors done")
+
+
+def test_a_placeholder_key_is_not_masked_out_of_the_providers_words():
+    body = b'{"error": {"message": "The demo provider knows only its bundled scenarios", "type": "invalid_request_error"}}'
+    err = http_failure(400, body, url="http://127.0.0.1:1/v1/chat/completions", secret="demo")
+    assert err.provider_message == "The demo provider knows only its bundled scenarios"
