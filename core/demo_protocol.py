@@ -51,6 +51,7 @@ __all__ = [
     "FIELDS",
     "Fault",
     "FaultName",
+    "HTTP_FAULTS",
     "KnobError",
     "KnobField",
     "RelayDemoBody",
@@ -78,6 +79,30 @@ class FaultName(Enum):
     INVALID_VALUE = "invalid_value"  # the scenario's designated field gets a value its schema rejects
     MALFORMED = "malformed"  # the JSON text is syntactically broken (completes otherwise normally)
     BLANK_LINE = "blank_line"  # Ollama only: an illegal empty line in the NDJSON body
+    # The request is refused with an HTTP error status, before any body, in the wire's own error
+    # shape (the fraction does not apply):
+    HTTP_400 = "http_400"  # the request body rejected, with the provider's message
+    HTTP_401 = "http_401"  # the key refused (authentication_error / invalid_api_key)
+    HTTP_403 = "http_403"  # the key lacks permission (permission_error)
+    HTTP_404 = "http_404"  # the model asked for does not exist
+    HTTP_429 = "http_429"  # rate limited, with `retry-after: 20`
+    HTTP_500 = "http_500"  # a server error (api_error / server_error)
+    HTTP_503 = "http_503"  # service unavailable
+    OVERLOADED = "overloaded"  # Anthropic: 529 overloaded_error; the other wires: 503
+
+
+#: The faults answered with an HTTP error status instead of a response, and the status they are
+#: named for (OVERLOADED is 529 on the Anthropic wire, 503 elsewhere).
+HTTP_FAULTS: dict[FaultName, int] = {
+    FaultName.HTTP_400: 400,
+    FaultName.HTTP_401: 401,
+    FaultName.HTTP_403: 403,
+    FaultName.HTTP_404: 404,
+    FaultName.HTTP_429: 429,
+    FaultName.HTTP_500: 500,
+    FaultName.HTTP_503: 503,
+    FaultName.OVERLOADED: 503,
+}
 
 
 def number_text(x: float) -> str:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -42,11 +41,11 @@ import httpx
 from pydantic import BaseModel
 
 from core import pointer as jp
-from core.errors import ProtocolError, RunFailure, StreamTimeout, Truncated, UpstreamError, UsageError, failure_for
+from core.errors import ProtocolError, RunFailure, StreamTimeout, Truncated, UsageError, failure_for
 from core.idle import IdleWatch
 from core.modes import parse_mode
 from core.ndjson import NDJSONFramer
-from core.providers.transport import translate_errors
+from core.providers.transport import http_failure, read_error_body, translate_errors
 from core.schema import NodeKind, SchemaIndex
 from core.relay_records import (
     MAX_LINE_BYTES,
@@ -74,8 +73,12 @@ EXTRACT_PATH = "/relay/v1/extract"
 
 
 def failure_from_record(record: ErrorRecord) -> RunFailure:
-    """The RunFailure an `error` record stands for (`.code`, `.message`, `.pointer`, `.record`)."""
-    failure = failure_for(record.code, f"relay: {record.message}", record.pointer)
+    """The RunFailure an `error` record stands for (`.code`, `.message`, `.pointer`, `.record`).
+
+    An `upstream_error` keeps the record's message as it is: the relay wrote the upstream's one
+    line ("the key was refused by api.anthropic.com (401 ...)"), and the client shows that line."""
+    message = record.message if record.code == "upstream_error" else f"relay: {record.message}"
+    failure = failure_for(record.code, message, record.pointer)
     failure.record = record  # type: ignore[attr-defined]
     return failure
 
@@ -348,7 +351,9 @@ async def open_relay(
     limit) bounds the wait for the response and every stretch with no record, with the same
     watchdog as the provider streams (core.idle) — the relay itself turns an idle upstream into an
     `error` `timeout` record, so this is a backstop.
-    A non-200 answer raises UpstreamError with the relay's message and `.status`. Leaving the
+    A non-200 answer raises its ProviderHTTPError (a wrong token: KeyRefused) with the relay's
+    message and `.status`, its body read at most 64 KB; a relay that cannot be reached raises its
+    CannotConnect ("nothing is listening at http://..."). Leaving the
     context closes the response. `client` lets the caller share a connection pool.
 
     `body["schema"]` is a bundled schema's name or a JSON Schema object (RELAY.md's body, plus an
@@ -365,7 +370,7 @@ async def open_relay(
     async with contextlib.AsyncExitStack() as stack:
         if client is None:
             client = await stack.enter_async_context(httpx.AsyncClient(timeout=limits, verify=_ssl_context()))
-        with translate_errors("relay"):
+        with translate_errors("relay", url=url):
             request = client.build_request("POST", url, json=dict(body), headers=headers, timeout=limits)
             try:
                 async with asyncio.timeout(idle_timeout):
@@ -374,13 +379,9 @@ async def open_relay(
                 raise StreamTimeout(f"relay: no response within {idle_timeout:g} s") from None
         stack.push_async_callback(response.aclose)
         if response.status_code != 200:
-            with translate_errors("relay"):
-                detail = (await response.aread()).decode("utf-8", "replace")
-            raise UpstreamError(
-                f"relay answered HTTP {response.status_code}: {_error_text(detail)}",
-                kind="http_status",
-                status=response.status_code,
-            )
+            with translate_errors("relay", url=url):
+                detail = await read_error_body(response)
+            raise http_failure(response.status_code, detail, url=url, headers=response.headers, secret=token)
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype != "application/x-ndjson":
             raise ProtocolError(f"relay answered with content-type {ctype!r}, not application/x-ndjson")
@@ -413,17 +414,3 @@ def _ssl_context() -> ssl.SSLContext:
     if not _SSL:
         _SSL.append(httpx.create_ssl_context())
     return _SSL[0]
-
-
-def _error_text(detail: str) -> str:
-    try:
-        data = json.loads(detail)
-    except ValueError:
-        return detail[:300]
-    if isinstance(data, dict):
-        err = data.get("error")
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"]
-        if isinstance(err, str):
-            return err
-    return detail[:300]

@@ -40,9 +40,11 @@ from core.demo_client import demo_request_entry, demo_requests, server_note
 from core.demo_protocol import DemoKnobs
 from core.errors import (
     Cancelled,
+    CannotConnect,
     ConnectionLost,
     InputError,
     ProtocolError,
+    ProviderHTTPError,
     RunFailure,
     StreamTimeout,
     Truncated,
@@ -98,9 +100,19 @@ Source = Callable[[WireTap], AsyncContextManager[AsyncIterator[Any]]]
 
 
 def describe_failure(exc: BaseException) -> tuple[str, str | None]:
-    """A person's sentence for why a run ended without a result, and the relay code for it."""
+    """A person's sentence for why a run ended without a result, and the relay code for it.
+
+    One line, never a traceback. A request the provider refused (ProviderHTTPError) or that
+    reached no one (CannotConnect) is said by its own message, which names the host ("the key
+    was refused by api.anthropic.com (401 ...)"); so is the `upstream_error` record of a relay,
+    which carries that same line."""
     code = getattr(exc, "code", None)
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    message = " ".join(str(message).split())
+    if isinstance(exc, (ProviderHTTPError, CannotConnect)):
+        return message, code
+    if isinstance(exc, UpstreamError) and getattr(exc, "record", None) is not None:
+        return message, code
     if isinstance(exc, Cancelled):
         return "stopped by the user", "cancelled"
     if isinstance(exc, ValidationFailed):
@@ -120,7 +132,7 @@ def describe_failure(exc: BaseException) -> tuple[str, str | None]:
         return str(exc), None
     if isinstance(exc, RunFailure):
         return message, code
-    return f"internal error: {type(exc).__name__}: {exc}", None
+    return " ".join(f"internal error: {type(exc).__name__}: {exc}".split()), None
 
 
 # ---------------------------------------------------------------------------------------------

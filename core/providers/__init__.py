@@ -114,6 +114,7 @@ async def _open_ollama(request: ExtractionRequest) -> BodyStream:
         headers=dict(request.demo_headers),
         expect=("application/x-ndjson",),
         what="Ollama chat",
+        service="Ollama",
     )
 
 

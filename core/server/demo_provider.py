@@ -7,6 +7,9 @@ shape; log the request; then answer with a `StepResponse` (streamed) or a `Delay
 A document that is none of its scenarios', or a schema (the forced tool's input schema, or the
 structured-output format's) whose properties are not the scenario's, is refused with HTTP 400
 saying it only knows its scenarios: it has nothing to answer a person's own document or schema with.
+An HTTP fault (`http_401`, `overloaded`, ...: `core.demo_protocol.HTTP_FAULTS`) is answered as
+soon as the body is read, before any scenario is matched, with the wire's `refusal`: the status,
+error body and headers (`retry-after`) the real provider sends.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from core.demo_protocol import FaultName, KnobError
+from core.demo_protocol import HTTP_FAULTS, Fault, FaultName, KnobError
 from core.scenarios import Scenario, load_scenarios
 from core.server.faults import check_fault, make_plan, program
 from core.server.knobs import DemoDefaults, parse_knobs
@@ -198,6 +201,17 @@ class DemoProvider:
         content = ollama_body(body) if isinstance(wire, OllamaWire) else dumps(body).encode()
         return Response(content, status_code=error.status, headers=headers, media_type="application/json")
 
+    def _refuse_with_status(self, wire: WireSpec, entry: LogEntry, fault: Fault, model: str) -> Response:
+        refusal = wire.refusal(fault.name, model, entry.id)
+        entry.model = model
+        entry.status = refusal.status
+        entry.error = dumps(refusal.body)
+        entry.outcome = "refused"
+        headers = dict(wire.response_headers(entry.id))
+        headers.update(refusal.headers)
+        content = ollama_body(refusal.body) if isinstance(wire, OllamaWire) else dumps(refusal.body).encode()
+        return Response(content, status_code=refusal.status, headers=headers, media_type="application/json")
+
     async def handle(self, request: Request, wire: WireSpec) -> Any:
         entry = self.log.new(path=request.url.path, wire=wire.name, auth=_auth_scheme(request))
         entry.tag = request.headers.get("x-demo-tag") or None  # logged even when another knob is refused
@@ -217,6 +231,8 @@ class DemoProvider:
             return self._refuse(wire, entry, BadRequest("The request body is not valid JSON."))
         try:
             parsed = wire.parse(body, request.headers)
+            if knobs.fault is not None and knobs.fault.name in HTTP_FAULTS:
+                return self._refuse_with_status(wire, entry, knobs.fault, parsed.model)
             if knobs.scenario is not None:
                 scenario = self.scenarios.get(knobs.scenario)
                 if scenario is None:

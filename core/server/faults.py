@@ -16,6 +16,9 @@ stream, how many pieces go out before it (`cut`, the fault's fraction of the pie
       disconnect                                       Abort(first half of the next frame)
       stall / stall_silent                             Stall(pings=True / False)
       blank_line                                       Write(b"\\n"), the other Tokens, finish
+
+The HTTP faults (`core.demo_protocol.HTTP_FAULTS`: http_400 ... overloaded) never reach a plan:
+the demo provider answers them with the wire's `refusal` (an error status and body) instead.
 """
 
 from __future__ import annotations

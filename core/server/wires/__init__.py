@@ -37,6 +37,8 @@ __all__ = [
     "StopKind",
     "ParsedRequest",
     "BadRequest",
+    "Refusal",
+    "RETRY_AFTER_S",
     "WireSpec",
     "WireStream",
     "dumps",
@@ -98,6 +100,26 @@ class BadRequest(Exception):
         self.kind = kind
 
 
+#: The `retry-after` (seconds) a rate-limited demo request is told to wait.
+RETRY_AFTER_S = 20
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Refusal:
+    """An HTTP error answer in a wire's own error shape: the status, the JSON body, extra headers.
+
+    `WireSpec.refusal(fault, model, request_id)` builds one for each HTTP fault
+    (`core.demo_protocol.HTTP_FAULTS`) as the real provider answers it on that wire."""
+
+    status: int
+    body: Any
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @staticmethod
+    def headers_for(status: int) -> tuple[tuple[str, str], ...]:
+        return (("retry-after", str(RETRY_AFTER_S)),) if status == 429 else ()
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ParsedRequest:
     """What the demo provider needs from a request body."""
@@ -150,6 +172,8 @@ class WireSpec(Protocol):
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest: ...
 
     def error_body(self, kind: str, message: str, request_id: str) -> Any: ...
+
+    def refusal(self, fault: Any, model: str, request_id: str) -> Refusal: ...
 
     def response_headers(self, request_id: str) -> list[tuple[str, str]]: ...
 

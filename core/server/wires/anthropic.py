@@ -12,10 +12,12 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from core.demo_protocol import FaultName
 from core.server.generation import coalesce
 from core.server.wires import (
     BadRequest,
     ParsedRequest,
+    Refusal,
     StopKind,
     Tokens,
     dumps,
@@ -109,6 +111,27 @@ class AnthropicStream:
         return PING
 
 
+#: The HTTP faults as the Messages API answers them: status, error type, message ({model}).
+REFUSALS: dict[FaultName, tuple[int, str, str]] = {
+    FaultName.HTTP_400: (
+        400,
+        "invalid_request_error",
+        "tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12.",
+    ),
+    FaultName.HTTP_401: (401, "authentication_error", "invalid x-api-key"),
+    FaultName.HTTP_403: (403, "permission_error", "Your API key does not have permission to use the specified resource."),
+    FaultName.HTTP_404: (404, "not_found_error", "model: {model}"),
+    FaultName.HTTP_429: (
+        429,
+        "rate_limit_error",
+        "This request would exceed the rate limit for your organization of 50,000 input tokens per minute.",
+    ),
+    FaultName.HTTP_500: (500, "api_error", "Internal server error"),
+    FaultName.HTTP_503: (503, "api_error", "Service unavailable"),
+    FaultName.OVERLOADED: (529, "overloaded_error", "Overloaded"),
+}
+
+
 class AnthropicWire:
     """Request parsing and error shape of the Messages API."""
 
@@ -144,6 +167,11 @@ class AnthropicWire:
 
     def error_body(self, kind: str, message: str, request_id: str) -> Any:
         return {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id}
+
+    def refusal(self, fault: FaultName, model: str, request_id: str) -> Refusal:
+        status, kind, message = REFUSALS[fault]
+        body = self.error_body(kind, message.format(model=model), request_id)
+        return Refusal(status=status, body=body, headers=Refusal.headers_for(status))
 
     def response_headers(self, request_id: str) -> list[tuple[str, str]]:
         return [("request-id", request_id), ("anthropic-organization-id", "demo")]

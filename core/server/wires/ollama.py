@@ -15,7 +15,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from core.server.wires import BadRequest, ParsedRequest, StopKind, Tokens, dumps, require_object, text_of
+from core.demo_protocol import FaultName
+from core.server.wires import BadRequest, ParsedRequest, Refusal, StopKind, Tokens, dumps, require_object, text_of
 
 _GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _GO_TABLE = str.maketrans(_GO_ESCAPES)
@@ -104,6 +105,19 @@ class OllamaStream:
         return None
 
 
+#: The HTTP faults as Ollama (or a proxy in front of it) answers them: status, `error` ({model}).
+REFUSALS: dict[FaultName, tuple[int, str]] = {
+    FaultName.HTTP_400: (400, 'invalid format: expected "json" or a valid JSON schema'),
+    FaultName.HTTP_401: (401, "unauthorized"),
+    FaultName.HTTP_403: (403, "forbidden"),
+    FaultName.HTTP_404: (404, 'model "{model}" not found, try pulling it first'),
+    FaultName.HTTP_429: (429, "too many requests"),
+    FaultName.HTTP_500: (500, "llama runner process has terminated: exit status 2"),
+    FaultName.HTTP_503: (503, "server busy, please try again.  maximum pending requests exceeded"),
+    FaultName.OVERLOADED: (503, "server busy, please try again.  maximum pending requests exceeded"),
+}
+
+
 class OllamaWire:
     """Request parsing and error shape of Ollama's chat and generate endpoints."""
 
@@ -145,6 +159,10 @@ class OllamaWire:
 
     def error_body(self, kind: str, message: str, request_id: str) -> Any:
         return {"error": message}
+
+    def refusal(self, fault: FaultName, model: str, request_id: str) -> Refusal:
+        status, message = REFUSALS[fault]
+        return Refusal(status=status, body={"error": message.format(model=model)}, headers=Refusal.headers_for(status))
 
     def response_headers(self, request_id: str) -> list[tuple[str, str]]:
         return [("x-request-id", request_id)]

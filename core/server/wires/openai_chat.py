@@ -11,9 +11,11 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from core.demo_protocol import FaultName
 from core.server.wires import (
     BadRequest,
     ParsedRequest,
+    Refusal,
     StopKind,
     Tokens,
     dumps,
@@ -129,8 +131,64 @@ class ChatStream:
         return KEEPALIVE
 
 
-def openai_error(kind: str, message: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+def openai_error(kind: str, message: str, code: str | None = None, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+#: The HTTP faults as the OpenAI APIs answer them: status, type, code, param, message ({model}).
+OPENAI_REFUSALS: dict[FaultName, tuple[int, str, str | None, str | None, str]] = {
+    FaultName.HTTP_400: (
+        400,
+        "invalid_request_error",
+        "invalid_function_parameters",
+        "tools[0].function.parameters",
+        "Invalid schema for function 'record': 'additionalProperties' is required to be supplied and to be false.",
+    ),
+    FaultName.HTTP_401: (
+        401,
+        "invalid_request_error",
+        "invalid_api_key",
+        None,
+        "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.",
+    ),
+    FaultName.HTTP_403: (
+        403,
+        "invalid_request_error",
+        None,
+        None,
+        "You have insufficient permissions for this operation. Missing scopes: model.request.",
+    ),
+    FaultName.HTTP_404: (
+        404,
+        "invalid_request_error",
+        "model_not_found",
+        None,
+        "The model `{model}` does not exist or you do not have access to it.",
+    ),
+    FaultName.HTTP_429: (
+        429,
+        "tokens",
+        "rate_limit_exceeded",
+        None,
+        "Rate limit reached for {model} on tokens per min (TPM): Limit 30000, Used 29500, Requested 1200. "
+        "Please try again in 20s.",
+    ),
+    FaultName.HTTP_500: (
+        500,
+        "server_error",
+        None,
+        None,
+        "The server had an error while processing your request. Sorry about that!",
+    ),
+    FaultName.HTTP_503: (503, "server_error", None, None, "Service Unavailable"),
+    FaultName.OVERLOADED: (503, "server_error", None, None, "The engine is currently overloaded, please try again later"),
+}
+
+
+def openai_refusal(fault: FaultName, model: str) -> Refusal:
+    """An HTTP fault in the OpenAI error shape (Chat Completions and Responses alike)."""
+    status, kind, code, param, message = OPENAI_REFUSALS[fault]
+    return Refusal(status=status, body=openai_error(kind, message.format(model=model), code, param), headers=Refusal.headers_for(status))
 
 
 class ChatWire:
@@ -171,6 +229,9 @@ class ChatWire:
 
     def error_body(self, kind: str, message: str, request_id: str) -> Any:
         return openai_error(kind, message)
+
+    def refusal(self, fault: FaultName, model: str, request_id: str) -> Refusal:
+        return openai_refusal(fault, model)
 
     def response_headers(self, request_id: str) -> list[tuple[str, str]]:
         return [("x-request-id", request_id), ("openai-processing-ms", "1")]

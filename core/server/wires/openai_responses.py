@@ -13,8 +13,9 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from core.server.wires import BadRequest, ParsedRequest, StopKind, Tokens, dumps, new_id, require_object, sse, text_of
-from core.server.wires.openai_chat import KEEPALIVE, openai_error
+from core.demo_protocol import FaultName
+from core.server.wires import BadRequest, ParsedRequest, Refusal, StopKind, Tokens, dumps, new_id, require_object, sse, text_of
+from core.server.wires.openai_chat import KEEPALIVE, openai_error, openai_refusal
 
 
 def _usage(input_tokens: int, tokens: int) -> dict[str, Any]:
@@ -234,6 +235,14 @@ class ResponsesWire:
 
     def error_body(self, kind: str, message: str, request_id: str) -> Any:
         return openai_error(kind, message)
+
+    def refusal(self, fault: FaultName, model: str, request_id: str) -> Refusal:
+        refusal = openai_refusal(fault, model)
+        if fault is FaultName.HTTP_400:  # the Responses API names the schema's place in its body
+            error = {**refusal.body["error"], "param": "text.format.schema", "code": "invalid_json_schema"}
+            error["message"] = "Invalid schema for response_format 'record': 'required' is required to be supplied and to be an array including every key in properties."
+            return Refusal(status=refusal.status, body={"error": error}, headers=refusal.headers)
+        return refusal
 
     def response_headers(self, request_id: str) -> list[tuple[str, str]]:
         return [("x-request-id", request_id), ("openai-processing-ms", "1")]

@@ -11,7 +11,8 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from core.server.wires import ParsedRequest, StopKind, Tokens
+from core.demo_protocol import HTTP_FAULTS, FaultName
+from core.server.wires import ParsedRequest, Refusal, StopKind, Tokens
 
 
 class RawStream:
@@ -55,6 +56,11 @@ class RawWire:
 
     def error_body(self, kind: str, message: str, request_id: str) -> Any:
         return {"error": {"type": kind, "message": message}}
+
+    def refusal(self, fault: FaultName, model: str, request_id: str) -> Refusal:
+        status = HTTP_FAULTS[fault]
+        body = self.error_body(f"http_{status}", f"the demo provider refused the request ({fault.value})", request_id)
+        return Refusal(status=status, body=body, headers=Refusal.headers_for(status))
 
     def response_headers(self, request_id: str) -> list[tuple[str, str]]:
         return [("x-request-id", request_id)]
