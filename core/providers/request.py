@@ -9,18 +9,42 @@ from typing import Any
 from core.errors import UsageError
 from core.schemas import schema_model
 
-__all__ = ["DEFAULT_MODELS", "PROVIDERS", "ExtractionRequest"]
+__all__ = ["DEFAULT_MODELS", "MAX_TOKENS", "PROVIDERS", "STRUCTURED", "STRUCTURED_CHOICES", "ExtractionRequest"]
 
 #: The provider names open_stream knows, in the order the app lists them.
-PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "ollama", "raw")
+PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama", "raw")
 
 #: The model asked for when ExtractionRequest.model is None (the demo provider accepts any).
+#: An OpenAI-compatible server names its own models (list them with core.providers.models);
+#: llama.cpp's server answers any name.
 DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-5",
     "openai-chat": "gpt-4o",
     "openai-responses": "gpt-4o",
+    "openai-compatible": "default",
     "ollama": "llama3.2",
     "raw": "raw",
+}
+
+#: The output token limit sent when ExtractionRequest.max_tokens is None (where the wire sends one).
+MAX_TOKENS: dict[str, int] = {"anthropic": 16384, "openai-compatible": 4096}
+
+#: How structure is forced on the model (`ExtractionRequest.structured`):
+#: tools        a forced tool / function call whose arguments are the JSON (the default)
+#: json_schema  structured output: `response_format` / `text.format` of type json_schema
+#: json_object  `response_format: {"type": "json_object", "schema": ...}` (llama.cpp and kin)
+STRUCTURED: tuple[str, ...] = ("tools", "json_schema", "json_object")
+
+#: The choices each provider can honour. Anthropic has only the forced tool; the Responses API
+#: has a function tool or text.format; Ollama streams JSON through `format` whatever is chosen
+#: ("json_object": `format: "json"`, the schema only in the prompt).
+STRUCTURED_CHOICES: dict[str, tuple[str, ...]] = {
+    "anthropic": ("tools",),
+    "openai-chat": STRUCTURED,
+    "openai-responses": ("tools", "json_schema"),
+    "openai-compatible": STRUCTURED,
+    "ollama": STRUCTURED,
+    "raw": STRUCTURED,
 }
 
 
@@ -30,8 +54,12 @@ class ExtractionRequest:
 
     `provider` is one of PROVIDERS; `base_url` the server root (`http://127.0.0.1:PORT` for the
     demo provider, `https://api.anthropic.com` ...); `schema_name` a key of core.schemas.SCHEMAS;
-    `document` the text to extract from. `demo_headers` are the demo provider's `x-demo-*` knobs,
-    sent as request headers. `fine_grained` asks Anthropic for fine-grained tool streaming.
+    `document` the text to extract from. `api_key` "" sends no credential (an OpenAI-compatible
+    server without a key); it never appears in a repr. `demo_headers` are the demo provider's
+    `x-demo-*` knobs, sent as request headers. `fine_grained` asks Anthropic for fine-grained
+    tool streaming. `structured` is one of STRUCTURED (see STRUCTURED_CHOICES per provider).
+    `max_tokens` bounds the output (None: MAX_TOKENS for the provider; a llama.cpp server
+    otherwise writes until its context is full, and vLLM refuses a limit past its context).
     """
 
     provider: str
@@ -39,13 +67,20 @@ class ExtractionRequest:
     schema_name: str
     document: str
     model: str | None = None
-    api_key: str = "demo"
+    api_key: str = field(default="demo", repr=False)
     demo_headers: Mapping[str, str] = field(default_factory=dict)
     fine_grained: bool = False
+    structured: str = "tools"
+    max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
             raise UsageError(f"unknown provider {self.provider!r}; known: {', '.join(PROVIDERS)}")
+        if self.structured not in STRUCTURED_CHOICES[self.provider]:
+            raise UsageError(
+                f"{self.provider} cannot force structure with {self.structured!r}; "
+                f"choose {' or '.join(STRUCTURED_CHOICES[self.provider])}"
+            )
         try:
             schema_model(self.schema_name)
         except KeyError as exc:
@@ -62,6 +97,17 @@ class ExtractionRequest:
     @property
     def model_name(self) -> str:
         return self.model or DEFAULT_MODELS[self.provider]
+
+    @property
+    def output_limit(self) -> int:
+        """The output token limit sent: `max_tokens`, else MAX_TOKENS[provider]."""
+        return self.max_tokens if self.max_tokens is not None else MAX_TOKENS.get(self.provider, 4096)
+
+    @property
+    def json_mode(self) -> bool:
+        """True when the JSON arrives as the message's text (json_schema / json_object), not as
+        tool-call arguments."""
+        return self.structured != "tools"
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON Schema of the schema's pydantic model."""
