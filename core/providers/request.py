@@ -9,7 +9,15 @@ from typing import Any
 from core.errors import UsageError
 from core.schemas import schema_model
 
-__all__ = ["DEFAULT_MODELS", "MAX_TOKENS", "PROVIDERS", "STRUCTURED", "STRUCTURED_CHOICES", "ExtractionRequest"]
+__all__ = [
+    "BASE_URL_VARIABLES",
+    "DEFAULT_MODELS",
+    "LIVE_BASE_URLS",
+    "MAX_TOKENS",
+    "PROVIDERS",
+    "join_url",
+    "live_base_url",
+    "STRUCTURED", "STRUCTURED_CHOICES", "ExtractionRequest"]
 
 #: The provider names open_stream knows, in the order the app lists them.
 PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama", "raw")
@@ -46,6 +54,39 @@ STRUCTURED_CHOICES: dict[str, tuple[str, ...]] = {
     "ollama": STRUCTURED,
     "raw": STRUCTURED,
 }
+
+
+#: Where each live provider is when no base URL is given (the environment may say otherwise:
+#: `live_base_url`). An OpenAI-compatible server has no default: it is chosen by its base URL.
+LIVE_BASE_URLS: dict[str, str] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai-chat": "https://api.openai.com/v1",
+    "openai-responses": "https://api.openai.com/v1",
+}
+
+#: The environment variable that moves a live provider elsewhere, as the vendors' SDKs read it.
+BASE_URL_VARIABLES: dict[str, str] = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai-chat": "OPENAI_BASE_URL",
+    "openai-responses": "OPENAI_BASE_URL",
+    "ollama": "OLLAMA_HOST",
+}
+
+
+def live_base_url(provider: str, environ: Mapping[str, str] | None = None) -> str:
+    """The base URL of a live provider when none is given: its environment variable
+    (BASE_URL_VARIABLES; OLLAMA_HOST read as the ollama client does), else LIVE_BASE_URLS.
+    UsageError for a provider that has none (openai-compatible, raw)."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    if provider == "ollama":
+        from core.providers.ollama import ollama_base_url
+
+        return ollama_base_url(environ)
+    if provider not in LIVE_BASE_URLS:
+        raise UsageError(f"the {provider} provider needs a base URL (there is no default one)")
+    return environ.get(BASE_URL_VARIABLES[provider]) or LIVE_BASE_URLS[provider]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,7 +164,12 @@ class ExtractionRequest:
 
     def url(self, path: str) -> str:
         """`path` (starting with /) under base_url, without a doubled slash or a doubled /v1."""
-        base = self.base_url.rstrip("/")
-        if base.endswith("/v1") and path.startswith("/v1/"):
-            path = path[3:]
-        return base + path
+        return join_url(self.base_url, path)
+
+
+def join_url(base_url: str, path: str) -> str:
+    """`path` (starting with /) under `base_url`, without a doubled slash or a doubled /v1."""
+    base = base_url.rstrip("/")
+    if base.endswith("/v1") and path.startswith("/v1/"):
+        path = path[3:]
+    return base + path

@@ -22,9 +22,10 @@ from core.server.faults import check_fault, make_plan, program
 from core.server.knobs import DemoDefaults, parse_knobs
 from core.server.request_log import LogEntry, RequestLog
 from core.server.streaming import DelayedResponse, StepResponse, install_log_filter
-from core.server.wires import BadRequest, StopKind, WireSpec, dumps
+from core.server.wires import BadRequest, StopKind, WireSpec, dumps, new_id
 from core.server.wires.anthropic import AnthropicWire
 from core.server.wires.ollama import OllamaWire, ollama_body
+from core.server.wires.models import anthropic_models, ollama_tags, openai_models, wants_anthropic
 from core.server.wires.openai_chat import ChatWire
 from core.server.wires.openai_responses import ResponsesWire
 from core.server.wires.raw import RawWire
@@ -121,10 +122,12 @@ class DemoProvider:
         return JSONResponse(self.log.snapshot())
 
     async def list_models(self, request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": "demo", "object": "model", "owned_by": "livefill"}]})
+        if wants_anthropic(request.headers):
+            return JSONResponse(anthropic_models(request.query_params), headers={"request-id": new_id("req_01")})
+        return JSONResponse(openai_models(), headers={"x-request-id": new_id("req_")})
 
     async def list_tags(self, request: Request) -> Response:
-        return JSONResponse({"models": [{"name": "demo", "model": "demo", "size": 0, "digest": "demo"}]})
+        return JSONResponse(ollama_tags())
 
     # -- the provider endpoints --------------------------------------------------------------
 
