@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import BaseModel
@@ -67,10 +69,12 @@ __all__ = [
     "RecordReader",
     "RelayStream",
     "failure_from_record",
+    "is_loopback_url",
     "open_relay",
 ]
 
 EXTRACT_PATH = "/relay/v1/extract"
+UPSTREAM_KEY_HEADER = "x-livefill-upstream-key"  # the app's key, for its embedded relay only
 
 
 def failure_from_record(record: ErrorRecord) -> RunFailure:
@@ -341,6 +345,7 @@ async def open_relay(
     timeout: float = 10.0,
     idle_timeout: float | None = 60.0,
     client: httpx.AsyncClient | None = None,
+    upstream_key: str | None = None,
 ) -> AsyncIterator[RelayStream]:
     """POST `body` to the relay at `base_url` and yield a `RelayStream` of checked records.
 
@@ -350,12 +355,19 @@ async def open_relay(
     `error` `timeout` record, so this is a backstop.
     A non-200 answer raises UpstreamError with the relay's message and `.status`. Leaving the
     context closes the response. `client` lets the caller share a connection pool.
+    `upstream_key` hands a live provider's key to the app's *embedded* relay (the
+    `x-livefill-upstream-key` header); it is refused (UsageError, nothing sent) unless `base_url`
+    is a loopback address — a relay elsewhere reads its own environment.
     """
+    if upstream_key is not None and not is_loopback_url(base_url):
+        raise UsageError("an API key is handed only to the app's embedded relay, over loopback")
     schema_name = body.get("schema") if isinstance(body.get("schema"), str) else None
     mode = body.get("mode", "settled") if isinstance(body.get("mode", "settled"), str) else None
     reader = RecordReader(schema_name=schema_name, mode=mode, tap=tap)
     url = base_url.rstrip("/") + EXTRACT_PATH
     headers = {"authorization": f"Bearer {token}", "accept": "application/x-ndjson"}
+    if upstream_key is not None:
+        headers[UPSTREAM_KEY_HEADER] = upstream_key
     limits = httpx.Timeout(timeout, read=None)
     async with contextlib.AsyncExitStack() as stack:
         if client is None:
@@ -385,6 +397,20 @@ async def open_relay(
             yield stream
         finally:
             await stream.aclose()
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether `url` names this machine by a loopback IP address or `localhost`."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 _SSL: list[ssl.SSLContext] = []

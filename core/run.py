@@ -33,7 +33,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, AsyncContextManager
 
 from core.demo_client import demo_request_entry, demo_requests, server_note
@@ -69,15 +69,18 @@ class RunConfig:
     """Everything one run needs to know besides the form."""
 
     mode: Mode
-    provider: str = "anthropic"  # "anthropic" | "openai-chat" | "openai-responses" | "ollama" | "raw"
-    base_url: str = ""
+    provider: str = "anthropic"  # one of core.providers.PROVIDERS ("openai-compatible": any base URL)
+    base_url: str = ""  # the provider's server ("" for a live one: its usual address)
     schema_name: str = ""
     document: str = ""
     model: str | None = None
-    api_key: str = "demo"
+    api_key: str = field(default="demo", repr=False)  # "" sends none; never in a repr
     demo: DemoKnobs | None = None  # None: not the demo provider
     relay_token: str | None = None
     fine_grained: bool = False
+    structured: str = "tools"  # how structure is forced: "tools" | "json_schema" | "json_object"
+    relay_url: str = ""  # where the relay is (settled / hybrid); "": at base_url, the demo provider's server
+    relay_embedded: bool = False  # the relay is the app's own embedded one: the only relay handed api_key
     idle_timeout: float = 20.0
     show_provisional_strings: bool = True
     show_provisional_numbers: bool = False
@@ -114,6 +117,12 @@ def describe_failure(exc: BaseException) -> tuple[str, str | None]:
     if isinstance(exc, RunFailure):
         return message, code
     return f"internal error: {type(exc).__name__}: {exc}", None
+
+
+def _live_base_url(provider: str) -> str:
+    from core.providers.request import live_base_url
+
+    return live_base_url(provider)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -230,7 +239,7 @@ class Run:
         cfg = self.config
         idle = cfg.idle_timeout if cfg.idle_timeout and cfg.idle_timeout > 0 else None
         if cfg.mode.spec.needs_relay:
-            from core.relay_client import open_relay
+            from core.relay_client import is_loopback_url, open_relay
 
             body: dict[str, Any] = {"provider": cfg.provider, "mode": cfg.mode.value}
             if cfg.demo is not None and cfg.demo.scenario:
@@ -240,20 +249,40 @@ class Run:
             if cfg.demo is not None:
                 body["upstream"] = "demo"
                 body["demo"] = {**cfg.demo.relay_demo(), "tag": self.status.run_id}
+            else:
+                body["upstream"] = "live"
+                if cfg.base_url:
+                    body["base_url"] = cfg.base_url
             if cfg.model:
                 body["model"] = cfg.model
-            return open_relay(cfg.base_url, cfg.relay_token or "", body, tap=self._tap, idle_timeout=idle)
+            if cfg.structured != "tools":
+                body["structured"] = cfg.structured
+            if cfg.fine_grained:
+                body["fine_grained"] = True
+            relay_url = cfg.relay_url or cfg.base_url
+            # The key goes to the relay only when it is the app's own, over loopback; a relay
+            # elsewhere uses the keys of its own environment.
+            hand_key = cfg.demo is None and cfg.relay_embedded and bool(cfg.api_key) and is_loopback_url(relay_url)
+            return open_relay(
+                relay_url,
+                cfg.relay_token or "",
+                body,
+                tap=self._tap,
+                idle_timeout=idle,
+                upstream_key=cfg.api_key if hand_key else None,
+            )
         from core.providers import ExtractionRequest, open_stream
 
         request = ExtractionRequest(
             provider=cfg.provider,
-            base_url=cfg.base_url,
+            base_url=cfg.base_url or _live_base_url(cfg.provider),
             schema_name=cfg.schema_name,
             document=cfg.document,
             model=cfg.model,
             api_key=cfg.api_key,
             demo_headers={**cfg.demo.headers(), "x-demo-tag": self.status.run_id} if cfg.demo is not None else {},
             fine_grained=cfg.fine_grained,
+            structured=cfg.structured,
         )
         return open_stream(request, tap=self._tap, idle_timeout=idle)
 

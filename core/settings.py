@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from core.modes import Mode, parse_mode
+from core.providers.request import STRUCTURED
 from core.demo_protocol import DEFAULT_SEED as _DEFAULT_SEED
 from core.demo_protocol import FaultName, KnobError, SliceMode, parse_fault
 from core.demo_protocol import parse_slicing as _parse_slicing
@@ -31,7 +32,7 @@ __all__ = [
     "SETTING_NAMES",
 ]
 
-PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "ollama")
+PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama")
 """The wires the app can read (each served by the demo provider, or by the real service)."""
 
 DEFAULT_SEED: int = int(_DEFAULT_SEED)
@@ -82,7 +83,11 @@ class RunSettings:
     """What the next run reads, with whom, how, and with which demo knobs (see the module docstring).
 
     `document` / `schema_name` left None mean "the scenario's". `seed` None means the demo
-    provider's default. `fault` is `NAME[@FRACTION]` or None.
+    provider's default. `fault` is `NAME[@FRACTION]` or None. `structured` is how structure is
+    forced ("tools", "json_schema", "json_object"; core.providers.request.STRUCTURED_CHOICES says
+    which each provider takes). `relay_url` is where the relay is for settled / hybrid runs ("":
+    at `base_url`); `relay_embedded` says it is the app's own embedded relay, the only one the
+    API key is handed to (over loopback).
     """
 
     scenario: str = "invoice"
@@ -92,6 +97,9 @@ class RunSettings:
     base_url: str = ""
     relay_token: str | None = None
     model: str | None = None
+    structured: str = "tools"
+    relay_url: str = ""
+    relay_embedded: bool = False
     mode: Mode = Mode.PARTIAL
     speed: float = 30.0
     seed: int | None = None
@@ -106,6 +114,8 @@ class RunSettings:
         object.__setattr__(self, "speed", float(self.speed))
         if self.provider not in PROVIDERS and self.provider != "raw":
             raise ValueError(f"unknown provider {self.provider!r} (known: {', '.join(PROVIDERS)})")
+        if self.structured not in STRUCTURED:
+            raise ValueError(f"unknown structured output {self.structured!r} (known: {', '.join(STRUCTURED)})")
         if self.speed < 0:
             raise ValueError(f"speed must be >= 0, got {self.speed:g}")
         check_slicing(self.slicing)
