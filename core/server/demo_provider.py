@@ -9,6 +9,7 @@ shape; log the request; then answer with a `StepResponse` (streamed) or a `Delay
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from typing import Any
 
@@ -47,6 +48,18 @@ def _auth_scheme(request: Request) -> str | None:
     if request.headers.get("authorization", "").lower().startswith("bearer "):
         return "bearer"
     return None
+
+
+def _auth_sha256(request: Request) -> str | None:
+    # A fingerprint (12 hex digits of SHA-256) of the credential, so the log can show which key
+    # arrived; the credential itself is never kept.
+    secret = request.headers.get("x-api-key")
+    if secret is None:
+        value = request.headers.get("authorization", "")
+        if not value.lower().startswith("bearer "):
+            return None
+        secret = value[7:]
+    return hashlib.sha256(secret.encode("utf-8", "surrogateescape")).hexdigest()[:12]
 
 
 def _input_tokens(text: str) -> int:
@@ -150,7 +163,9 @@ class DemoProvider:
         return Response(content, status_code=error.status, headers=headers, media_type="application/json")
 
     async def handle(self, request: Request, wire: WireSpec) -> Any:
-        entry = self.log.new(path=request.url.path, wire=wire.name, auth=_auth_scheme(request))
+        entry = self.log.new(
+            path=request.url.path, wire=wire.name, auth=_auth_scheme(request), auth_sha256=_auth_sha256(request)
+        )
         entry.tag = request.headers.get("x-demo-tag") or None  # logged even when another knob is refused
         try:
             knobs = parse_knobs(request.headers, self.defaults)
