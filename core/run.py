@@ -259,6 +259,9 @@ class Run:
                 body["structured"] = cfg.structured
             if cfg.fine_grained:
                 body["fine_grained"] = True
+            if cfg.demo is None and not cfg.relay_url:
+                # base_url is the live provider's: the relay (and its token) must not go there
+                raise UsageError(f"{cfg.mode.value} mode with a live provider needs the relay's address (relay_url)")
             relay_url = cfg.relay_url or cfg.base_url
             # The key goes to the relay only when it is the app's own, over loopback; a relay
             # elsewhere uses the keys of its own environment.

@@ -36,7 +36,7 @@ from core.errors import ProtocolError, Truncated
 from core.events import ArgsDelta, BlockStop, KeepAlive, ProviderError, Stop, StopReason, StreamEvent, TextDelta
 from core.providers.base import load_object, need_int, need_list, need_object, need_str, opt_str, stop_reason
 from core.providers.request import ExtractionRequest
-from core.providers.strict_schema import strict_json_schema
+from core.providers.strict_schema import openai_subset, strict_json_schema
 from core.sse import ServerSentEvent
 
 __all__ = ["STOP_REASONS", "ChatDecoder", "chat_body"]
@@ -211,13 +211,17 @@ def chat_body(request: ExtractionRequest) -> dict[str, Any]:
     json_schema  `response_format: {"type": "json_schema", "json_schema": {name, schema, strict}}`
     json_object  `response_format: {"type": "json_object", "schema": ...}` (llama.cpp, vLLM ...)
 
-    OpenAI-compatible servers also get `max_tokens` (a llama.cpp server otherwise writes until
+    OpenAI's own API gets the strict schema without the keywords it does not support
+    (`openai_subset`); OpenAI-compatible servers get all of it, and `max_tokens` (a llama.cpp server otherwise writes until
     its context is full).
     """
     body: dict[str, Any] = {
         "model": request.model_name,
         "messages": [{"role": "user", "content": request.prompt()}],
     }
+    strict = strict_json_schema(request.json_schema())
+    if request.provider == "openai-chat":  # OpenAI's own API: only the keywords it supports
+        strict = openai_subset(strict)
     if request.structured == "tools":
         body["tools"] = [
             {
@@ -225,7 +229,7 @@ def chat_body(request: ExtractionRequest) -> dict[str, Any]:
                 "function": {
                     "name": request.tool_name,
                     "description": f"Record the {request.schema_name} extracted from the document.",
-                    "parameters": strict_json_schema(request.json_schema()),
+                    "parameters": strict,
                     "strict": True,
                 },
             }
@@ -236,7 +240,7 @@ def chat_body(request: ExtractionRequest) -> dict[str, Any]:
             "type": "json_schema",
             "json_schema": {
                 "name": request.tool_name,
-                "schema": strict_json_schema(request.json_schema()),
+                "schema": strict,
                 "strict": True,
             },
         }

@@ -23,6 +23,12 @@ This module does the same, on a deep copy, with two differences:
   (`#/...`) or does not resolve raises UsageError instead of asserting.
 
 For a pydantic model the result equals the SDK helper's (tests/core/test_providers_strict_schema.py).
+
+`openai_subset(schema)` then drops the validation keywords OpenAI's strict mode does not list as
+supported (string lengths, object property counts, `uniqueItems`, `contains`): the API may refuse
+a schema that has them, and nothing is lost, because every settled value is still checked here
+against the full schema. It is applied for OpenAI's own APIs only; an OpenAI-compatible server
+gets the whole strict schema (llama.cpp turns more of it into its grammar).
 """
 
 from __future__ import annotations
@@ -33,7 +39,17 @@ from typing import Any
 
 from core.errors import UsageError
 
-__all__ = ["strict_json_schema"]
+__all__ = ["OPENAI_UNSUPPORTED", "openai_subset", "strict_json_schema"]
+
+#: Validation keywords OpenAI's strict structured outputs do not support.
+OPENAI_UNSUPPORTED: frozenset[str] = frozenset(
+    {"minLength", "maxLength", "minProperties", "maxProperties", "uniqueItems", "contains", "minContains", "maxContains"}
+)
+
+# Keywords whose value is a map of names to schemas, and those whose value is a schema or a list.
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_SCHEMA_VALUES = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames")
+_SCHEMA_LISTS = ("anyOf", "allOf", "oneOf", "prefixItems")
 
 _HOISTED = ("title", "description", "default")
 
@@ -150,3 +166,26 @@ def _nullable(node: dict[str, Any]) -> dict[str, Any]:
         if key in inner:
             outer[key] = inner.pop(key)
     return {"anyOf": [inner, {"type": "null"}], **outer}
+
+
+def openai_subset(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `schema` without the OPENAI_UNSUPPORTED keywords (property *names* are kept)."""
+    return _drop(schema, OPENAI_UNSUPPORTED)
+
+
+def _drop(node: Any, names: frozenset[str]) -> Any:
+    if not isinstance(node, Mapping):
+        return copy.deepcopy(node)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in names:
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, Mapping):
+            out[key] = {name: _drop(sub, names) for name, sub in value.items()}
+        elif key in _SCHEMA_VALUES and isinstance(value, Mapping):
+            out[key] = _drop(value, names)
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [_drop(sub, names) for sub in value]
+        else:
+            out[key] = copy.deepcopy(value)
+    return out

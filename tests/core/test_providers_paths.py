@@ -289,3 +289,13 @@ async def test_the_relay_checks_the_live_fields(demo_server) -> None:
             answer = await client.post(demo_server.url + "/relay/v1/extract", json=body,
                                        headers={"authorization": f"Bearer {demo_server.relay_token}"})
             assert answer.status_code == 400 and words in answer.json()["error"]["message"], answer.text
+
+
+async def test_a_live_settled_run_without_a_relay_address_never_posts_to_the_provider(demo_server) -> None:
+    key = fake_key()
+    form = FormModel(schema_model("weather"))
+    config = live_config(demo_server.url, "openai-chat", mode="settled", scenario="weather", api_key=key,
+                         relay_token=demo_server.relay_token)
+    status = await Run(form, config).run()
+    assert status.phase is Phase.FAILED and "relay_url" in status.reason
+    assert entries_with(demo_server, key) == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import json
 from enum import Enum
 from typing import Any, Literal, Optional
 
@@ -14,7 +15,7 @@ from openai.lib._pydantic import _ensure_strict_json_schema, to_strict_json_sche
 from pydantic import BaseModel, Field
 
 from core.errors import UsageError
-from core.providers.strict_schema import strict_json_schema
+from core.providers.strict_schema import OPENAI_UNSUPPORTED, openai_subset, strict_json_schema
 from core.schemas import SCHEMAS
 
 
@@ -186,3 +187,30 @@ def test_an_escaped_ref_resolves() -> None:
 def test_schemas_it_cannot_walk_are_usage_errors(schema: dict[str, Any]) -> None:
     with pytest.raises(UsageError):
         strict_json_schema(schema)
+
+
+def test_openai_subset_drops_unsupported_keywords_but_keeps_property_names() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "minLength": {"type": "string", "minLength": 1, "maxLength": 9, "pattern": "^[a-z]+$"},
+            "tags": {"type": "array", "items": {"type": "string", "minLength": 2}, "uniqueItems": True, "maxItems": 3},
+            "either": {"anyOf": [{"type": "string", "maxLength": 4}, {"type": "null"}]},
+        },
+        "required": ["minLength", "tags", "either"],
+        "$defs": {"D": {"type": "object", "minProperties": 1, "properties": {}}},
+    }
+    before = copy.deepcopy(schema)
+    subset = openai_subset(schema)
+    assert schema == before
+    assert subset["properties"]["minLength"] == {"type": "string", "pattern": "^[a-z]+$"}
+    assert subset["properties"]["tags"] == {"type": "array", "items": {"type": "string"}, "maxItems": 3}
+    assert subset["properties"]["either"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    assert subset["$defs"]["D"] == {"type": "object", "properties": {}}
+    assert subset["required"] == ["minLength", "tags", "either"]
+
+
+@pytest.mark.parametrize("model", list(SCHEMAS.values()), ids=lambda m: m.__name__)
+def test_the_bundled_schemas_sent_to_openai_have_no_unsupported_keyword(model: type[BaseModel]) -> None:
+    text = json.dumps(openai_subset(strict_json_schema(model.model_json_schema())))
+    assert not [k for k in OPENAI_UNSUPPORTED if f'"{k}":' in text]

@@ -33,7 +33,7 @@ from core.providers.ollama import chat_body as ollama_body
 from core.providers.openai_chat import chat_body
 from core.providers.openai_responses import responses_body
 from core.providers.raw import raw_body
-from core.providers.strict_schema import strict_json_schema
+from core.providers.strict_schema import openai_subset, strict_json_schema
 from core.providers.transport import error_from_body, translate_errors
 from core.schemas import schema_model
 from core.taps import WireFrame
@@ -67,7 +67,7 @@ def test_openai_chat_request_shape() -> None:
     assert body["stream"] is True
     assert body["tools"] == [{"type": "function", "function": {
         "name": "record_invoice", "description": body["tools"][0]["function"]["description"],
-        "parameters": strict_json_schema(schema_model("invoice").model_json_schema()), "strict": True}}]
+        "parameters": openai_subset(strict_json_schema(schema_model("invoice").model_json_schema())), "strict": True}}]
     assert "response_format" not in body and "max_tokens" not in body
     assert body["tool_choice"] == {"type": "function", "function": {"name": "record_invoice"}}
 
@@ -77,7 +77,7 @@ def test_openai_responses_request_shape() -> None:
     assert body["stream"] is True and "DOC" in body["input"][0]["content"]
     fmt = body["text"]["format"]
     assert fmt["type"] == "json_schema" and fmt["name"] == "record_invoice" and fmt["strict"] is True
-    assert fmt["schema"] == strict_json_schema(schema_model("invoice").model_json_schema())
+    assert fmt["schema"] == openai_subset(strict_json_schema(schema_model("invoice").model_json_schema()))
     assert "tools" not in body
 
 
@@ -86,7 +86,7 @@ def test_openai_responses_function_tool_request_shape() -> None:
     assert "text" not in body
     assert body["tools"] == [{"type": "function", "name": "record_invoice",
                               "description": body["tools"][0]["description"],
-                              "parameters": strict_json_schema(schema_model("invoice").model_json_schema()),
+                              "parameters": openai_subset(strict_json_schema(schema_model("invoice").model_json_schema())),
                               "strict": True}]
     assert body["tool_choice"] == {"type": "function", "name": "record_invoice"}
 
