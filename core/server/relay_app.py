@@ -104,14 +104,14 @@ class RelaySettings:
     """How one relay app behaves. Read-only: nothing is kept between requests.
 
     `token`: the bearer token clients must send. `accept_upstream_key`: take a live provider's key
-    from the `x-livefill-upstream-key` header of a loopback peer (the app's embedded relay only). `demo_base_url`: where the demo upstream is;
-    None with `demo_is_local` (the relay mounted beside the demo provider, `routes()`): this same
-    server, at the address the request came in on; None otherwise: "upstream": "demo" requests
-    get an `upstream_error` saying no demo provider is configured. `idle_timeout`: seconds of
-    upstream silence (keep-alives do not count) before the run ends with `timeout`. `env`: where
-    live-provider keys are read (default os.environ). `timing_log`: a file to append per-record
-    timings to (opt-in). `upstream_tap`: a factory `run_id -> WireTap` observing every upstream
-    stream (tests).
+    from the `x-livefill-upstream-key` header of a loopback peer (the app's embedded relay only).
+    `demo_base_url`: where the demo upstream is; None with `demo_is_local` (the relay mounted beside
+    the demo provider, `routes()`): this same server, at the address the request came in on; None
+    otherwise: "upstream": "demo" requests get an `upstream_error` saying no demo provider is
+    configured. `idle_timeout`: seconds of upstream silence (keep-alives do not count) before the
+    run ends with `timeout`. `env`: where live-provider keys are read (default os.environ).
+    `timing_log`: a file to append per-record timings to (opt-in). `upstream_tap`: a factory `run_id
+    -> WireTap` observing every upstream stream (tests).
     """
 
     token: str
