@@ -119,7 +119,8 @@ def ollama_base_url(environ: Mapping[str, str] | None = None) -> str:
 
     `host`, `host:port`, `:port`, `scheme://host[:port][/path]` are all accepted; a missing
     scheme is http, a missing host 127.0.0.1, a missing port 11434 (80 / 443 when the scheme is
-    given without one); `0.0.0.0` (a listen address) is reached at 127.0.0.1.
+    given without one); `0.0.0.0` / `::` (listen addresses, often set for the server in the same
+    environment) are reached at 127.0.0.1.
     """
     environ = os.environ if environ is None else environ
     raw = (environ.get("OLLAMA_HOST") or "").strip()
@@ -128,9 +129,8 @@ def ollama_base_url(environ: Mapping[str, str] | None = None) -> str:
     scheme, sep, rest = raw.partition("://")
     if not sep:
         scheme, rest = "http", raw
-    scheme = scheme.lower()
     default_port = 11434
-    if sep and scheme in ("http", "https"):
+    if sep and scheme in ("http", "https"):  # as the client does: case-sensitive
         default_port = 443 if scheme == "https" else 80
     split = urlsplit(f"{scheme}://{rest}")
     host = split.hostname or "127.0.0.1"

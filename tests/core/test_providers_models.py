@@ -70,3 +70,34 @@ async def test_the_raw_wire_and_unknown_providers_have_no_list() -> None:
         await list_models("gemini", "http://127.0.0.1:9", "")
     with pytest.raises(UsageError):
         await list_models("openai-compatible", "", "")  # a compatible server has no default address
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "example.com", "example.com:1234", ":8080", "https://ex.com", "http://ex.com/path/", "[::1]:9",
+     "HTTP://h", "https://ex.com:1/a/b/", "[fe80::1]", "localhost:11500"],
+)
+def test_ollama_host_is_read_as_the_ollama_client_reads_it(value: str) -> None:
+    from ollama._client import _parse_host
+
+    from core.providers.ollama import ollama_base_url
+
+    assert ollama_base_url({"OLLAMA_HOST": value}) == _parse_host(value)
+
+
+def test_ollama_host_listen_addresses_are_reached_on_loopback() -> None:
+    from core.providers.ollama import ollama_base_url
+
+    assert ollama_base_url({"OLLAMA_HOST": "0.0.0.0"}) == "http://127.0.0.1:11434"
+    assert ollama_base_url({}) == "http://127.0.0.1:11434"
+
+
+def test_live_base_urls_follow_the_vendors_variables() -> None:
+    from core.providers.request import live_base_url
+
+    assert live_base_url("anthropic", {}) == "https://api.anthropic.com"
+    assert live_base_url("anthropic", {"ANTHROPIC_BASE_URL": "http://gw:1"}) == "http://gw:1"
+    assert live_base_url("openai-responses", {"OPENAI_BASE_URL": "http://gw:2/v1"}) == "http://gw:2/v1"
+    assert live_base_url("ollama", {"OLLAMA_HOST": "box:7"}) == "http://box:7"
+    with pytest.raises(UsageError):
+        live_base_url("openai-compatible", {})
