@@ -69,18 +69,18 @@ class RunConfig:
     """Everything one run needs to know besides the form."""
 
     mode: Mode
-    provider: str = "anthropic"  # one of core.providers.PROVIDERS ("openai-compatible": any base URL)
-    base_url: str = ""  # the provider's server ("" for a live one: its usual address)
+    provider: str = "anthropic"  # "anthropic" | "openai-chat" | "openai-responses" | "ollama" | "raw"
+    base_url: str = ""
     schema_name: str = ""
     document: str = ""
     model: str | None = None
-    api_key: str = field(default="demo", repr=False)  # "" sends none; never in a repr
+    api_key: str = field(default="demo", repr=False)  # never in a repr, a log line or a trace
     demo: DemoKnobs | None = None  # None: not the demo provider
     relay_token: str | None = None
-    fine_grained: bool = False
-    structured: str = "tools"  # how structure is forced: "tools" | "json_schema" | "json_object"
     relay_url: str = ""  # where the relay is (settled / hybrid); "": at base_url, the demo provider's server
     relay_embedded: bool = False  # the relay is the app's own embedded one: the only relay handed api_key
+    fine_grained: bool = False
+    structured: str = "tools"  # how structure is forced: "tools" | "json_schema" | "json_object"
     idle_timeout: float = 20.0
     show_provisional_strings: bool = True
     show_provisional_numbers: bool = False

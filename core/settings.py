@@ -97,9 +97,6 @@ class RunSettings:
     base_url: str = ""
     relay_token: str | None = None
     model: str | None = None
-    structured: str = "tools"
-    relay_url: str = ""
-    relay_embedded: bool = False
     mode: Mode = Mode.PARTIAL
     speed: float = 30.0
     seed: int | None = None
@@ -108,6 +105,9 @@ class RunSettings:
     show_provisional_strings: bool = True
     show_provisional_numbers: bool = False
     idle_timeout: float = 20.0
+    structured: str = "tools"
+    relay_url: str = ""
+    relay_embedded: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", parse_mode(self.mode))
