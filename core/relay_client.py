@@ -349,24 +349,25 @@ async def open_relay(
 ) -> AsyncIterator[RelayStream]:
     """POST `body` to the relay at `base_url` and yield a `RelayStream` of checked records.
 
+    `upstream_key` hands a live provider's key to the app's *embedded* relay (the
+    `x-livefill-upstream-key` header); it is refused (UsageError, nothing sent) unless `base_url`
+    is a loopback address — a relay elsewhere reads its own environment.
+
     `token` is the relay's bearer token. `timeout` bounds connecting; `idle_timeout` (None: no
     limit) bounds the wait for the response and every stretch with no record, with the same
     watchdog as the provider streams (core.idle) — the relay itself turns an idle upstream into an
     `error` `timeout` record, so this is a backstop.
     A non-200 answer raises UpstreamError with the relay's message and `.status`. Leaving the
     context closes the response. `client` lets the caller share a connection pool.
-    `upstream_key` hands a live provider's key to the app's *embedded* relay (the
-    `x-livefill-upstream-key` header); it is refused (UsageError, nothing sent) unless `base_url`
-    is a loopback address — a relay elsewhere reads its own environment.
     """
-    if upstream_key is not None and not is_loopback_url(base_url):
-        raise UsageError("an API key is handed only to the app's embedded relay, over loopback")
     schema_name = body.get("schema") if isinstance(body.get("schema"), str) else None
     mode = body.get("mode", "settled") if isinstance(body.get("mode", "settled"), str) else None
     reader = RecordReader(schema_name=schema_name, mode=mode, tap=tap)
     url = base_url.rstrip("/") + EXTRACT_PATH
     headers = {"authorization": f"Bearer {token}", "accept": "application/x-ndjson"}
     if upstream_key is not None:
+        if not is_loopback_url(base_url):
+            raise UsageError("an API key is handed only to the app's embedded relay, over loopback")
         headers[UPSTREAM_KEY_HEADER] = upstream_key
     limits = httpx.Timeout(timeout, read=None)
     async with contextlib.AsyncExitStack() as stack:
@@ -399,20 +400,6 @@ async def open_relay(
             await stream.aclose()
 
 
-def is_loopback_url(url: str) -> bool:
-    """Whether `url` names this machine by a loopback IP address or `localhost`."""
-    try:
-        host = urlsplit(url).hostname or ""
-    except ValueError:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 _SSL: list[ssl.SSLContext] = []
 
 
@@ -435,3 +422,17 @@ def _error_text(detail: str) -> str:
         if isinstance(err, str):
             return err
     return detail[:300]
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether `url` names this machine by a loopback IP address or `localhost`."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -119,12 +119,6 @@ def describe_failure(exc: BaseException) -> tuple[str, str | None]:
     return f"internal error: {type(exc).__name__}: {exc}", None
 
 
-def _live_base_url(provider: str) -> str:
-    from core.providers.request import live_base_url
-
-    return live_base_url(provider)
-
-
 # ---------------------------------------------------------------------------------------------
 # The run
 
@@ -278,7 +272,7 @@ class Run:
 
         request = ExtractionRequest(
             provider=cfg.provider,
-            base_url=cfg.base_url or _live_base_url(cfg.provider),
+            base_url=cfg.base_url,
             schema_name=cfg.schema_name,
             document=cfg.document,
             model=cfg.model,

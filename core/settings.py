@@ -83,11 +83,7 @@ class RunSettings:
     """What the next run reads, with whom, how, and with which demo knobs (see the module docstring).
 
     `document` / `schema_name` left None mean "the scenario's". `seed` None means the demo
-    provider's default. `fault` is `NAME[@FRACTION]` or None. `structured` is how structure is
-    forced ("tools", "json_schema", "json_object"; core.providers.request.STRUCTURED_CHOICES says
-    which each provider takes). `relay_url` is where the relay is for settled / hybrid runs ("":
-    at `base_url`); `relay_embedded` says it is the app's own embedded relay, the only one the
-    API key is handed to (over loopback).
+    provider's default. `fault` is `NAME[@FRACTION]` or None.
     """
 
     scenario: str = "invoice"
@@ -105,7 +101,11 @@ class RunSettings:
     show_provisional_strings: bool = True
     show_provisional_numbers: bool = False
     idle_timeout: float = 20.0
+    # How structure is forced: "tools" | "json_schema" | "json_object" (which ones each provider
+    # takes: core.providers.request.STRUCTURED_CHOICES).
     structured: str = "tools"
+    # Where the relay is for settled / hybrid runs ("": at base_url, the demo provider's server),
+    # and whether it is the app's own embedded relay, the only one handed the API key (loopback).
     relay_url: str = ""
     relay_embedded: bool = False
 

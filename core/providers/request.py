@@ -95,12 +95,15 @@ class ExtractionRequest:
 
     `provider` is one of PROVIDERS; `base_url` the server root (`http://127.0.0.1:PORT` for the
     demo provider, `https://api.anthropic.com` ...); `schema_name` a key of core.schemas.SCHEMAS;
-    `document` the text to extract from. `api_key` "" sends no credential (an OpenAI-compatible
-    server without a key); it never appears in a repr. `demo_headers` are the demo provider's
-    `x-demo-*` knobs, sent as request headers. `fine_grained` asks Anthropic for fine-grained
-    tool streaming. `structured` is one of STRUCTURED (see STRUCTURED_CHOICES per provider).
-    `max_tokens` bounds the output (None: MAX_TOKENS for the provider; a llama.cpp server
-    otherwise writes until its context is full, and vLLM refuses a limit past its context).
+    `document` the text to extract from. `demo_headers` are the demo provider's `x-demo-*` knobs,
+    sent as request headers. `fine_grained` asks Anthropic for fine-grained tool streaming.
+
+    An empty `base_url` means the provider's live address (`live_base_url`: its environment
+    variable, else the vendor's). `api_key` "" sends no credential (an OpenAI-compatible server
+    without a key); it never appears in a repr. `structured` is one of STRUCTURED (which ones a
+    provider takes: STRUCTURED_CHOICES). `max_tokens` bounds the output (None: MAX_TOKENS for the
+    provider; a llama.cpp server otherwise writes until its context is full, and vLLM refuses a
+    limit past its context).
     """
 
     provider: str
@@ -108,7 +111,7 @@ class ExtractionRequest:
     schema_name: str
     document: str
     model: str | None = None
-    api_key: str = field(default="demo", repr=False)
+    api_key: str = field(default="demo", repr=False)  # never in a repr, a log line or a trace
     demo_headers: Mapping[str, str] = field(default_factory=dict)
     fine_grained: bool = False
     structured: str = "tools"
@@ -117,11 +120,6 @@ class ExtractionRequest:
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
             raise UsageError(f"unknown provider {self.provider!r}; known: {', '.join(PROVIDERS)}")
-        if self.structured not in STRUCTURED_CHOICES[self.provider]:
-            raise UsageError(
-                f"{self.provider} cannot force structure with {self.structured!r}; "
-                f"choose {' or '.join(STRUCTURED_CHOICES[self.provider])}"
-            )
         try:
             schema_model(self.schema_name)
         except KeyError as exc:
@@ -129,6 +127,13 @@ class ExtractionRequest:
         for name in self.demo_headers:
             if not name.lower().startswith("x-demo-"):
                 raise UsageError(f"demo header {name!r} does not start with x-demo-")
+        if self.structured not in STRUCTURED_CHOICES[self.provider]:
+            raise UsageError(
+                f"{self.provider} cannot force structure with {self.structured!r}; "
+                f"choose {' or '.join(STRUCTURED_CHOICES[self.provider])}"
+            )
+        if not self.base_url:
+            object.__setattr__(self, "base_url", live_base_url(self.provider))
 
     @property
     def tool_name(self) -> str:
