@@ -33,12 +33,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 from pydantic import BaseModel
@@ -47,6 +45,7 @@ from core import pointer as jp
 from core.errors import ProtocolError, RunFailure, StreamTimeout, Truncated, UpstreamError, UsageError, failure_for
 from core.idle import IdleWatch
 from core.modes import parse_mode
+from core.loopback import is_loopback_url
 from core.ndjson import NDJSONFramer
 from core.providers.transport import translate_errors
 from core.schema import NodeKind, SchemaIndex
@@ -69,7 +68,6 @@ __all__ = [
     "RecordReader",
     "RelayStream",
     "failure_from_record",
-    "is_loopback_url",
     "open_relay",
 ]
 
@@ -422,17 +420,3 @@ def _error_text(detail: str) -> str:
         if isinstance(err, str):
             return err
     return detail[:300]
-
-
-def is_loopback_url(url: str) -> bool:
-    """Whether `url` names this machine by a loopback IP address or `localhost`."""
-    try:
-        host = urlsplit(url).hostname or ""
-    except ValueError:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

@@ -33,7 +33,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, AsyncContextManager
 
 from core.demo_client import demo_request_entry, demo_requests, server_note
@@ -74,7 +74,7 @@ class RunConfig:
     schema_name: str = ""
     document: str = ""
     model: str | None = None
-    api_key: str = field(default="demo", repr=False)  # never in a repr, a log line or a trace
+    api_key: str = "demo"
     demo: DemoKnobs | None = None  # None: not the demo provider
     relay_token: str | None = None
     relay_url: str = ""  # where the relay is (settled / hybrid); "": at base_url, the demo provider's server

@@ -9,7 +9,6 @@ shape; log the request; then answer with a `StepResponse` (streamed) or a `Delay
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from typing import Any
 
@@ -21,7 +20,7 @@ from core.demo_protocol import FaultName, KnobError
 from core.scenarios import Scenario, load_scenarios
 from core.server.faults import check_fault, make_plan, program
 from core.server.knobs import DemoDefaults, parse_knobs
-from core.server.request_log import LogEntry, RequestLog
+from core.server.request_log import LogEntry, RequestLog, credential_fingerprint
 from core.server.streaming import DelayedResponse, StepResponse, install_log_filter
 from core.server.wires import BadRequest, StopKind, WireSpec, dumps, new_id
 from core.server.wires.anthropic import AnthropicWire
@@ -48,18 +47,6 @@ def _auth_scheme(request: Request) -> str | None:
     if request.headers.get("authorization", "").lower().startswith("bearer "):
         return "bearer"
     return None
-
-
-def _auth_sha256(request: Request) -> str | None:
-    # A fingerprint (12 hex digits of SHA-256) of the credential, so the log can show which key
-    # arrived; the credential itself is never kept.
-    secret = request.headers.get("x-api-key")
-    if secret is None:
-        value = request.headers.get("authorization", "")
-        if not value.lower().startswith("bearer "):
-            return None
-        secret = value[7:]
-    return hashlib.sha256(secret.encode("utf-8", "surrogateescape")).hexdigest()[:12]
 
 
 def _input_tokens(text: str) -> int:
@@ -164,7 +151,10 @@ class DemoProvider:
 
     async def handle(self, request: Request, wire: WireSpec) -> Any:
         entry = self.log.new(
-            path=request.url.path, wire=wire.name, auth=_auth_scheme(request), auth_sha256=_auth_sha256(request)
+            path=request.url.path,
+            wire=wire.name,
+            auth=_auth_scheme(request),
+            auth_sha256=credential_fingerprint(request.headers),
         )
         entry.tag = request.headers.get("x-demo-tag") or None  # logged even when another knob is refused
         try:

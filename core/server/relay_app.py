@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -69,7 +68,6 @@ from starlette.types import Receive, Scope, Send
 
 from core.demo_protocol import DemoKnobs, KnobError, RelayDemoBody
 from core.errors import ProtocolError, RunFailure, UsageError
-from core.providers.request import STRUCTURED_CHOICES, join_url, live_base_url
 from core.relay import Settler
 from core.relay_records import encode_record
 from core.schemas import SCHEMAS, schema_model
@@ -171,6 +169,8 @@ class _ExtractBody(BaseModel):
             raise ValueError('"base_url" applies only to "upstream": "live"')
         if self.upstream == "live" and self.provider == "openai-compatible" and not self.base_url:
             raise ValueError('an "openai-compatible" upstream needs its "base_url"')
+        from core.providers.request import STRUCTURED_CHOICES
+
         if self.structured not in STRUCTURED_CHOICES[self.provider]:
             choices = " or ".join(STRUCTURED_CHOICES[self.provider])
             raise ValueError(f"{self.provider} cannot force structure with {self.structured!r}; choose {choices}")
@@ -359,6 +359,8 @@ def _live_upstream(job: _Job, env: Mapping[str, str]) -> tuple[str, str]:
     """The live provider's base URL and API key (see "Live upstreams" in the module comment).
 
     UsageError naming the missing variable when a vendor's key is in neither place."""
+    from core.providers.request import live_base_url
+
     if job.api_key is not None:  # the embedded relay, handed the app's key over loopback
         return job.base_url or live_base_url(job.provider, env), job.api_key
     if job.provider not in LIVE_KEYS:  # Ollama, an OpenAI-compatible server: no key needed
@@ -375,6 +377,8 @@ def _key_goes_elsewhere(job: _Job, env: Mapping[str, str]) -> str | None:
     address the relay's environment does not pair it with (None: it would not)."""
     if job.upstream != "live" or job.api_key is not None or job.base_url is None or job.provider not in LIVE_KEYS:
         return None
+    from core.providers.request import join_url, live_base_url
+
     paired = live_base_url(job.provider, env)
     if join_url(job.base_url, "/v1/") == join_url(paired, "/v1/"):
         return None
@@ -385,13 +389,10 @@ def _key_goes_elsewhere(job: _Job, env: Mapping[str, str]) -> str | None:
 
 
 def _is_loopback_peer(scope: Scope) -> bool:
+    from core.loopback import is_loopback_host
+
     client = scope.get("client")
-    if not client:
-        return False
-    try:
-        return ipaddress.ip_address(str(client[0]).split("%")[0]).is_loopback
-    except ValueError:
-        return False
+    return bool(client) and str(client[0]) != "localhost" and is_loopback_host(str(client[0]))
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:

@@ -10,15 +10,29 @@ relay handing on the app's key) without the key itself being written anywhere.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.server.wires import new_id
 
-__all__ = ["LogEntry", "RequestLog"]
+__all__ = ["LogEntry", "RequestLog", "credential_fingerprint"]
+
+
+def credential_fingerprint(headers: Mapping[str, str]) -> str | None:
+    """12 hex digits of the SHA-256 of a request's credential (`x-api-key`, else a bearer token),
+    or None without one. Which key arrived can be told from it; the key itself is never kept."""
+    secret = headers.get("x-api-key")
+    if secret is None:
+        value = headers.get("authorization", "")
+        if not value.lower().startswith("bearer "):
+            return None
+        secret = value[7:]
+    return hashlib.sha256(secret.encode("utf-8", "surrogateescape")).hexdigest()[:12]
 
 
 @dataclass(kw_only=True, slots=True)

@@ -200,7 +200,6 @@ def test_a_structured_choice_a_provider_cannot_honour_is_refused(provider: str, 
 def test_the_key_is_never_in_a_repr() -> None:
     key = fake_key()
     assert key not in repr(req("openai-compatible", api_key=key))
-    assert key not in repr(RunConfig(mode=Mode.PARTIAL, api_key=key))
 
 
 # --- settled and hybrid through the relay ----------------------------------------------------------------
@@ -299,3 +298,15 @@ async def test_a_live_settled_run_without_a_relay_address_never_posts_to_the_pro
     status = await Run(form, config).run()
     assert status.phase is Phase.FAILED and "relay_url" in status.reason
     assert entries_with(demo_server, key) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [("http://127.0.0.1:5", True), ("http://127.3.4.5", True), ("http://[::1]:3", True), ("http://localhost:9", True),
+     ("http://LOCALHOST", True), ("http://127.example.com", False), ("https://api.openai.com", False),
+     ("http://10.0.0.1", False), ("not a url", False), ("http://[::1", False)],
+)
+def test_loopback_urls(url: str, local: bool) -> None:
+    from core.loopback import is_loopback_url
+
+    assert is_loopback_url(url) is local
