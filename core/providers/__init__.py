@@ -160,10 +160,15 @@ def _chat_decoder(request: ExtractionRequest | None) -> Decoder:
     return _chat.ChatDecoder(json_mode=request is not None and request.json_mode)
 
 
+def _responses_decoder(request: ExtractionRequest | None) -> Decoder:
+    # With a function tool the JSON comes as its arguments and any output text is prose.
+    return _responses.ResponsesDecoder(json_mode=request is None or request.structured == "json_schema")
+
+
 _WIRES: dict[str, _Wire] = {
     "anthropic": _Wire(_open_anthropic, SSEDecoder, lambda r: _anthropic.AnthropicDecoder(), sse_frame),
     "openai-chat": _Wire(_open_chat, SSEDecoder, _chat_decoder, sse_frame),
-    "openai-responses": _Wire(_open_responses, SSEDecoder, lambda r: _responses.ResponsesDecoder(), sse_frame),
+    "openai-responses": _Wire(_open_responses, SSEDecoder, _responses_decoder, sse_frame),
     "openai-compatible": _Wire(_open_compatible, SSEDecoder, _chat_decoder, sse_frame),
     "ollama": _Wire(_open_ollama, NDJSONFramer, lambda r: _ollama.OllamaDecoder(), _ndjson_frame),
     "raw": _Wire(_open_raw, _raw.RawFramer, lambda r: _raw.RawDecoder(), _raw_frame),

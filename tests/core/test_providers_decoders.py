@@ -696,3 +696,17 @@ def test_ollama_and_raw_decoders_name_their_carriers(endpoint: str) -> None:
     dec = RawDecoder()
     assert _check_carriers(dec, pieces, str) == 1 and dec.carriers == [None]
     assert type(dec.feed(pieces[0])[0].text) is str
+
+
+def test_responses_text_beside_a_function_call_is_prose_when_the_tool_carries_the_json() -> None:
+    from core.providers import _WIRES, ExtractionRequest
+
+    def decoder(structured: str) -> Any:
+        request = ExtractionRequest(provider="openai-responses", base_url="http://127.0.0.1:9",
+                                    schema_name="invoice", document="", structured=structured)
+        return _WIRES["openai-responses"].decoder(request)
+
+    assert decoder("tools").json_mode is False
+    assert decoder("json_schema").json_mode is True
+    events = run_sse(lambda: decoder("tools"), sse_bytes(responses_events(function_call=True)))
+    assert json.loads(args_text(events)) == json.loads(DOC)
