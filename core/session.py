@@ -385,6 +385,7 @@ class Session:
             structured=s.structured,
             relay_url=s.relay_url,
             relay_embedded=s.relay_embedded,
+            fine_grained=s.fine_grained,
             idle_timeout=s.idle_timeout,
             show_provisional_strings=s.show_provisional_strings,
             show_provisional_numbers=s.show_provisional_numbers,

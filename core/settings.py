@@ -108,6 +108,8 @@ class RunSettings:
     # and whether it is the app's own embedded relay, the only one handed the API key (loopback).
     relay_url: str = ""
     relay_embedded: bool = False
+    # Anthropic: fine-grained tool streaming (raw, unbuffered tool-input fragments).
+    fine_grained: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", parse_mode(self.mode))

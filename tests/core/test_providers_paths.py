@@ -310,3 +310,13 @@ def test_loopback_urls(url: str, local: bool) -> None:
     from core.loopback import is_loopback_url
 
     assert is_loopback_url(url) is local
+
+
+def test_the_settings_reach_the_run_config() -> None:
+    from core.session import Session
+
+    settings = RunSettings(provider="openai-compatible", base_url="http://127.0.0.1:8080/v1", structured="json_object",
+                           relay_url="http://127.0.0.1:5", relay_embedded=True, fine_grained=True)
+    config = Session(settings).run_config()
+    assert (config.provider, config.base_url, config.structured) == ("openai-compatible", "http://127.0.0.1:8080/v1", "json_object")
+    assert (config.relay_url, config.relay_embedded, config.fine_grained) == ("http://127.0.0.1:5", True, True)
