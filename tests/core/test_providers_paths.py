@@ -208,7 +208,8 @@ def test_the_key_is_never_in_a_repr() -> None:
 @pytest.mark.parametrize(
     ("provider", "structured", "mode"),
     [("openai-compatible", "tools", "settled"), ("openai-compatible", "json_object", "settled"),
-     ("anthropic", "tools", "settled"), ("openai-responses", "json_schema", "hybrid"), ("ollama", "tools", "hybrid")],
+     ("anthropic", "tools", "settled"), ("openai-chat", "json_schema", "settled"), ("openai-chat", "tools", "hybrid"),
+     ("openai-responses", "json_schema", "hybrid"), ("openai-responses", "tools", "settled"), ("ollama", "tools", "hybrid")],
 )
 async def test_settled_and_hybrid_through_the_embedded_relay_hand_the_key_over_loopback(
     demo_server, caplog, provider: str, structured: str, mode: str
