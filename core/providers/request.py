@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,8 +78,6 @@ def live_base_url(provider: str, environ: Mapping[str, str] | None = None) -> st
     """The base URL of a live provider when none is given: its environment variable
     (BASE_URL_VARIABLES; OLLAMA_HOST read as the ollama client does), else LIVE_BASE_URLS.
     UsageError for a provider that has none (openai-compatible, raw)."""
-    import os
-
     environ = os.environ if environ is None else environ
     if provider == "ollama":
         from core.providers.ollama import ollama_base_url
