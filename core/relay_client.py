@@ -44,6 +44,7 @@ from core import pointer as jp
 from core.errors import ProtocolError, RunFailure, StreamTimeout, Truncated, UsageError, failure_for
 from core.idle import IdleWatch
 from core.modes import parse_mode
+from core.loopback import is_loopback_url
 from core.ndjson import NDJSONFramer
 from core.providers.transport import http_failure, read_error_body, translate_errors
 from core.schema import NodeKind, SchemaIndex
@@ -70,6 +71,7 @@ __all__ = [
 ]
 
 EXTRACT_PATH = "/relay/v1/extract"
+UPSTREAM_KEY_HEADER = "x-livefill-upstream-key"  # the app's key, for its embedded relay only
 
 
 def failure_from_record(record: ErrorRecord) -> RunFailure:
@@ -344,8 +346,13 @@ async def open_relay(
     timeout: float = 10.0,
     idle_timeout: float | None = 60.0,
     client: httpx.AsyncClient | None = None,
+    upstream_key: str | None = None,
 ) -> AsyncIterator[RelayStream]:
     """POST `body` to the relay at `base_url` and yield a `RelayStream` of checked records.
+
+    `upstream_key` hands a live provider's key to the app's *embedded* relay (the
+    `x-livefill-upstream-key` header); it is refused (UsageError, nothing sent) unless `base_url`
+    is a loopback address — a relay elsewhere reads its own environment.
 
     `token` is the relay's bearer token. `timeout` bounds connecting; `idle_timeout` (None: no
     limit) bounds the wait for the response and every stretch with no record, with the same
@@ -366,6 +373,10 @@ async def open_relay(
     reader = RecordReader(schema=schema, schema_name=schema_name, mode=mode, tap=tap)
     url = base_url.rstrip("/") + EXTRACT_PATH
     headers = {"authorization": f"Bearer {token}", "accept": "application/x-ndjson"}
+    if upstream_key is not None:
+        if not is_loopback_url(base_url):
+            raise UsageError("an API key is handed only to the app's embedded relay, over loopback")
+        headers[UPSTREAM_KEY_HEADER] = upstream_key
     limits = httpx.Timeout(timeout, read=None)
     async with contextlib.AsyncExitStack() as stack:
         if client is None:

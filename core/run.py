@@ -83,6 +83,8 @@ class RunConfig:
     api_key: str = field(default="demo", repr=False)  # never in a repr, a log line or a trace
     demo: DemoKnobs | None = None  # None: not the demo provider
     relay_token: str | None = None
+    relay_url: str = ""  # where the relay is (settled / hybrid); "": at base_url, the demo provider's server
+    relay_embedded: bool = False  # the relay is the app's own embedded one: the only relay handed api_key
     fine_grained: bool = False
     structured: str = "tools"  # how structure is forced: "tools" | "json_schema" | "json_object"
     idle_timeout: float = 20.0
@@ -251,7 +253,7 @@ class Run:
         schema = self.schema_source()
         scenario = self._demo_scenario(schema)
         if cfg.mode.spec.needs_relay:
-            from core.relay_client import open_relay
+            from core.relay_client import is_loopback_url, open_relay
 
             body: dict[str, Any] = {"provider": cfg.provider, "mode": cfg.mode.value}
             if scenario:
@@ -261,9 +263,31 @@ class Run:
             if cfg.demo is not None:
                 body["upstream"] = "demo"
                 body["demo"] = {**cfg.demo.relay_demo(), "tag": self.status.run_id}
+            else:
+                body["upstream"] = "live"
+                if cfg.base_url:
+                    body["base_url"] = cfg.base_url
             if cfg.model:
                 body["model"] = cfg.model
-            return open_relay(cfg.base_url, cfg.relay_token or "", body, tap=self._tap, idle_timeout=idle)
+            if cfg.structured != "tools":
+                body["structured"] = cfg.structured
+            if cfg.fine_grained:
+                body["fine_grained"] = True
+            if cfg.demo is None and not cfg.relay_url:
+                # base_url is the live provider's: the relay (and its token) must not go there
+                raise UsageError(f"{cfg.mode.value} mode with a live provider needs the relay's address (relay_url)")
+            relay_url = cfg.relay_url or cfg.base_url
+            # The key goes to the relay only when it is the app's own, over loopback; a relay
+            # elsewhere uses the keys of its own environment.
+            hand_key = cfg.demo is None and cfg.relay_embedded and bool(cfg.api_key) and is_loopback_url(relay_url)
+            return open_relay(
+                relay_url,
+                cfg.relay_token or "",
+                body,
+                tap=self._tap,
+                idle_timeout=idle,
+                upstream_key=cfg.api_key if hand_key else None,
+            )
         from core.providers import ExtractionRequest, open_stream
 
         request = ExtractionRequest(
@@ -280,6 +304,7 @@ class Run:
                 else {}
             ),
             fine_grained=cfg.fine_grained,
+            structured=cfg.structured,
         )
         return open_stream(request, tap=self._tap, idle_timeout=idle)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from core.modes import Mode, parse_mode
+from core.providers.request import STRUCTURED
 from core.demo_protocol import DEFAULT_SEED as _DEFAULT_SEED
 from core.demo_protocol import FaultName, KnobError, SliceMode, parse_fault
 from core.demo_protocol import parse_slicing as _parse_slicing
@@ -31,7 +32,7 @@ __all__ = [
     "SETTING_NAMES",
 ]
 
-PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "ollama")
+PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama")
 """The wires the app can read (each served by the demo provider, or by the real service)."""
 
 DEFAULT_SEED: int = int(_DEFAULT_SEED)
@@ -111,12 +112,23 @@ class RunSettings:
     show_provisional_strings: bool = True
     show_provisional_numbers: bool = False
     idle_timeout: float = 20.0
+    # How structure is forced: "tools" | "json_schema" | "json_object" (which ones each provider
+    # takes: core.providers.request.STRUCTURED_CHOICES).
+    structured: str = "tools"
+    # Where the relay is for settled / hybrid runs ("": at base_url, the demo provider's server),
+    # and whether it is the app's own embedded relay, the only one handed the API key (loopback).
+    relay_url: str = ""
+    relay_embedded: bool = False
+    # Anthropic: fine-grained tool streaming (raw, unbuffered tool-input fragments).
+    fine_grained: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", parse_mode(self.mode))
         object.__setattr__(self, "speed", float(self.speed))
         if self.provider not in PROVIDERS and self.provider != "raw":
             raise ValueError(f"unknown provider {self.provider!r} (known: {', '.join(PROVIDERS)})")
+        if self.structured not in STRUCTURED:
+            raise ValueError(f"unknown structured output {self.structured!r} (known: {', '.join(STRUCTURED)})")
         if self.speed < 0:
             raise ValueError(f"speed must be >= 0, got {self.speed:g}")
         check_slicing(self.slicing)

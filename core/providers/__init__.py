@@ -10,7 +10,10 @@ How this works
 Each provider is a `_Wire`: an opener (core/providers/transport.py: the anthropic SDK for
 Anthropic, httpx for the rest) that sends the real API's request shape and returns the raw
 response body; a framer (SSE, NDJSON, or plain UTF-8 for the unframed wire); and a sans-IO
-vocabulary decoder (one module per wire). `EventStream` pulls one network read at a time,
+vocabulary decoder (one module per wire), made for the request (an OpenAI-compatible server
+asked for json_schema / json_object output streams the JSON as message text, which the Chat
+decoder then hands out as ArgsDelta). "openai-compatible" is the Chat wire at any base URL
+(llama.cpp, vLLM, LM Studio, Ollama's /v1, gateways), with an optional key. `EventStream` pulls one network read at a time,
 frames it, decodes the frames, and hands out the events, telling an optional `core.taps.WireTap`
 about every read, frame (with its byte span and where each delta's text sits in it) and event.
 
@@ -44,12 +47,20 @@ from core.providers import openai_chat as _chat
 from core.providers import openai_responses as _responses
 from core.providers import raw as _raw
 from core.providers.base import Decoder
-from core.providers.request import DEFAULT_MODELS, PROVIDERS, ExtractionRequest
+from core.providers.request import DEFAULT_MODELS, PROVIDERS, STRUCTURED, ExtractionRequest
 from core.providers.transport import BodyStream, open_anthropic, open_httpx
 from core.sse import SSEDecoder
 from core.taps import WireFrame, WireTap, sse_frame, text_frame
 
-__all__ = ["DEFAULT_MODELS", "PROVIDERS", "EventStream", "ExtractionRequest", "WireTap", "open_stream"]
+__all__ = [
+    "DEFAULT_MODELS",
+    "PROVIDERS",
+    "STRUCTURED",
+    "EventStream",
+    "ExtractionRequest",
+    "WireTap",
+    "open_stream",
+]
 
 
 class _Framer(Protocol):
@@ -70,12 +81,14 @@ def _raw_frame(text: Any, carriers: tuple[str | None, ...]) -> WireFrame:
 class _Wire:
     open: Callable[[ExtractionRequest], Awaitable[BodyStream]]
     framer: Callable[[], _Framer]
-    decoder: Callable[[], Decoder]
+    decoder: Callable[[ExtractionRequest | None], Decoder]  # None: the wire's defaults
     frame: Callable[[Any, tuple[str | None, ...]], WireFrame]  # what the tap is told
 
 
 def _bearer(request: ExtractionRequest) -> dict[str, str]:
-    return {"authorization": f"Bearer {request.api_key}", **request.demo_headers}
+    # No key (an OpenAI-compatible server that needs none): no Authorization header at all.
+    auth = {"authorization": f"Bearer {request.api_key}"} if request.api_key else {}
+    return {**auth, **request.demo_headers}
 
 
 async def _open_anthropic(request: ExtractionRequest) -> BodyStream:
@@ -97,6 +110,16 @@ async def _open_chat(request: ExtractionRequest) -> BodyStream:
     )
 
 
+async def _open_compatible(request: ExtractionRequest) -> BodyStream:
+    return await open_httpx(
+        request.url("/v1/chat/completions"),
+        body=_chat.chat_body(request),
+        headers={"accept": "text/event-stream", **_bearer(request)},
+        expect=("text/event-stream",),
+        what=f"the OpenAI-compatible server at {request.base_url}",
+    )
+
+
 async def _open_responses(request: ExtractionRequest) -> BodyStream:
     return await open_httpx(
         request.url("/v1/responses"),
@@ -111,11 +134,17 @@ async def _open_ollama(request: ExtractionRequest) -> BodyStream:
     return await open_httpx(
         request.url("/api/chat"),
         body=_ollama.chat_body(request),
-        headers=dict(request.demo_headers),
+        headers={**_ollama_auth(request), **request.demo_headers},
         expect=("application/x-ndjson",),
         what="Ollama chat",
         service="Ollama",
     )
+
+
+def _ollama_auth(request: ExtractionRequest) -> dict[str, str]:
+    # Ollama takes no key; a proxy in front of it (or ollama.com) may take a bearer token.
+    key = request.api_key
+    return {"authorization": f"Bearer {key}"} if key and key not in ("demo", "ollama") else {}
 
 
 async def _open_raw(request: ExtractionRequest) -> BodyStream:
@@ -128,12 +157,22 @@ async def _open_raw(request: ExtractionRequest) -> BodyStream:
     )
 
 
+def _chat_decoder(request: ExtractionRequest | None) -> Decoder:
+    return _chat.ChatDecoder(json_mode=request is not None and request.json_mode)
+
+
+def _responses_decoder(request: ExtractionRequest | None) -> Decoder:
+    # With a function tool the JSON comes as its arguments and any output text is prose.
+    return _responses.ResponsesDecoder(json_mode=request is None or request.structured == "json_schema")
+
+
 _WIRES: dict[str, _Wire] = {
-    "anthropic": _Wire(_open_anthropic, SSEDecoder, _anthropic.AnthropicDecoder, sse_frame),
-    "openai-chat": _Wire(_open_chat, SSEDecoder, _chat.ChatDecoder, sse_frame),
-    "openai-responses": _Wire(_open_responses, SSEDecoder, _responses.ResponsesDecoder, sse_frame),
-    "ollama": _Wire(_open_ollama, NDJSONFramer, _ollama.OllamaDecoder, _ndjson_frame),
-    "raw": _Wire(_open_raw, _raw.RawFramer, _raw.RawDecoder, _raw_frame),
+    "anthropic": _Wire(_open_anthropic, SSEDecoder, lambda r: _anthropic.AnthropicDecoder(), sse_frame),
+    "openai-chat": _Wire(_open_chat, SSEDecoder, _chat_decoder, sse_frame),
+    "openai-responses": _Wire(_open_responses, SSEDecoder, _responses_decoder, sse_frame),
+    "openai-compatible": _Wire(_open_compatible, SSEDecoder, _chat_decoder, sse_frame),
+    "ollama": _Wire(_open_ollama, NDJSONFramer, lambda r: _ollama.OllamaDecoder(), _ndjson_frame),
+    "raw": _Wire(_open_raw, _raw.RawFramer, lambda r: _raw.RawDecoder(), _raw_frame),
 }
 assert tuple(_WIRES) == PROVIDERS
 
@@ -144,12 +183,18 @@ class EventStream:
     """The async iterator `open_stream` yields: unified events, in order, then the end or a failure."""
 
     def __init__(
-        self, body: BodyStream, wire: _Wire, *, tap: WireTap | None, idle_timeout: float | None
+        self,
+        body: BodyStream,
+        wire: _Wire,
+        *,
+        tap: WireTap | None,
+        idle_timeout: float | None,
+        request: ExtractionRequest | None = None,
     ) -> None:
         self._body = body
         self._wire = wire
         self._framer = wire.framer()
-        self._decoder = wire.decoder()
+        self._decoder = wire.decoder(request)
         self._tap = tap
         self._queue: deque[StreamEvent] = deque()
         self._failure: BaseException | None = None
@@ -258,7 +303,7 @@ async def open_stream(
                 body = await wire.open(request)
         except TimeoutError:
             raise StreamTimeout(f"{request.provider}: no response within {idle_timeout:g} s") from None
-    stream = EventStream(body, wire, tap=tap, idle_timeout=idle_timeout)
+    stream = EventStream(body, wire, tap=tap, idle_timeout=idle_timeout, request=request)
     try:
         yield stream
     except BaseException:

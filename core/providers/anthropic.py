@@ -193,8 +193,10 @@ class AnthropicDecoder:
         ]
 
 
-def message_params(request: ExtractionRequest, *, max_tokens: int = 16384) -> dict[str, Any]:
-    """The Messages API body for `request`: one forced tool whose input schema is the schema."""
+def message_params(request: ExtractionRequest) -> dict[str, Any]:
+    """The Messages API body for `request`: one forced tool whose input schema is the schema
+    (`tool_choice` of type `tool`), the model the user chose (else DEFAULT_MODELS), streamed.
+    Fine-grained tool streaming is the beta header (`request_headers`), not a body field."""
     tool: dict[str, Any] = {
         "name": request.tool_name,
         "description": f"Record the {request.schema_name} extracted from the document.",
@@ -202,7 +204,7 @@ def message_params(request: ExtractionRequest, *, max_tokens: int = 16384) -> di
     }
     return {
         "model": request.model_name,
-        "max_tokens": max_tokens,
+        "max_tokens": request.output_limit,
         "messages": [{"role": "user", "content": request.prompt()}],
         "tools": [tool],
         "tool_choice": {"type": "tool", "name": request.tool_name},

@@ -13,14 +13,21 @@ Nothing may follow a terminal.
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
-from core.errors import ProtocolError, Truncated
+from core.errors import ProtocolError, Truncated, UsageError
 from core.events import ArgsDelta, BlockStop, ProviderError, Stop, StopReason, StreamEvent, TextDelta
 from core.providers.base import load_object, need, need_object, need_str, stop_reason
 from core.providers.request import ExtractionRequest
 
-__all__ = ["STOP_REASONS", "OllamaDecoder", "chat_body"]
+__all__ = ["DEFAULT_HOST", "STOP_REASONS", "OllamaDecoder", "chat_body", "ollama_base_url"]
+
+#: Where Ollama listens when OLLAMA_HOST is not set.
+DEFAULT_HOST = "http://127.0.0.1:11434"
 
 STOP_REASONS: dict[str, StopReason] = {
     "stop": StopReason.COMPLETE,
@@ -92,10 +99,47 @@ class OllamaDecoder:
 
 
 def chat_body(request: ExtractionRequest) -> dict[str, Any]:
-    """The /api/chat body for `request`: structured output via `format` = the JSON schema."""
+    """The /api/chat body for `request`: structured output via `format` = the JSON schema
+    (with `structured` "json_object": `format: "json"`, the schema then only in the prompt)."""
+    if request.structured == "json_object":
+        prompt = f"{request.prompt()}\n\nAnswer with one JSON object matching this JSON Schema:\n{json.dumps(request.json_schema())}"
+        fmt: Any = "json"
+    else:
+        prompt, fmt = request.prompt(), request.json_schema()
     return {
         "model": request.model_name,
-        "messages": [{"role": "user", "content": request.prompt()}],
-        "format": request.json_schema(),
+        "messages": [{"role": "user", "content": prompt}],
+        "format": fmt,
         "stream": True,
     }
+
+
+def ollama_base_url(environ: Mapping[str, str] | None = None) -> str:
+    """Where Ollama is: `OLLAMA_HOST` read as the ollama client reads it, else DEFAULT_HOST.
+
+    `host`, `host:port`, `:port`, `scheme://host[:port][/path]` are all accepted; a missing
+    scheme is http, a missing host 127.0.0.1, a missing port 11434 (80 / 443 when the scheme is
+    given without one); `0.0.0.0` / `::` (listen addresses, often set for the server in the same
+    environment) are reached at 127.0.0.1.
+    """
+    environ = os.environ if environ is None else environ
+    raw = (environ.get("OLLAMA_HOST") or "").strip()
+    if not raw:
+        return DEFAULT_HOST
+    scheme, sep, rest = raw.partition("://")
+    if not sep:
+        scheme, rest = "http", raw
+    default_port = 11434
+    if sep and scheme in ("http", "https"):  # as the client does: case-sensitive
+        default_port = 443 if scheme == "https" else 80
+    split = urlsplit(f"{scheme}://{rest}")
+    host = split.hostname or "127.0.0.1"
+    try:
+        port = split.port or default_port
+    except ValueError:
+        raise UsageError(f"OLLAMA_HOST={raw!r} has a port that is not a number") from None
+    if host in ("0.0.0.0", "::"):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port}{split.path.rstrip('/')}"

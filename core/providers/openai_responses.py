@@ -30,6 +30,7 @@ from core.errors import ProtocolError, Truncated
 from core.events import ArgsDelta, BlockStop, KeepAlive, ProviderError, Stop, StopReason, StreamEvent, TextDelta
 from core.providers.base import load_object, need_int, need_object, need_str, opt_str
 from core.providers.request import ExtractionRequest
+from core.providers.strict_schema import openai_subset, strict_json_schema
 from core.sse import ServerSentEvent
 
 __all__ = ["INCOMPLETE_REASONS", "ResponsesDecoder", "responses_body"]
@@ -200,17 +201,28 @@ class ResponsesDecoder:
 
 
 def responses_body(request: ExtractionRequest) -> dict[str, Any]:
-    """The Responses API body for `request`: structured output via text.format json_schema."""
-    return {
+    """The Responses API body for `request`: with `structured` "json_schema", structured output
+    via `text.format` (strict json_schema); with "tools", one strict function tool, forced. The
+    schema keeps only the keywords OpenAI supports (`openai_subset`)."""
+    schema = openai_subset(strict_json_schema(request.json_schema()))
+    body: dict[str, Any] = {
         "model": request.model_name,
         "input": [{"role": "user", "content": request.prompt()}],
-        "text": {
-            "format": {
-                "type": "json_schema",
-                "name": request.tool_name,
-                "schema": request.json_schema(),
-                "strict": False,
-            }
-        },
-        "stream": True,
     }
+    if request.structured == "json_schema":
+        body["text"] = {
+            "format": {"type": "json_schema", "name": request.tool_name, "schema": schema, "strict": True}
+        }
+    else:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": request.tool_name,
+                "description": f"Record the {request.schema_name} extracted from the document.",
+                "parameters": schema,
+                "strict": True,
+            }
+        ]
+        body["tool_choice"] = {"type": "function", "name": request.tool_name}
+    body["stream"] = True
+    return body

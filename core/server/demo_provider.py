@@ -27,11 +27,12 @@ from core.demo_protocol import HTTP_FAULTS, Fault, FaultName, KnobError
 from core.scenarios import Scenario, load_scenarios
 from core.server.faults import check_fault, make_plan, program
 from core.server.knobs import DemoDefaults, parse_knobs
-from core.server.request_log import LogEntry, RequestLog
+from core.server.request_log import LogEntry, RequestLog, credential_fingerprint
 from core.server.streaming import DelayedResponse, StepResponse, install_log_filter
-from core.server.wires import BadRequest, StopKind, WireSpec, dumps
+from core.server.wires import BadRequest, StopKind, WireSpec, dumps, new_id
 from core.server.wires.anthropic import AnthropicWire
 from core.server.wires.ollama import OllamaWire, ollama_body
+from core.server.wires.models import anthropic_models, ollama_tags, openai_models, wants_anthropic
 from core.server.wires.openai_chat import ChatWire
 from core.server.wires.openai_responses import ResponsesWire
 from core.server.wires.raw import RawWire
@@ -160,10 +161,12 @@ class DemoProvider:
         return JSONResponse(self.log.snapshot())
 
     async def list_models(self, request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": "demo", "object": "model", "owned_by": "livefill"}]})
+        if wants_anthropic(request.headers):
+            return JSONResponse(anthropic_models(request.query_params), headers={"request-id": new_id("req_01")})
+        return JSONResponse(openai_models(), headers={"x-request-id": new_id("req_")})
 
     async def list_tags(self, request: Request) -> Response:
-        return JSONResponse({"models": [{"name": "demo", "model": "demo", "size": 0, "digest": "demo"}]})
+        return JSONResponse(ollama_tags())
 
     # -- the provider endpoints --------------------------------------------------------------
 
@@ -213,7 +216,12 @@ class DemoProvider:
         return Response(content, status_code=refusal.status, headers=headers, media_type="application/json")
 
     async def handle(self, request: Request, wire: WireSpec) -> Any:
-        entry = self.log.new(path=request.url.path, wire=wire.name, auth=_auth_scheme(request))
+        entry = self.log.new(
+            path=request.url.path,
+            wire=wire.name,
+            auth=_auth_scheme(request),
+            auth_sha256=credential_fingerprint(request.headers),
+        )
         entry.tag = request.headers.get("x-demo-tag") or None  # logged even when another knob is refused
         try:
             knobs = parse_knobs(request.headers, self.defaults)

@@ -10,8 +10,7 @@ the response starts (200, `application/x-ndjson`, `cache-control: no-cache`,
 
 - the producer opens the upstream stream with `core.providers.open_stream` — over real HTTP, to
   the demo provider (the configured demo URL; mounted beside the demo provider, this same server
-  at the address the request came in on) or to the live provider with a key from the relay's
-  environment — feeds each
+  at the address the request came in on) or to the live provider (see "Live upstreams") — feeds each
   event to a `core.relay.Settler` and writes the records it returns, one `send` per event, as
   soon as they exist. The first terminal record ends it: leaving `open_stream` closes upstream.
   Failures of the upstream (error status, broken connection, idle past `idle_timeout`, bad
@@ -20,6 +19,20 @@ the response starts (200, `application/x-ndjson`, `cache-control: no-cache`,
   running cancels it at once, which closes the upstream request (the demo provider logs the
   disconnect). Once the producer has finished, a disconnect means nothing (uvicorn reports one
   after every completed response), so the watcher is cancelled before the last body message.
+
+Live upstreams. `"upstream": "live"` names the provider, optionally its `base_url` (else the
+relay's own environment: ANTHROPIC_BASE_URL / OPENAI_BASE_URL / OLLAMA_HOST, else the vendor's
+address), `model`, `structured` and `fine_grained`. The key comes from one of two places:
+
+- the `x-livefill-upstream-key` request header, accepted only by the app's embedded relay
+  (`RelaySettings.accept_upstream_key`, set by `routes()`) and only from a loopback peer; any
+  other relay, or a peer elsewhere, gets 403 and the key goes nowhere. It is used for that one
+  request, never logged, never echoed;
+- otherwise the relay's environment (ANTHROPIC_API_KEY / OPENAI_API_KEY), as a deployed relay
+  does — and then only to the address that environment pairs it with: a request that names
+  another `base_url` for a provider whose key comes from the environment gets 400, so a client
+  can never make the relay send its key elsewhere. An OpenAI-compatible server or Ollama without
+  a header key is asked with no key.
 
 The app keeps no state between requests (the settings are read-only), so it runs under several
 uvicorn / gunicorn workers as well as in one process. `create_relay_app()` with no arguments reads
@@ -55,7 +68,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -78,26 +91,17 @@ __all__ = ["EXTRACT_PATH", "RelaySettings", "create_relay_app", "relay_routes", 
 log = logging.getLogger("livefill.relay")
 
 EXTRACT_PATH = "/relay/v1/extract"
-RELAY_PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "ollama")
+RELAY_PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama")
 
-#: Where the live providers are, and which environment variable holds each one's key.
-LIVE_BASE_URLS: dict[str, str] = {
-    "anthropic": "https://api.anthropic.com",
-    "openai-chat": "https://api.openai.com",
-    "openai-responses": "https://api.openai.com",
-}
+#: Which environment variable holds each live provider's key (the relay deployed on its own).
 LIVE_KEYS: dict[str, str] = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openai-chat": "OPENAI_API_KEY",
     "openai-responses": "OPENAI_API_KEY",
 }
-LIVE_BASE_OVERRIDES: dict[str, str] = {
-    "anthropic": "ANTHROPIC_BASE_URL",
-    "openai-chat": "OPENAI_BASE_URL",
-    "openai-responses": "OPENAI_BASE_URL",
-    "ollama": "OLLAMA_HOST",
-}
-OLLAMA_DEFAULT = "http://127.0.0.1:11434"
+
+#: The request header that hands the embedded relay the app's key (loopback peers only).
+UPSTREAM_KEY_HEADER = "x-livefill-upstream-key"
 
 _RESPONSE_HEADERS = [
     (b"content-type", b"application/x-ndjson"),
@@ -110,17 +114,19 @@ _RESPONSE_HEADERS = [
 class RelaySettings:
     """How one relay app behaves. Read-only: nothing is kept between requests.
 
-    `token`: the bearer token clients must send. `demo_base_url`: where the demo upstream is;
-    None with `demo_is_local` (the relay mounted beside the demo provider, `routes()`): this same
-    server, at the address the request came in on; None otherwise: "upstream": "demo" requests
-    get an `upstream_error` saying no demo provider is configured. `idle_timeout`: seconds of
-    upstream silence (keep-alives do not count) before the run ends with `timeout`. `env`: where
-    live-provider keys are read (default os.environ). `timing_log`: a file to append per-record
-    timings to (opt-in). `upstream_tap`: a factory `run_id -> WireTap` observing every upstream
-    stream (tests).
+    `token`: the bearer token clients must send. `accept_upstream_key`: take a live provider's key
+    from the `x-livefill-upstream-key` header of a loopback peer (the app's embedded relay only).
+    `demo_base_url`: where the demo upstream is; None with `demo_is_local` (the relay mounted beside
+    the demo provider, `routes()`): this same server, at the address the request came in on; None
+    otherwise: "upstream": "demo" requests get an `upstream_error` saying no demo provider is
+    configured. `idle_timeout`: seconds of upstream silence (keep-alives do not count) before the
+    run ends with `timeout`. `env`: where live-provider keys are read (default os.environ).
+    `timing_log`: a file to append per-record timings to (opt-in). `upstream_tap`: a factory `run_id
+    -> WireTap` observing every upstream stream (tests).
     """
 
     token: str
+    accept_upstream_key: bool = False
     demo_base_url: str | None = None
     demo_is_local: bool = False
     idle_timeout: float = 20.0
@@ -154,9 +160,12 @@ class _ExtractBody(BaseModel):
     scenario: str | None = None
     schema_name: str | dict[str, Any] | None = Field(default=None, alias="schema")  # a name, or a JSON Schema
     document: str | None = None
-    provider: Literal["anthropic", "openai-chat", "openai-responses", "ollama"] = "anthropic"
+    provider: Literal["anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama"] = "anthropic"
     upstream: Literal["demo", "live"] = "demo"
+    base_url: str | None = None
     model: str | None = None
+    structured: Literal["tools", "json_schema", "json_object"] = "tools"
+    fine_grained: bool = False
     mode: Literal["settled", "hybrid"] = "settled"
     demo: RelayDemoBody | None = None  # type: ignore[valid-type]
 
@@ -169,6 +178,15 @@ class _ExtractBody(BaseModel):
             raise ValueError('give either "scenario" or both "schema" and "document"')
         if self.upstream == "live" and self.demo is not None:
             raise ValueError('"demo" knobs apply only to "upstream": "demo"')
+        if self.upstream == "demo" and self.base_url is not None:
+            raise ValueError('"base_url" applies only to "upstream": "live"')
+        if self.upstream == "live" and self.provider == "openai-compatible" and not self.base_url:
+            raise ValueError('an "openai-compatible" upstream needs its "base_url"')
+        from core.providers.request import STRUCTURED_CHOICES
+
+        if self.structured not in STRUCTURED_CHOICES[self.provider]:
+            choices = " or ".join(STRUCTURED_CHOICES[self.provider])
+            raise ValueError(f"{self.provider} cannot force structure with {self.structured!r}; choose {choices}")
         return self
 
 
@@ -182,6 +200,10 @@ class _Job:
     upstream: str
     model: str | None
     mode: str
+    base_url: str | None = None
+    structured: str = "tools"
+    fine_grained: bool = False
+    api_key: str | None = field(default=None, repr=False)  # from the embedded relay's header only
     demo_headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -236,6 +258,9 @@ def _parse_job(raw: bytes) -> _Job | JSONResponse:
         upstream=body.upstream,
         model=body.model,
         mode=body.mode,
+        base_url=body.base_url,
+        structured=body.structured,
+        fine_grained=body.fine_grained,
         demo_headers=demo_headers,
     )
 
@@ -323,7 +348,8 @@ class _RelayResponse(Response):
                 )
             base_url, api_key = self.demo_base_url, "demo"
         else:
-            base_url, api_key = _live_upstream(job.provider, self.settings.env if self.settings.env is not None else os.environ)
+            env = self.settings.env if self.settings.env is not None else os.environ
+            base_url, api_key = _live_upstream(job, env)
         return ExtractionRequest(
             provider=job.provider,
             base_url=base_url,
@@ -333,6 +359,8 @@ class _RelayResponse(Response):
             model=job.model,
             api_key=api_key,
             demo_headers=dict(job.demo_headers),
+            structured=job.structured,
+            fine_grained=job.fine_grained,
         )
 
     def _write_timings(self) -> None:
@@ -349,18 +377,44 @@ class _RelayResponse(Response):
             fh.write(lines)
 
 
-def _live_upstream(provider: str, env: Mapping[str, str]) -> tuple[str, str]:
-    """The live provider's base URL and API key, or UsageError naming the missing variable."""
-    if provider == "ollama":
-        host = env.get("OLLAMA_HOST") or OLLAMA_DEFAULT
-        if "://" not in host:
-            host = "http://" + host
-        return host, "ollama"
-    key_var = LIVE_KEYS[provider]
+def _live_upstream(job: _Job, env: Mapping[str, str]) -> tuple[str, str]:
+    """The live provider's base URL and API key (see "Live upstreams" in the module comment).
+
+    UsageError naming the missing variable when a vendor's key is in neither place."""
+    from core.providers.request import live_base_url
+
+    if job.api_key is not None:  # the embedded relay, handed the app's key over loopback
+        return job.base_url or live_base_url(job.provider, env), job.api_key
+    if job.provider not in LIVE_KEYS:  # Ollama, an OpenAI-compatible server: no key needed
+        return job.base_url or live_base_url(job.provider, env), ""
+    key_var = LIVE_KEYS[job.provider]
     key = env.get(key_var, "")
     if not key:
-        raise UsageError(f"no {key_var} in the relay's environment: the live {provider} provider needs an API key")
-    return env.get(LIVE_BASE_OVERRIDES[provider]) or LIVE_BASE_URLS[provider], key
+        raise UsageError(f"no {key_var} in the relay's environment: the live {job.provider} provider needs an API key")
+    return live_base_url(job.provider, env), key
+
+
+def _key_goes_elsewhere(job: _Job, env: Mapping[str, str]) -> str | None:
+    """Why a live request must be refused because it would send the relay's own key to an
+    address the relay's environment does not pair it with (None: it would not)."""
+    if job.upstream != "live" or job.api_key is not None or job.base_url is None or job.provider not in LIVE_KEYS:
+        return None
+    from core.providers.request import join_url, live_base_url
+
+    paired = live_base_url(job.provider, env)
+    if join_url(job.base_url, "/v1/") == join_url(paired, "/v1/"):
+        return None
+    return (
+        f"this relay sends its {LIVE_KEYS[job.provider]} only to {paired}; "
+        f"it will not send it to {job.base_url!r}"
+    )
+
+
+def _is_loopback_peer(scope: Scope) -> bool:
+    from core.loopback import is_loopback_host
+
+    client = scope.get("client")
+    return bool(client) and str(client[0]) != "localhost" and is_loopback_host(str(client[0]))
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:
@@ -398,6 +452,25 @@ def relay_routes(settings: RelaySettings) -> list[Route]:
         job = _parse_job(await request.body())
         if isinstance(job, JSONResponse):
             return job
+        handed_key = request.headers.get(UPSTREAM_KEY_HEADER)
+        if handed_key is not None:
+            if not settings.accept_upstream_key or not _is_loopback_peer(request.scope):
+                return JSONResponse(
+                    {
+                        "error": {
+                            "type": "forbidden",
+                            "message": f"this relay takes no {UPSTREAM_KEY_HEADER}: only the app's embedded relay "
+                            "does, over loopback; a deployed relay reads its keys from its own environment",
+                        }
+                    },
+                    status_code=403,
+                )
+            if job.upstream != "live":
+                return _bad_request(f'{UPSTREAM_KEY_HEADER} applies only to "upstream": "live"')
+            job = replace(job, api_key=handed_key)
+        elsewhere = _key_goes_elsewhere(job, settings.env if settings.env is not None else os.environ)
+        if elsewhere:
+            return _bad_request(elsewhere)
         demo_base = settings.demo_base_url or (_own_base_url(request.scope) if settings.demo_is_local else None)
         return _RelayResponse(job, settings, demo_base)
 
@@ -407,11 +480,15 @@ def relay_routes(settings: RelaySettings) -> list[Route]:
 def routes(*, relay_token: str, **settings: Any) -> list[Route]:
     """The hook `core.server.app.build_app` calls: the relay routes for `relay_token`.
 
+    This is the app's embedded relay: it accepts the app's key for a live upstream from a
+    loopback peer (`accept_upstream_key`).
+
     Further keyword arguments are RelaySettings fields (e.g. `idle_timeout=5.0`); the opt-in
     timing log may also come from LIVEFILL_RELAY_TIMING_LOG. The demo upstream is this same server.
     """
     settings.setdefault("timing_log", os.environ.get("LIVEFILL_RELAY_TIMING_LOG") or None)
     settings.setdefault("demo_is_local", True)
+    settings.setdefault("accept_upstream_key", True)
     return relay_routes(RelaySettings(token=relay_token, **settings))
 
 

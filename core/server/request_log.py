@@ -3,20 +3,36 @@
 Entries are written by the server's event loop and read from any thread (the embedded server's
 owner reads them directly), so the log keeps a lock around the list; each entry is a plain mutable
 record that only the request's own handler changes. Credentials are never recorded: `auth` holds
-the scheme the request used ("x-api-key", "bearer" or None), never a value.
+the scheme the request used ("x-api-key", "bearer" or None), never a value; `auth_sha256` the
+first 12 hex digits of the credential's SHA-256, so a test can tell *which* key arrived (the
+relay handing on the app's key) without the key itself being written anywhere.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.server.wires import new_id
 
-__all__ = ["LogEntry", "RequestLog"]
+__all__ = ["LogEntry", "RequestLog", "credential_fingerprint"]
+
+
+def credential_fingerprint(headers: Mapping[str, str]) -> str | None:
+    """12 hex digits of the SHA-256 of a request's credential (`x-api-key`, else a bearer token),
+    or None without one. Which key arrived can be told from it; the key itself is never kept."""
+    secret = headers.get("x-api-key")
+    if secret is None:
+        value = headers.get("authorization", "")
+        if not value.lower().startswith("bearer "):
+            return None
+        secret = value[7:]
+    return hashlib.sha256(secret.encode("utf-8", "surrogateescape")).hexdigest()[:12]
 
 
 @dataclass(kw_only=True, slots=True)
@@ -32,6 +48,7 @@ class LogEntry:
     stream: bool = True
     fine_grained: bool = False
     auth: str | None = None
+    auth_sha256: str | None = None  # 12 hex digits of the credential's SHA-256, never the credential
     tag: str | None = None  # the client's own label for the request (`x-demo-tag`), e.g. a run id
     status: int = 200
     error: str | None = None  # the message of a refused request
@@ -62,8 +79,10 @@ class RequestLog:
         self._lock = threading.Lock()
         self._entries: deque[LogEntry] = deque(maxlen=limit)
 
-    def new(self, *, path: str, wire: str, auth: str | None) -> LogEntry:
-        entry = LogEntry(id=new_id("req_01"), path=path, wire=wire, started_at=time.time(), auth=auth)
+    def new(self, *, path: str, wire: str, auth: str | None, auth_sha256: str | None = None) -> LogEntry:
+        entry = LogEntry(
+            id=new_id("req_01"), path=path, wire=wire, started_at=time.time(), auth=auth, auth_sha256=auth_sha256
+        )
         with self._lock:
             self._entries.append(entry)
         return entry

@@ -532,6 +532,109 @@ def test_decoders_reject_frames_after_close_or_terminal() -> None:
     assert anth.finished and anth.close() == []
 
 
+# ---------------------------------------------------------------------------------------------
+# Real OpenAI-compatible servers (design/WIRE.md: llama-cpp-python 0.3.36's server, as recorded)
+
+LLAMA_CHUNK = {"id": "chatcmpl-7b1c", "object": "chat.completion.chunk", "created": 1764500000, "model": "smollm2"}
+
+
+def llama_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {**LLAMA_CHUNK, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+
+
+def llama_tool_events(pieces=PIECES, name: str = "record_invoice") -> list[tuple[None, Any]]:
+    """A llama-cpp-python tool stream: explicit nulls first; then every chunk repeats the call's id
+    and name, in `tool_calls[0]` and in the legacy `function_call`; the last piece is ""; the
+    finish chunk has `tool_calls: null`."""
+    ev: list[tuple[None, Any]] = [
+        (None, llama_chunk({"role": "assistant", "content": None, "function_call": None, "tool_calls": None}))
+    ]
+    for piece in [*pieces, ""]:
+        ev.append((None, llama_chunk({
+            "role": None, "content": None,
+            "function_call": {"name": name, "arguments": piece},
+            "tool_calls": [{"index": 0, "id": "call__0_record_invoice_cmpl-7b1c", "type": "function",
+                            "function": {"name": name, "arguments": piece}}],
+        })))
+    ev.append((None, llama_chunk({"role": None, "content": None, "function_call": None, "tool_calls": None}, "tool_calls")))
+    ev.append((None, "[DONE]"))
+    return ev
+
+
+@pytest.mark.parametrize("bytewise", [False, True], ids=["whole", "bytewise"])
+def test_llama_cpp_repeated_id_and_name_and_legacy_function_call_are_ignored(bytewise: bool) -> None:
+    events = run_sse(ChatDecoder, sse_bytes(llama_tool_events()), bytewise=bytewise)
+    # The arguments once each (not doubled by function_call), one call, no name glued to itself.
+    assert args_text(events) == "".join(PIECES)
+    assert json.loads(args_text(events)) == json.loads(DOC)
+    assert {e.index for e in events if isinstance(e, ArgsDelta)} == {0}
+    assert events[-2:] == [BlockStop(index=0), Stop(reason=StopReason.COMPLETE, raw="tool_calls")]
+
+
+def test_llama_cpp_carriers_point_into_tool_calls_not_function_call() -> None:
+    frames = SSEDecoder().feed(sse_bytes(llama_tool_events()))
+    assert _check_carriers(ChatDecoder(), frames, lambda f: f.data) == len([p for p in PIECES if p])
+    dec = ChatDecoder()
+    for frame in frames[:3]:
+        dec.feed(frame)
+    assert dec.carriers == ["/choices/0/delta/tool_calls/0/function/arguments"]
+
+
+def test_a_repeated_name_that_changes_is_still_a_protocol_error() -> None:
+    ev = llama_tool_events()
+    ev[3] = (None, llama_chunk({"tool_calls": [{"index": 0, "id": "x", "function": {"name": "other", "arguments": "1"}}]}))
+    with pytest.raises(ProtocolError, match="changed its name"):
+        run_sse(ChatDecoder, sse_bytes(ev))
+
+
+def test_a_server_that_sends_only_the_legacy_function_call_is_read_as_call_0() -> None:
+    ev: list[tuple[None, Any]] = [(None, llama_chunk({"role": "assistant", "content": None}))]
+    ev += [(None, llama_chunk({"function_call": {"name": "record_invoice", "arguments": p}})) for p in PIECES]
+    ev += [(None, llama_chunk({}, "function_call")), (None, "[DONE]")]
+    events = run_sse(ChatDecoder, sse_bytes(ev))
+    assert json.loads(args_text(events)) == json.loads(DOC)
+    assert events[-2:] == [BlockStop(index=0), Stop(reason=StopReason.COMPLETE, raw="function_call")]
+
+
+def json_content_events(pieces=PIECES, finish: str = "stop") -> list[tuple[None, Any]]:
+    """Structured output as message text (response_format json_schema / json_object), llama-style:
+    explicit nulls first, one piece per chunk, then `delta: {}` with the finish reason."""
+    ev: list[tuple[None, Any]] = [
+        (None, llama_chunk({"role": "assistant", "content": None, "function_call": None, "tool_calls": None}))
+    ]
+    ev += [(None, llama_chunk({"content": p})) for p in pieces]
+    ev += [(None, llama_chunk({}, finish)), (None, "[DONE]")]
+    return ev
+
+
+@pytest.mark.parametrize("bytewise", [False, True], ids=["whole", "bytewise"])
+def test_json_mode_content_streams_exactly_like_tool_arguments(bytewise: bool) -> None:
+    as_content = run_sse(lambda: ChatDecoder(json_mode=True), sse_bytes(json_content_events()), bytewise=bytewise)
+    as_tool = run_sse(ChatDecoder, sse_bytes(chat_events(usage=False)), bytewise=bytewise)
+    # the same ArgsDeltas and the same BlockStop, in the same order
+    assert as_content[:-1] == as_tool[:-1]
+    assert as_content[-1] == Stop(reason=StopReason.COMPLETE, raw="stop")
+    assert not [e for e in as_content if isinstance(e, TextDelta)]
+
+
+def test_json_mode_length_stop_and_carriers() -> None:
+    events = run_sse(lambda: ChatDecoder(json_mode=True), sse_bytes(json_content_events(PIECES[:3], "length")))
+    assert events[-1] == Stop(reason=StopReason.LENGTH, raw="length")
+    frames = SSEDecoder().feed(sse_bytes(json_content_events()))
+    assert _check_carriers(ChatDecoder(json_mode=True), frames, lambda f: f.data) == len([p for p in PIECES if p])
+
+
+def test_content_without_json_mode_is_prose() -> None:
+    events = run_sse(ChatDecoder, sse_bytes(json_content_events()))
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "".join(PIECES)
+    assert not [e for e in events if isinstance(e, (ArgsDelta, BlockStop))]
+
+
+def test_a_tool_call_in_a_json_mode_stream_is_a_protocol_error() -> None:
+    with pytest.raises(ProtocolError, match="structured-output"):
+        run_sse(lambda: ChatDecoder(json_mode=True), sse_bytes(chat_events()))
+
+
 # =============================================================================================
 # Carriers: where each ArgsDelta's text sat in its frame (what the wire inspector maps to bytes)
 
@@ -593,3 +696,17 @@ def test_ollama_and_raw_decoders_name_their_carriers(endpoint: str) -> None:
     dec = RawDecoder()
     assert _check_carriers(dec, pieces, str) == 1 and dec.carriers == [None]
     assert type(dec.feed(pieces[0])[0].text) is str
+
+
+def test_responses_text_beside_a_function_call_is_prose_when_the_tool_carries_the_json() -> None:
+    from core.providers import _WIRES, ExtractionRequest
+
+    def decoder(structured: str) -> Any:
+        request = ExtractionRequest(provider="openai-responses", base_url="http://127.0.0.1:9",
+                                    schema_name="invoice", document="", structured=structured)
+        return _WIRES["openai-responses"].decoder(request)
+
+    assert decoder("tools").json_mode is False
+    assert decoder("json_schema").json_mode is True
+    events = run_sse(lambda: decoder("tools"), sse_bytes(responses_events(function_call=True)))
+    assert json.loads(args_text(events)) == json.loads(DOC)

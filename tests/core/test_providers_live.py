@@ -145,7 +145,7 @@ async def test_anthropic_request_shape_and_fine_grained_header(demo_server, fine
 # =============================================================================================
 # Faults
 
-LENGTH_RAW = {"anthropic": "max_tokens", "openai-chat": "length", "openai-responses": "max_output_tokens", "ollama": "length"}
+LENGTH_RAW = {"anthropic": "max_tokens", "openai-chat": "length", "openai-compatible": "length", "openai-responses": "max_output_tokens", "ollama": "length"}
 
 
 @pytest.mark.parametrize("provider", STREAMING_WIRES)

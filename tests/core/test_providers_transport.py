@@ -33,6 +33,7 @@ from core.providers.ollama import chat_body as ollama_body
 from core.providers.openai_chat import chat_body
 from core.providers.openai_responses import responses_body
 from core.providers.raw import raw_body
+from core.providers.strict_schema import openai_subset, strict_json_schema
 from core.providers.transport import error_from_body, translate_errors
 from core.schemas import schema_model
 from core.taps import WireFrame
@@ -66,16 +67,28 @@ def test_openai_chat_request_shape() -> None:
     assert body["stream"] is True
     assert body["tools"] == [{"type": "function", "function": {
         "name": "record_invoice", "description": body["tools"][0]["function"]["description"],
-        "parameters": schema_model("invoice").model_json_schema()}}]
+        "parameters": openai_subset(strict_json_schema(schema_model("invoice").model_json_schema())), "strict": True}}]
+    assert "response_format" not in body and "max_tokens" not in body
     assert body["tool_choice"] == {"type": "function", "function": {"name": "record_invoice"}}
 
 
 def test_openai_responses_request_shape() -> None:
-    body = responses_body(req("openai-responses"))
+    body = responses_body(req("openai-responses", structured="json_schema"))
     assert body["stream"] is True and "DOC" in body["input"][0]["content"]
     fmt = body["text"]["format"]
-    assert fmt["type"] == "json_schema" and fmt["name"] == "record_invoice" and fmt["strict"] is False
-    assert fmt["schema"] == schema_model("invoice").model_json_schema()
+    assert fmt["type"] == "json_schema" and fmt["name"] == "record_invoice" and fmt["strict"] is True
+    assert fmt["schema"] == openai_subset(strict_json_schema(schema_model("invoice").model_json_schema()))
+    assert "tools" not in body
+
+
+def test_openai_responses_function_tool_request_shape() -> None:
+    body = responses_body(req("openai-responses"))
+    assert "text" not in body
+    assert body["tools"] == [{"type": "function", "name": "record_invoice",
+                              "description": body["tools"][0]["description"],
+                              "parameters": openai_subset(strict_json_schema(schema_model("invoice").model_json_schema())),
+                              "strict": True}]
+    assert body["tool_choice"] == {"type": "function", "name": "record_invoice"}
 
 
 def test_ollama_and_raw_request_shapes() -> None:
