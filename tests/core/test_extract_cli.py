@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -237,7 +236,7 @@ def test_the_run_config_carries_the_key_model_structure_and_no_demo_knobs(capsys
     assert config.base_url == demo_server.url
 
 
-def test_a_live_provider_in_settled_mode_goes_through_the_embedded_relay_with_the_key(capsys, demo_server) -> None:
+def test_a_live_provider_in_settled_mode_goes_through_the_embedded_relay_with_the_key(capsys, caplog, demo_server) -> None:
     """The relay started in this process reads the live provider at --base-url (here the session's
     demo server, speaking Anthropic's wire) with the key the run handed it over loopback."""
     from core.server.request_log import credential_fingerprint
@@ -260,6 +259,7 @@ def test_a_live_provider_in_settled_mode_goes_through_the_embedded_relay_with_th
     assert [(e["path"], e["model"]) for e in upstream] == [("/v1/messages", "claude-test")]
     assert upstream[0]["auth_sha256"] == credential_fingerprint({"x-api-key": secret}) and upstream[0]["finished"]
     assert secret not in "\n".join(out + err)
+    assert secret not in caplog.text  # nor in any log line of the run, the relay's included
 
 
 def test_hybrid_mode_with_a_live_provider_grows_prose_through_the_relay(capsys, demo_server) -> None:
@@ -615,7 +615,10 @@ def test_ctrl_c_stops_the_embedded_demo_run_and_exits_130() -> None:
 
 
 @pytest.mark.slow
-def test_ctrl_c_is_a_real_http_cancel_the_server_sees() -> None:
+@pytest.mark.parametrize("mode", ["partial", "settled"])
+def test_ctrl_c_is_a_real_http_cancel_the_server_sees(mode: str) -> None:
+    """Also through the relay `livefill extract` starts for a live provider in settled mode: the
+    relay's upstream request is closed too."""
     server = subprocess.Popen(
         [sys.executable, "-m", "core.server.cli", "--port", "0"],
         cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -627,8 +630,8 @@ def test_ctrl_c_is_a_real_http_cancel_the_server_sees() -> None:
         url = match.group(1)
         started = time.time()
         process = subprocess.Popen(
-            [*CLI, "--scenario", "invoice", "--schema", "invoice", "--speed", "20", "--provider", "anthropic",
-             "--base-url", url],
+            [*CLI, "--scenario", "invoice", "--schema", "invoice", "--provider", "anthropic", "--base-url", url,
+             "--mode", mode, *(["--speed", "20"] if mode == "partial" else [])],
             cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         code, out, err = _interrupt_after_first_line(process)
