@@ -41,8 +41,9 @@ def run_extract(server, scenario: str, *more: str) -> subprocess.CompletedProces
     return subprocess.run(args, cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=RUN_LIMIT)
 
 
-def test_extract_streams_provisional_then_settled_lines_and_commits(llama_server):
-    result = run_extract(llama_server, "weather")
+@pytest.mark.parametrize("structured", ["tools", "json_object"])
+def test_extract_streams_provisional_then_settled_lines_and_commits(llama_server, structured):
+    result = run_extract(llama_server, "weather", "--structured", structured)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     *changes, final = [json.loads(line) for line in result.stdout.splitlines()]
