@@ -205,7 +205,14 @@ class Run:
     # -- control ----------------------------------------------------------------------------
 
     def stop(self) -> bool:
-        """Ask the running `run()` to stop (cancels its task). False if nothing was running."""
+        """Ask the running `run()` to stop (cancels its task). False if nothing was running.
+
+        A run whose task exists but whose `run()` has not begun yet is stopped too: `run()` then
+        ends STOPPED at once, before any request is sent.
+        """
+        if self.status.phase is Phase.READY and not self._stop_requested:
+            self._stop_requested = True
+            return True
         if self._task is None or self._task.done() or not self.status.phase.active:
             return False
         self._stop_requested = True
@@ -219,6 +226,9 @@ class Run:
         """
         if self.status.phase is not Phase.READY:
             raise UsageError("a Run can be run only once")
+        if self._stop_requested:  # Stop came before the run began: nothing to open or restore
+            self._fire(Trigger.STOP, reason="stopped by the user", error_code="cancelled")
+            return self.status
         self._task = asyncio.current_task()
         self._t0 = self._clock()
         reader = READERS[self.config.mode](self.config, self.form.schema_model)
