@@ -549,6 +549,7 @@ def _env() -> dict[str, str]:
 CLI = [sys.executable, "-m", "gui.app", "extract"]
 
 
+@pytest.mark.slow  # a subprocess
 def test_the_console_script_runs_extract_without_importing_qt() -> None:
     script = (
         "import sys\n"
@@ -567,6 +568,7 @@ def test_the_console_script_runs_extract_without_importing_qt() -> None:
     assert final == {"result": "committed", "reason": "committed", "object": {"city": "Lisbon"}}
 
 
+@pytest.mark.slow  # subprocesses
 @pytest.mark.parametrize(
     ("args", "status"),
     [
