@@ -223,6 +223,12 @@ class Run:
         self._update(phase=TRANSITIONS[key], **changes)
 
     @property
+    def recorder(self) -> Any:
+        """The run's TraceWriter while or after recording (None: not recording, or not yet);
+        its `error` says when the trace could not be written (the run itself goes on)."""
+        return self._trace
+
+    @property
     def phase(self) -> Phase:
         """The current phase."""
         return self.status.phase
@@ -445,7 +451,9 @@ class Run:
                 status=getattr(exc, "status", None),
                 headers={"retry-after": f"{retry:g}"} if isinstance(retry, (int, float)) else {},
             )
-        self._end_trace("cancelled" if isinstance(exc, Cancelled) else "failed", reason, code=code)
+        self._end_trace(
+            "cancelled" if isinstance(exc, Cancelled) else "failed", reason, code=code, error=type(exc).__name__
+        )
 
     # -- recording --------------------------------------------------------------------------
 

@@ -229,6 +229,9 @@ class TraceWriter:
     writes the header (adding `response_ms`, the time to the response, unless given), each
     `on_read` a read line, `end` the trailer and closes the file. Every line is flushed at once.
     `secrets`: texts (API keys, tokens) replaced by `[key redacted]` wherever they would appear.
+
+    A file that cannot be written (no such directory, no permission, a full disk) never breaks the
+    run being recorded: the writer stops writing and `error` says why, in one line.
     """
 
     def __init__(
@@ -248,6 +251,7 @@ class TraceWriter:
         self.begun = False
         self.ended = False
         self.reads = 0
+        self.error: str | None = None  # why the trace could not be written (None: it could)
 
     def begin(self, header: Mapping[str, Any]) -> None:
         """Write the header line (and any read that arrived before it)."""
@@ -257,9 +261,13 @@ class TraceWriter:
         head.setdefault("trace", FORMAT)
         head.setdefault("version", VERSION)
         head.setdefault("response_ms", round(self._ms(), 3))
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - kept open
         self.begun = True
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - kept open
+        except OSError as exc:
+            self._failed(exc)
+            return
         self._line(head)
         for t_ms, data in self._pending:
             self._read_line(t_ms, data)
@@ -269,12 +277,25 @@ class TraceWriter:
         return max(self._last_ms, (self._clock() - self._t0) * 1000.0)
 
     def _line(self, obj: Mapping[str, Any]) -> None:
-        assert self._file is not None
+        if self._file is None:
+            return
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
         if self._secrets:
             text = redact(text, self._secrets)
-        self._file.write(text + "\n")
-        self._file.flush()
+        try:
+            self._file.write(text + "\n")
+            self._file.flush()
+        except OSError as exc:
+            self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        self.error = f"{self.path}: the trace could not be written: {exc.strerror or exc}"
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError:
+                pass
+            self._file = None
 
     def _read_line(self, t_ms: float, data: bytes) -> None:
         for secret in self._secrets:

@@ -14,7 +14,8 @@ that leaves cancels the producer at once and the request log says `disconnected`
 notes the trace id (`replay`) and when each read left, in milliseconds after the request arrived
 (`sent_ms`), so a test can compare the server's own send times with the recorded ones.
 A truncated trace (a recording that was cut) ends where the recording ended: the body is closed
-cleanly, so the client sees the stream end before its terminal, as the recording did.
+cleanly, so the client sees the stream end before its terminal. A recording whose connection
+broke (trailer `error: "ConnectionLost"`) breaks the replayed connection after the last read.
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ import time
 from typing import Any
 
 from core.server.request_log import LogEntry
-from core.server.streaming import _Exchange, _run
+from core.server.streaming import InjectedDisconnect, _Exchange, _run
 from core.trace import Trace
 
 __all__ = ["ReplayResponse", "TraceShelf"]
+
+#: The recorded failures that were a broken connection (replayed as one).
+_BROKEN = frozenset({"ConnectionLost"})
 
 Send = Any
 Receive = Any
@@ -93,6 +97,10 @@ class ReplayResponse:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         error = producer.exception()
+        if isinstance(error, InjectedDisconnect):
+            entry.aborted = True
+            entry.outcome = "aborted"
+            raise error
         if error is not None:
             raise error
         exchange.complete = True
@@ -133,3 +141,7 @@ class ReplayResponse:
             if entry.first_token_at is None:
                 entry.first_token_at = now
             entry.last_token_at = now
+        trailer = self.trace.trailer or {}
+        if trailer.get("error") in _BROKEN:
+            await asyncio.sleep(0.01)  # let the last bytes leave before the connection drops
+            raise InjectedDisconnect("the recorded connection broke here")

@@ -269,3 +269,36 @@ async def test_a_trace_on_the_wrong_wire_or_an_unknown_id_is_refused_in_one_line
     unknown = RunConfig(**{**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, "demo": DemoKnobs(replay="nope")})
     status = await Run(invoice_form(), unknown).run()
     assert status.phase is Phase.FAILED and "no trace 'nope'" in status.reason
+
+
+async def test_a_broken_connection_replays_as_a_broken_connection(demo_server, tmp_path, fake_key):
+    path = tmp_path / "cut.jsonl"
+    _, status, recorded = await record(demo_server, path, fake_key, speed=0, fault="disconnect@0.5")
+    assert status.phase is Phase.FAILED and status.reason.startswith("connection lost"), status.reason
+    trace = load_trace(path)
+    assert trace.end == "failed" and trace.trailer["error"] == "ConnectionLost"
+    run, status, replayed, _, _ = await replay(demo_server, trace, speed=0)
+    assert status.phase is Phase.FAILED and status.reason.startswith("connection lost"), status.reason
+    assert b"".join(replayed.reads) == trace.body() == b"".join(recorded.reads)
+    assert entry_for(demo_server, run.status.run_id)["outcome"] == "aborted"
+
+
+@pytest.mark.parametrize("mode", ["partial", "settled"])
+async def test_a_trace_without_its_document_still_replays(demo_server, tmp_path, fake_key, mode):
+    path = tmp_path / "hash.jsonl"
+    form = invoice_form()
+    cfg = record_config(demo_server, path, fake_key, speed=0)
+    await Run(form, RunConfig(**{**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, "record_document": False})).run()
+    trace = load_trace(path)
+    assert trace.document is None
+    run, status, _, _, _ = await replay(demo_server, trace, mode=mode, speed=0)
+    assert status.phase is Phase.COMMITTED, status.reason
+    assert run.result == get_scenario("invoice").output
+
+
+async def test_a_trace_that_cannot_be_written_does_not_break_the_run(demo_server, tmp_path, fake_key):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    run, status, _ = await record(demo_server, blocker / "x.jsonl", fake_key, speed=0)
+    assert status.phase is Phase.COMMITTED, status.reason
+    assert run.recorder.error and str(blocker) in run.recorder.error and "\n" not in run.recorder.error
