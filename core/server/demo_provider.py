@@ -1,4 +1,5 @@
-"""The demo provider's routes: the provider endpoints, `/_demo/scenarios` and `/_demo/requests`.
+"""The demo provider's routes: the provider endpoints, `/_demo/scenarios`, `/_demo/requests` and
+`POST /_demo/traces` (a trace to replay, for a server in another process).
 
 Every provider endpoint follows the same path (`DemoProvider.handle`): parse the knobs, the body
 and the request's wire vocabulary; pick the scenario (the `x-demo-scenario` header, else the
@@ -146,6 +147,7 @@ class DemoProvider:
             Route("/raw/v1/extract", endpoint(raw), methods=["POST"]),
             Route("/_demo/scenarios", self.list_scenarios, methods=["GET"]),
             Route("/_demo/requests", self.list_requests, methods=["GET"]),
+            Route("/_demo/traces", self.post_trace, methods=["POST"]),
             Route("/v1/models", self.list_models, methods=["GET"]),
             Route("/api/tags", self.list_tags, methods=["GET"]),
         ]
@@ -168,6 +170,18 @@ class DemoProvider:
 
     async def list_requests(self, request: Request) -> Response:
         return JSONResponse(self.log.snapshot())
+
+    async def post_trace(self, request: Request) -> Response:
+        """POST a trace file's contents: `{"id": ...}` to replay it with, or 400 with its one line."""
+        from core.errors import TraceError
+        from core.trace import parse_trace
+
+        name = request.query_params.get("name") or "<posted trace>"
+        try:
+            trace = parse_trace(await request.body(), name=name)
+        except TraceError as exc:
+            return JSONResponse({"error": {"type": "invalid_trace", "message": str(exc), "line": exc.line}}, status_code=400)
+        return JSONResponse({"id": self.add_trace(trace), "reads": len(trace.reads), "wire": trace.wire})
 
     async def list_models(self, request: Request) -> Response:
         if wants_anthropic(request.headers):

@@ -302,3 +302,23 @@ async def test_a_trace_that_cannot_be_written_does_not_break_the_run(demo_server
     run, status, _ = await record(demo_server, blocker / "x.jsonl", fake_key, speed=0)
     assert status.phase is Phase.COMMITTED, status.reason
     assert run.recorder.error and str(blocker) in run.recorder.error and "\n" not in run.recorder.error
+
+
+async def test_a_trace_posted_over_http_replays_and_a_bad_one_is_refused_with_its_line(demo_server, tmp_path, fake_key):
+    import httpx
+
+    path = tmp_path / "invoice.jsonl"
+    await record(demo_server, path, fake_key, speed=0)
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(f"{demo_server.url}/_demo/traces", content=path.read_bytes())
+        assert answer.status_code == 200 and answer.json()["wire"] == "anthropic"
+        trace = load_trace(path)
+        cfg = replay_config(trace, answer.json()["id"], base_url=demo_server.url, speed=0)
+        status = await Run(invoice_form(), cfg).run()
+        assert status.phase is Phase.COMMITTED, status.reason
+        lines = path.read_text().splitlines()
+        lines[2] = '{"t_ms": 1e9, "b64": "%%%"}'
+        bad = await client.post(f"{demo_server.url}/_demo/traces?name=bad.jsonl", content="\n".join(lines) + "\n")
+    assert bad.status_code == 400
+    assert bad.json()["error"]["message"] == "bad.jsonl: line 3: b64 is not valid base64"
+    assert bad.json()["error"]["line"] == 3
