@@ -50,6 +50,10 @@ from core.taps import WireFrame
 
 __all__ = [
     "ENDINGS",
+    "TraceSummary",
+    "list_recordings",
+    "new_trace_path",
+    "recordings_dir",
     "FORMAT",
     "KEPT_HEADERS",
     "REPLAY_WIRES",
@@ -534,6 +538,85 @@ def parse_trace(data: bytes | str, *, name: str = "<trace>", replayable: bool = 
         header=header, reads=tuple(reads), trailer=trailer, truncated=truncated, path=name,
         name=Path(name).name if name and not name.startswith("<") else name,
     )
+
+
+# --- the recordings folder ------------------------------------------------------------------------
+
+
+def recordings_dir() -> Path:
+    """`<user data dir>/recordings` (platformdirs; e.g. ~/.local/share/livefill/recordings)."""
+    import platformdirs
+
+    from core.history import APP_NAME
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "recordings"
+
+
+def new_trace_path(label: str, provider: str, *, directory: str | os.PathLike[str] | None = None,
+                   now: float | None = None) -> Path:
+    """A new file name for a recording: `<dir>/2026-11-30_134502_<label>_<provider>.jsonl`
+    (`-2`, `-3`, ... when taken). `directory` None: `recordings_dir()`."""
+    folder = Path(directory) if directory is not None else recordings_dir()
+    stamp = datetime.fromtimestamp(time.time() if now is None else now, UTC).strftime("%Y-%m-%d_%H%M%S")
+    words = [re.sub(r"[^A-Za-z0-9._-]+", "-", w).strip("-.")[:40] for w in (label, provider)]
+    stem = "_".join([stamp, *[w for w in words if w]])
+    path = folder / f"{stem}.jsonl"
+    n = 2
+    while path.exists():
+        path = folder / f"{stem}-{n}.jsonl"
+        n += 1
+    return path
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TraceSummary:
+    """One line of a Recordings list: what a trace is, or why it cannot be used (`error`)."""
+
+    path: Path
+    started_at: str = ""
+    provider: str = ""
+    model: str = ""
+    schema_name: str = ""
+    label: str = ""  # the document's name as the app called the run (e.g. the scenario)
+    mode: str = ""
+    end: str = ""  # complete / stopped / failed / cancelled / truncated
+    reason: str | None = None
+    reads: int = 0
+    duration_ms: float = 0.0
+    error: str | None = None  # the TraceError's one line: listed, not openable
+
+
+def list_recordings(directory: str | os.PathLike[str] | None = None) -> list[TraceSummary]:
+    """Every `*.jsonl` in `directory` (None: `recordings_dir()`), newest first; a bad trace is
+    listed with its `error` instead of raising."""
+    folder = Path(directory) if directory is not None else recordings_dir()
+    if not folder.is_dir():
+        return []
+    found: list[TraceSummary] = []
+    for path in sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
+        try:
+            trace = load_trace(path, replayable=False)
+        except TraceError as exc:
+            found.append(TraceSummary(path=path, error=str(exc)))
+            continue
+        h = trace.header
+        found.append(
+            TraceSummary(
+                path=path,
+                started_at=str(h.get("started_at", "")),
+                provider=trace.provider,
+                model=trace.model,
+                schema_name=str(h.get("schema_name") or h["schema"].get("title") or ""),
+                label=str(h.get("label") or ""),
+                mode=str(h.get("mode") or ""),
+                end=trace.end,
+                reason=(trace.trailer or {}).get("reason"),
+                reads=len(trace.reads),
+                duration_ms=trace.duration_ms,
+                error=None if trace.wire in REPLAY_WIRES else f"{path}: the {trace.wire} wire cannot be replayed",
+            )
+        )
+    return found
 
 
 # --- replaying ------------------------------------------------------------------------------------

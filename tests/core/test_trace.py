@@ -20,7 +20,9 @@ from core.scenarios import get_scenario
 from core.trace import (
     KEPT_HEADERS,
     TraceWriter,
+    list_recordings,
     load_trace,
+    new_trace_path,
     parse_trace,
     scrub_body,
     scrub_headers,
@@ -313,3 +315,29 @@ def test_the_header_of_any_provider_request_has_no_credential(tmp_path, fake_key
         writer.begin(header)
         writer.end("complete")
         assert load_trace(path).provider == provider
+
+
+# --- the recordings folder ------------------------------------------------------------------------
+
+
+def test_new_trace_paths_are_dated_named_and_never_overwrite(tmp_path):
+    first = new_trace_path("invoice / demo", "anthropic", directory=tmp_path, now=0)
+    assert first == tmp_path / "1970-01-01_000000_invoice-demo_anthropic.jsonl"
+    first.write_text("")
+    assert new_trace_path("invoice / demo", "anthropic", directory=tmp_path, now=0).name.endswith("-2.jsonl")
+
+
+def test_the_recordings_list_shows_good_traces_and_bad_ones_with_their_error(tmp_path, fake_key):
+    write_trace(tmp_path / "good.jsonl", fake_key, label="invoice", mode="partial")
+    write_trace(tmp_path / "cut.jsonl", fake_key, end=False)
+    (tmp_path / "bad.jsonl").write_text('{"t_ms": 1, "b64": ""}\n')
+    listed = {s.path.name: s for s in list_recordings(tmp_path)}
+    assert set(listed) == {"good.jsonl", "cut.jsonl", "bad.jsonl"}
+    good = listed["good.jsonl"]
+    assert (good.provider, good.schema_name, good.label, good.mode, good.end, good.reads) == (
+        "anthropic", "invoice", "invoice", "partial", "complete", 2,
+    )
+    assert good.model and good.started_at.endswith("Z") and good.error is None
+    assert listed["cut.jsonl"].end == "truncated"
+    assert "line 1: a network read before the header" in listed["bad.jsonl"].error
+    assert list_recordings(tmp_path / "none") == []

@@ -322,3 +322,20 @@ async def test_a_trace_posted_over_http_replays_and_a_bad_one_is_refused_with_it
     assert bad.status_code == 400
     assert bad.json()["error"]["message"] == "bad.jsonl: line 3: b64 is not valid base64"
     assert bad.json()["error"]["line"] == 3
+
+
+async def test_compare_lanes_read_the_same_trace_at_once(demo_server, tmp_path, fake_key):
+    path = tmp_path / "invoice.jsonl"
+    await record(demo_server, path, fake_key, speed=150, ttft_ms=20)
+    trace = load_trace(path)
+    trace_id = demo_server.add_trace(trace)
+    runs = [
+        Run(invoice_form(), replay_config(trace, trace_id, base_url=demo_server.url, mode=mode, speed=1,
+                                          relay_token=demo_server.relay_token))
+        for mode in ("naive", "partial", "settled", "hybrid")
+    ]
+    started = time.monotonic()
+    statuses = await asyncio.gather(*(r.run() for r in runs))
+    assert all(s.phase is Phase.COMMITTED for s in statuses), [s.reason for s in statuses]
+    assert all(r.result == get_scenario("invoice").output for r in runs)
+    assert time.monotonic() - started < trace.duration_ms / 1000.0 * 2 + 1.0  # side by side, not one after another
