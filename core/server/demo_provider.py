@@ -180,7 +180,8 @@ class DemoProvider:
         try:
             trace = parse_trace(await request.body(), name=name)
         except TraceError as exc:
-            return JSONResponse({"error": {"type": "invalid_trace", "message": str(exc), "line": exc.line}}, status_code=400)
+            error = {"type": "invalid_trace", "message": str(exc), "line": exc.line}
+            return JSONResponse({"error": error}, status_code=400)
         return JSONResponse({"id": self.add_trace(trace), "reads": len(trace.reads), "wire": trace.wire})
 
     async def list_models(self, request: Request) -> Response:

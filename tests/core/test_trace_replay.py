@@ -8,6 +8,7 @@ compared with the recorded read times.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 
 import pytest
@@ -19,7 +20,7 @@ from core.run import Mode, Phase, Run, RunConfig
 from core.scenarios import get_scenario
 from core.schemas import schema_model
 from core.trace import load_trace, replay_config
-from tests.core.test_trace import _no_secrets_in_traces, fake_key  # noqa: F401 - fixtures: no key in any trace
+from tests.core.test_trace import _no_secrets_in_traces, fake_key  # noqa: F401, F811 - fixtures: no key in any trace
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -263,10 +264,10 @@ async def test_a_trace_on_the_wrong_wire_or_an_unknown_id_is_refused_in_one_line
     trace = load_trace(path)
     trace_id = demo_server.add_trace(trace)
     cfg = replay_config(trace, trace_id, base_url=demo_server.url, speed=0)
-    wrong = RunConfig(**{**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, "provider": "openai-chat"})
+    wrong = dataclasses.replace(cfg, provider="openai-chat")
     status = await Run(invoice_form(), wrong).run()
     assert status.phase is Phase.FAILED and "recorded on the anthropic wire" in status.reason
-    unknown = RunConfig(**{**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, "demo": DemoKnobs(replay="nope")})
+    unknown = dataclasses.replace(cfg, demo=DemoKnobs(replay="nope"))
     status = await Run(invoice_form(), unknown).run()
     assert status.phase is Phase.FAILED and "no trace 'nope'" in status.reason
 
@@ -288,7 +289,7 @@ async def test_a_trace_without_its_document_still_replays(demo_server, tmp_path,
     path = tmp_path / "hash.jsonl"
     form = invoice_form()
     cfg = record_config(demo_server, path, fake_key, speed=0)
-    await Run(form, RunConfig(**{**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, "record_document": False})).run()
+    await Run(form, dataclasses.replace(cfg, record_document=False)).run()
     trace = load_trace(path)
     assert trace.document is None
     run, status, _, _, _ = await replay(demo_server, trace, mode=mode, speed=0)
