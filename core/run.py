@@ -29,7 +29,8 @@ Recording. With `record_path`, a provider-wire run tees a `core.trace.TraceWrite
 the writer's clock starts as the request is made, the header (request, response status and
 headers) is written once the response arrived, every read as it arrives, and the trailer when the
 run ends (complete / stopped / failed / cancelled); a request refused with an HTTP status still
-leaves a trace (its status, no reads). A relay-mode run reads the relay's records, not a
+leaves a trace (its status, no reads); a run stopped before any response leaves none (there is
+nothing to replay). A relay-mode run reads the relay's records, not a
 provider's wire: it cannot be recorded (UsageError when the Run is made).
 """
 
@@ -78,6 +79,7 @@ _NOT_SECRETS = frozenset({"", "demo", "ollama"})  # the placeholder keys of the 
 def _secrets(cfg: RunConfig) -> list[str]:
     """What a trace of this run must never contain: its key and its relay token."""
     return [s for s in (cfg.api_key, cfg.relay_token) if s and s not in _NOT_SECRETS]
+
 
 # ---------------------------------------------------------------------------------------------
 # Configuration
