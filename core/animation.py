@@ -200,14 +200,15 @@ def write_animation(path: str | Path, pictures: Sequence[Any], frames: Sequence[
     return write_gif(out, pictures, frames)
 
 
-def shared_palette(pictures: Sequence[Any], samples: int = 6) -> Any:
+def shared_palette(pictures: Sequence[Any], samples: int = 8) -> Any:
     """One 255-colour palette image made from up to `samples` pictures spread over the run."""
     from PIL import Image
 
     if not pictures:
         raise ValueError("no pictures")
     n = len(pictures)
-    chosen = sorted({round(i * (n - 1) / max(1, samples - 1)) for i in range(min(samples, n))})
+    k = min(samples, n)
+    chosen = sorted({round(i * (n - 1) / max(1, k - 1)) for i in range(k)})
     thumbs = [pictures[i].convert("RGB").reduce(2) for i in chosen]
     width = max(t.width for t in thumbs)
     sheet = Image.new("RGB", (width, sum(t.height for t in thumbs)), "white")

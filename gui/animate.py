@@ -5,10 +5,15 @@
 How this works
 --------------
 The window is the app's own (`MainWindow`, offscreen), on the embedded demo provider, which serves
-the trace as fast as possible (replay speed 0). Every shown lane gets a wire tap counting the bytes
-it has received; after each batch of reads the loop gets to, the window is refreshed and grabbed,
-and the picture is stamped with the recorded time of those bytes (`core.animation.ReadClock`; in
-compare view the slowest lane's, so no lane is shown before its recorded time). The pictures are
+the trace at `--render-speed`. Every shown lane gets a wire tap counting the bytes it has received;
+after each batch of reads the loop gets to, the window is refreshed and grabbed, and the picture is
+stamped with the recorded time of those bytes (`core.animation.ReadClock`; in compare view the
+slowest provider-wire lane's; a relay lane's wire is the relay's records, so it is not a clock, and
+when every lane is a relay lane the demo provider's count of bytes sent is). The replay speed
+decides how many pictures there are, never when they show: the default 1× gives a picture every
+~100 ms and a metrics table whose times are the recorded ones; 0 (as fast as possible) finishes
+the replay before more than a handful of pictures are taken, and the table shows the replay's
+times. A trace's schema must be a bundled scenario's (the window shows that scenario's form). The pictures are
 scaled to `--width` with a caption strip on top (schema, provider and model, mode or lanes, speed),
 then `core.animation` lays them out at `--fps` on the recorded clock and writes the file, so the
 animation plays at the recorded speed however long rendering took. The last frame is the finished
