@@ -56,6 +56,7 @@ def record(path: Path, speed: float = 30.0) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--record", metavar="PATH", help="record a new invoice trace here first and animate it")
+    parser.add_argument("--speed", type=float, default=30.0, help="tokens/s of a --record run (22: a ~10 s run)")
     parser.add_argument("--out", help="where to write the GIF (default: a temporary file)")
     parser.add_argument("--width", default="1280")
     parser.add_argument("--fps", default="10")
@@ -64,7 +65,7 @@ def main() -> int:
     trace = TRACE
     if args.record:
         trace = Path(args.record)
-        record(trace)
+        record(trace, args.speed)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out) if args.out else Path(tmp) / "compare-invoice.gif"
         print("loadavg before:", Path("/proc/loadavg").read_text().strip())
