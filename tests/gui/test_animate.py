@@ -188,3 +188,14 @@ def test_a_rendered_compare_gif_plays_at_the_recorded_speed_with_a_caption(tmp_p
     text_row = [first.getpixel((x, y)) for x in range(0, 400) for y in range(6, 20)]
     assert any(min(p) > 200 for p in text_row)
     assert out.stat().st_size < 5_000_000
+
+
+def test_an_mp4_repeats_each_frame_for_its_duration_at_a_constant_rate(tmp_path):
+    imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
+    pictures = [solid("white", (101, 61)), solid("red", (101, 61)), solid("blue", (101, 61))]
+    out = write_animation(tmp_path / "a.mp4", pictures, [Frame(0, 300.0), Frame(1, 500.0), Frame(2, 2000.0)], fps=10)
+    reader = imageio_ffmpeg.read_frames(str(out))
+    meta = next(reader)
+    frames = list(reader)
+    assert meta["size"] == (100, 60)  # even sizes for yuv420p
+    assert meta["fps"] == 10.0 and len(frames) == 28  # 2.8 s at 10 fps
