@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,12 +132,27 @@ def _append(frames: list[Frame], capture: int, duration: float) -> None:
         frames.append(Frame(capture, duration))
 
 
-@dataclass(slots=True)
 class Capture:
-    """A picture and the recorded time it shows."""
+    """A picture and the recorded time it shows; the picture is kept zlib-packed (a window picture is
+    ~3 MB raw and ~0.1 MB packed), so a long run's captures fit in memory."""
 
-    t_ms: float
-    picture: Any  # PIL.Image.Image
+    __slots__ = ("t_ms", "_mode", "_size", "_packed")
+
+    def __init__(self, t_ms: float, picture: Any) -> None:
+        self.t_ms = float(t_ms)
+        self._mode, self._size = picture.mode, picture.size
+        self._packed = zlib.compress(picture.tobytes(), 1)
+
+    @property
+    def picture(self) -> Any:
+        """The picture (a new PIL image each time)."""
+        from PIL import Image
+
+        return Image.frombytes(self._mode, self._size, zlib.decompress(self._packed))
+
+    @property
+    def packed_bytes(self) -> int:
+        return len(self._packed)
 
 
 @dataclass(slots=True)
@@ -146,14 +162,17 @@ class CaptureKeeper:
     fps: float
     captures: list[Capture] = field(default_factory=list)
     offered: int = 0
+    _last: bytes = b""
 
     def add(self, t_ms: float, picture: Any) -> None:
         self.offered += 1
         last = self.captures[-1] if self.captures else None
         if last is not None and t_ms < last.t_ms:
             t_ms = last.t_ms  # a lane's clock never goes back; keep the order anyway
-        if last is not None and _same(last.picture, picture):
+        raw = picture.tobytes()
+        if last is not None and raw == self._last:
             return
+        self._last = raw
         step = 1000.0 / self.fps
         if (
             last is not None
@@ -163,10 +182,6 @@ class CaptureKeeper:
             self.captures[-1] = Capture(t_ms, picture)  # the same frame interval: only the later one shows
         else:
             self.captures.append(Capture(t_ms, picture))
-
-
-def _same(a: Any, b: Any) -> bool:
-    return a.size == b.size and a.tobytes() == b.tobytes()
 
 
 # --- encoding ---------------------------------------------------------------------------------------
@@ -192,8 +207,14 @@ def check_output(path: str | Path) -> Path:
     return out
 
 
+def _image(item: Any) -> Any:
+    """A PIL image from a picture or a `Capture`."""
+    return item.picture if isinstance(item, Capture) else item
+
+
 def write_animation(path: str | Path, pictures: Sequence[Any], frames: Sequence[Frame], *, fps: float = 10.0) -> Path:
-    """Write `frames` of `pictures` to `path` as a GIF or an MP4 at `fps` (by its suffix)."""
+    """Write `frames` of `pictures` (PIL images or `Capture`s, unpacked one at a time) to `path` as
+    a GIF or an MP4 at `fps` (by its suffix)."""
     out = check_output(path)
     if out.suffix.lower() == ".mp4":
         return write_mp4(out, pictures, frames, fps=fps)
@@ -201,7 +222,7 @@ def write_animation(path: str | Path, pictures: Sequence[Any], frames: Sequence[
 
 
 def shared_palette(pictures: Sequence[Any], samples: int = 8) -> Any:
-    """One 255-colour palette image made from up to `samples` pictures spread over the run."""
+    """One 255-colour palette image made from up to `samples` pictures (or `Capture`s) spread over the run."""
     from PIL import Image
 
     if not pictures:
@@ -209,7 +230,7 @@ def shared_palette(pictures: Sequence[Any], samples: int = 8) -> Any:
     n = len(pictures)
     k = min(samples, n)
     chosen = sorted({round(i * (n - 1) / max(1, k - 1)) for i in range(k)})
-    thumbs = [pictures[i].convert("RGB").reduce(2) for i in chosen]
+    thumbs = [_image(pictures[i]).convert("RGB").reduce(2) for i in chosen]
     width = max(t.width for t in thumbs)
     sheet = Image.new("RGB", (width, sum(t.height for t in thumbs)), "white")
     y = 0
@@ -231,7 +252,7 @@ def write_gif(path: str | Path, pictures: Sequence[Any], frames: Sequence[Frame]
     durations = []
     for f in frames:
         if f.capture not in indexed:
-            indexed[f.capture] = pictures[f.capture].convert("RGB").quantize(palette=palette, dither=Image.Dither.NONE)
+            indexed[f.capture] = _image(pictures[f.capture]).convert("RGB").quantize(palette=palette, dither=Image.Dither.NONE)
         images.append(indexed[f.capture])
         durations.append(max(20, int(round(f.duration_ms / 10.0)) * 10))
     out = Path(path)
@@ -249,7 +270,7 @@ def write_mp4(path: str | Path, pictures: Sequence[Any], frames: Sequence[Frame]
 
     if not frames:
         raise ValueError("no frames to write")
-    first = pictures[frames[0].capture]
+    first = _image(pictures[frames[0].capture])
     width, height = first.size[0] // 2 * 2, first.size[1] // 2 * 2  # yuv420p wants even sizes
     writer = imageio_ffmpeg.write_frames(
         str(path), (width, height), fps=fps, codec="libx264", pix_fmt_out="yuv420p", macro_block_size=1,
@@ -259,7 +280,7 @@ def write_mp4(path: str | Path, pictures: Sequence[Any], frames: Sequence[Frame]
     shown = 0.0
     elapsed = 0.0
     for f in frames:
-        data = pictures[f.capture].convert("RGB").crop((0, 0, width, height)).tobytes()
+        data = _image(pictures[f.capture]).convert("RGB").crop((0, 0, width, height)).tobytes()
         elapsed += f.duration_ms
         while shown < elapsed - 1e-6:
             writer.send(data)

@@ -251,7 +251,7 @@ async def render(args: argparse.Namespace, trace: Any, server: Any, workdir: Pat
         frames = frame_schedule(times, fps=args.fps, end_ms=trace.duration_ms, hold_ms=HOLD_MS,
                                 final=len(captures) - 1)
         rendered = time.monotonic()
-        out = write_animation(args.out, [c.picture for c in captures], frames, fps=args.fps)
+        out = write_animation(args.out, captures, frames, fps=args.fps)
         done = time.monotonic()
         return RenderReport(
             path=out, speed=speed, frames=len(frames), captures=len(captures), grabs=grabs,

@@ -199,3 +199,16 @@ def test_an_mp4_repeats_each_frame_for_its_duration_at_a_constant_rate(tmp_path)
     frames = list(reader)
     assert meta["size"] == (100, 60)  # even sizes for yuv420p
     assert meta["fps"] == 10.0 and len(frames) == 28  # 2.8 s at 10 fps
+
+
+def test_captures_keep_their_pictures_packed_and_give_them_back_unchanged(tmp_path):
+    from core.animation import Capture
+
+    picture = Image.new("RGB", (300, 200), "white")
+    picture.paste(solid("#123456", (50, 20)), (10, 10))
+    capture = Capture(12.5, picture)
+    assert capture.packed_bytes < 300 * 200 * 3 // 10
+    assert capture.picture.tobytes() == picture.tobytes() and capture.picture.size == (300, 200)
+    out = write_gif(tmp_path / "c.gif", [capture, Capture(20.0, solid("black", (300, 200)))], [Frame(0, 100.0), Frame(1, 100.0)])
+    with Image.open(out) as gif:
+        assert gif.n_frames == 2 and gif.convert("RGB").getpixel((20, 15)) == (0x12, 0x34, 0x56)
