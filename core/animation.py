@@ -252,14 +252,15 @@ def write_gif(path: str | Path, pictures: Sequence[Any], frames: Sequence[Frame]
     durations = []
     for f in frames:
         if f.capture not in indexed:
-            indexed[f.capture] = _image(pictures[f.capture]).convert("RGB").quantize(palette=palette, dither=Image.Dither.NONE)
+            rgb = _image(pictures[f.capture]).convert("RGB")
+            indexed[f.capture] = rgb.quantize(palette=palette, dither=Image.Dither.NONE)
         images.append(indexed[f.capture])
         durations.append(max(20, int(round(f.duration_ms / 10.0)) * 10))
     out = Path(path)
     first, rest = images[0], images[1:]
     first.save(
-        out, format="GIF", save_all=True, append_images=rest, duration=durations if len(durations) > 1 else durations[0],
-        loop=0, optimize=True, disposal=1,
+        out, format="GIF", save_all=True, append_images=rest, loop=0, optimize=True, disposal=1,
+        duration=durations if len(durations) > 1 else durations[0],
     )
     return out
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.animation import CaptureKeeper, ReadClock, check_output, frame_schedule, write_animation
+from core.animation import Capture, CaptureKeeper, ReadClock, check_output, frame_schedule, write_animation
 from core.errors import InputError, UsageError
 from core.modes import Mode
 
@@ -243,8 +243,6 @@ async def render(args: argparse.Namespace, trace: Any, server: Any, workdir: Pat
         QApp().processEvents()
         final_picture = picture(window, args.width, caption)
         grabs += 2
-        from core.animation import Capture
-
         captures = list(keeper.captures)
         captures.append(Capture(trace.duration_ms, final_picture))
         times = [c.t_ms for c in captures]
@@ -278,7 +276,9 @@ def prepare(argv: list[str]) -> tuple[argparse.Namespace, Any]:
     args.out = check_output(args.out)
     trace = load_trace(args.trace)
     if not trace.reads:
-        raise UsageError(f"{Path(args.trace).name}: the trace holds no response bytes (it ended {trace.end}); nothing to animate")
+        raise UsageError(
+            f"{Path(args.trace).name}: the trace holds no response bytes (it ended {trace.end}); nothing to animate"
+        )
     scenario_of(trace)
     return args, trace
 
@@ -295,6 +295,19 @@ async def _amain(args: argparse.Namespace, trace: Any, server: Any) -> RenderRep
     finally:
         collector.stop()
         await asyncio.get_running_loop().shutdown_asyncgens()
+
+
+def argv_from_app(args: argparse.Namespace) -> list[str]:
+    """`livefill --replay TRACE --animate OUT [--compare ...] [--mode ...] [--fps N] [--width PX]` as
+    this command's argv (the app's `main()` hands the parsed options over: `main(argv_from_app(args))`)."""
+    argv = [str(args.replay), str(args.animate), "--mode", str(args.mode)]
+    if getattr(args, "compare", None):
+        argv += ["--compare", ",".join(args.compare)]
+    for option in ("fps", "width"):
+        value = getattr(args, option, None)
+        if value is not None:
+            argv += [f"--{option}", str(value)]
+    return argv
 
 
 def main(argv: list[str] | None = None) -> int:

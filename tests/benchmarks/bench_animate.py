@@ -96,7 +96,8 @@ def main() -> int:
         print(done.stdout.strip())
         print(f"render (whole command): {wall:.1f} s   target < 30 s")
         print(f"file size: {out.stat().st_size / 1e6:.2f} MB   target < 5 MB   ({size[0]}x{size[1]} px)")
-        print(f"frames: {frames}   animation: {total / 1000:.1f} s   recorded run: {recorded / 1000:.1f} s (+2 s final hold)")
+        print(f"frames: {frames}   animation: {total / 1000:.1f} s   "
+              f"recorded run: {recorded / 1000:.1f} s (+2 s final hold)")
     return 0
 
 

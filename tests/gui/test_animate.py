@@ -180,7 +180,7 @@ def test_a_rendered_compare_gif_plays_at_the_recorded_speed_with_a_caption(tmp_p
         hold = gif.info["duration"]
         gif.seek(0)
         first = gif.convert("RGB")
-    assert hold >= 2000  # the finished window (the metrics table) stays on screen (Pillow merges an identical frame before it)
+    assert hold >= 2000  # the finished window (the metrics table) stays; Pillow merges an identical frame into it
     assert total - 2000 == pytest.approx(trace.duration_ms, rel=0.10)
     # the caption strip: a dark band across the top with light text in it
     band = [first.getpixel((x, 3)) for x in range(0, 800, 8)]
@@ -209,6 +209,19 @@ def test_captures_keep_their_pictures_packed_and_give_them_back_unchanged(tmp_pa
     capture = Capture(12.5, picture)
     assert capture.packed_bytes < 300 * 200 * 3 // 10
     assert capture.picture.tobytes() == picture.tobytes() and capture.picture.size == (300, 200)
-    out = write_gif(tmp_path / "c.gif", [capture, Capture(20.0, solid("black", (300, 200)))], [Frame(0, 100.0), Frame(1, 100.0)])
+    black = Capture(20.0, solid("black", (300, 200)))
+    out = write_gif(tmp_path / "c.gif", [capture, black], [Frame(0, 100.0), Frame(1, 100.0)])
     with Image.open(out) as gif:
         assert gif.n_frames == 2 and gif.convert("RGB").getpixel((20, 15)) == (0x12, 0x34, 0x56)
+
+
+def test_the_apps_replay_and_animate_options_become_this_commands_argv():
+    import argparse
+
+    from gui.animate import argv_from_app, parse_args
+
+    app = argparse.Namespace(replay="t.jsonl", animate="o.gif", mode="settled", compare=["naive", "partial"], fps=5.0)
+    argv = argv_from_app(app)
+    assert argv == ["t.jsonl", "o.gif", "--mode", "settled", "--compare", "naive,partial", "--fps", "5.0"]
+    parsed = parse_args(argv)
+    assert parsed.compare == ["naive", "partial"] and parsed.fps == 5.0 and parsed.width == 1280
