@@ -88,6 +88,10 @@ class ReadClock:
         i = bisect.bisect_left(self._ends, nbytes)
         return self._times[min(i, len(self._times) - 1)]
 
+    def next_time(self, nbytes: int) -> float | None:
+        """The recorded time of the next byte to come after `nbytes` (None when all have come)."""
+        return self.time_at(max(0, nbytes) + 1) if nbytes < self.total else None
+
 
 @dataclass(frozen=True, slots=True)
 class Frame:

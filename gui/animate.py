@@ -225,28 +225,40 @@ async def render(args: argparse.Namespace, trace: Any, server: Any, workdir: Pat
         keeper.add(0.0, picture(window, args.width, caption))
         grabs = 1
         seen: list[int] = []
+        at, arrived = 0.0, time.monotonic()
+        step_s = 1.0 / args.fps
         while session.active:
             await asyncio.sleep(0.002)
             now = received(taps, server, trace_id)
-            if now == seen:
+            if now != seen:
+                seen, arrived = now, time.monotonic()
+                at = t = min((clock.time_at(n) or 0.0) for n in now)
+            elif speed > 0 and time.monotonic() - arrived >= step_s:
+                # no new bytes for a frame's time: the window still moves (timers, highlights fading);
+                # at speed > 0 the recorded time since the last read is the wall time since it, scaled
+                t = at + (time.monotonic() - arrived) * 1000.0 * speed
+                due = clock.next_time(min(seen or [0]))  # never past the next read's recorded time
+                if due is not None:
+                    t = min(t, max(at, due - 1.0))
+                at, arrived = t, time.monotonic()
+            else:
                 continue
-            seen = now
-            t = min((clock.time_at(n) or 0.0) for n in now)
             window.refresh_now()
             keeper.add(t, picture(window, args.width, caption))
             grabs += 1
         await window.wait_runs()
         window.refresh_now()
-        keeper.add(trace.duration_ms, picture(window, args.width, caption))
+        end_ms = max(trace.duration_ms, keeper.captures[-1].t_ms)
+        keeper.add(end_ms, picture(window, args.width, caption))
         await asyncio.sleep(SETTLE_S)
         window.refresh_now()
         QApp().processEvents()
         final_picture = picture(window, args.width, caption)
         grabs += 2
         captures = list(keeper.captures)
-        captures.append(Capture(trace.duration_ms, final_picture))
+        captures.append(Capture(end_ms, final_picture))
         times = [c.t_ms for c in captures]
-        frames = frame_schedule(times, fps=args.fps, end_ms=trace.duration_ms, hold_ms=HOLD_MS,
+        frames = frame_schedule(times, fps=args.fps, end_ms=end_ms, hold_ms=HOLD_MS,
                                 final=len(captures) - 1)
         rendered = time.monotonic()
         out = write_animation(args.out, captures, frames, fps=args.fps)

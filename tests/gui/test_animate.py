@@ -225,3 +225,8 @@ def test_the_apps_replay_and_animate_options_become_this_commands_argv():
     assert argv == ["t.jsonl", "o.gif", "--mode", "settled", "--compare", "naive,partial", "--fps", "5.0"]
     parsed = parse_args(argv)
     assert parsed.compare == ["naive", "partial"] and parsed.fps == 5.0 and parsed.width == 1280
+
+
+def test_the_clock_knows_the_next_recorded_read():
+    clock = ReadClock([TraceRead(10.0, b"abc"), TraceRead(20.0, b"de"), TraceRead(35.0, b"fghi")])
+    assert [clock.next_time(n) for n in (0, 2, 3, 4, 5, 9)] == [10.0, 10.0, 20.0, 20.0, 35.0, None]
