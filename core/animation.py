@@ -5,7 +5,7 @@
     keep = CaptureKeeper(fps=10)                  # the captures an animation can show, as they come
     keep.add(t, picture)                          # picture: PIL.Image (RGB), any number of times
     frames = frame_schedule([c.t_ms for c in keep.captures], fps=10, end_ms=..., hold_ms=2000)
-    write_animation(path, [c.picture for c in keep.captures], frames)    # .gif, or .mp4 (imageio-ffmpeg)
+    write_animation(path, keep.captures, frames, fps=10)  # .gif, or .mp4 (imageio-ffmpeg)
 
 How this works
 --------------

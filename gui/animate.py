@@ -9,11 +9,15 @@ the trace at `--render-speed`. Every shown lane gets a wire tap counting the byt
 after each batch of reads the loop gets to, the window is refreshed and grabbed, and the picture is
 stamped with the recorded time of those bytes (`core.animation.ReadClock`; in compare view the
 slowest provider-wire lane's; a relay lane's wire is the relay's records, so it is not a clock, and
-when every lane is a relay lane the demo provider's count of bytes sent is). The replay speed
-decides how many pictures there are, never when they show: the default 1× gives a picture every
-~100 ms and a metrics table whose times are the recorded ones; 0 (as fast as possible) finishes
-the replay before more than a handful of pictures are taken, and the table shows the replay's
-times. A trace's schema must be a bundled scenario's (the window shows that scenario's form). The pictures are
+when every lane is a relay lane the demo provider's count of bytes sent is). When no byte comes for
+a frame's time the window is grabbed anyway (timers, fading highlights), stamped with the last
+read's time plus the wall time since it (times the replay speed), never past the next read's time.
+
+The replay speed decides how many pictures there are, never when they show: the default 1× gives
+a picture per read and per frame between reads, and a metrics table whose times are the recorded
+ones; 0 (as fast as possible) finishes the replay before more than a handful of pictures are
+taken, and the table then shows the replay's times. A trace's schema must be a bundled scenario's
+(the window shows that scenario's form). The pictures are
 scaled to `--width` with a caption strip on top (schema, provider and model, mode or lanes, speed),
 then `core.animation` lays them out at `--fps` on the recorded clock and writes the file, so the
 animation plays at the recorded speed however long rendering took. The last frame is the finished
