@@ -331,6 +331,10 @@ def main(argv: list[str] | None = None) -> int:
         from cli.extract import main as extract_main
 
         return extract_main(argv[1:])
+    if argv[:1] == ["animate"]:  # a recorded run rendered headless to a GIF / MP4
+        from gui.animate import main as animate_main
+
+        return animate_main(argv[1:])
     args = parse_args(argv)
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
