@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from core.history import History
 from core.keys import KeyStore
 from core.metrics import leaves
 from core.modes import Mode, parse_mode
-from core.providers.request import STRUCTURED_CHOICES
+from core.providers.request import BASE_URL_VARIABLES, STRUCTURED_CHOICES
 from core.request_notes import match_entries, request_notes, spec_leaves
 from core.demo_protocol import DemoKnobs
 from core.run import RunConfig, Source
@@ -444,7 +445,10 @@ class Session:
         elif provider == "ollama":
             key = None
         else:
-            key = keys.require(provider) if require_key else keys.get(provider)
+            # the vendor's key, or the key kept for the address its environment variable moves it
+            # to (as the settings dialog keeps it: core.keys.key_slot)
+            slot_url = base_url or os.environ.get(BASE_URL_VARIABLES[provider], "").strip() or None
+            key = keys.require(provider, slot_url) if require_key else keys.get(provider, slot_url)
         return base_url, key.secret if key is not None else "", model
 
     def _live_config(self) -> RunConfig:

@@ -98,8 +98,8 @@ class DocumentActions(QObject):
         name = self.session.schema_name()
         if s.schema_name is not None and is_schema_path(s.schema_name):
             self.bar.show_schema(Path(s.schema_name).name, own=True, where=s.schema_name)
-        else:
-            self.bar.show_schema(name, own=False)
+        else:  # a bundled schema: said when it reads a document that is not its scenario's
+            self.bar.show_schema(name, own=False, shown=s.document is not None or s.schema_name is not None)
 
     # -- your schema -----------------------------------------------------------------------------
 

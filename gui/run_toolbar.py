@@ -58,7 +58,7 @@ LIVE_LABELS: dict[str, str] = {
     "anthropic": "Anthropic (live)",
     "openai-chat": "OpenAI Chat (live)",
     "openai-responses": "OpenAI Responses (live)",
-    "openai-compatible": "OpenAI-compatible server (live)",
+    "openai-compatible": "OpenAI-compat (live)",
     "ollama": "Ollama (live)",
 }
 
@@ -110,11 +110,14 @@ class RunToolbar(QObject):
         self.provider_combo.insertSeparator(self.provider_combo.count())
         for name in LIVE_PROVIDERS:
             self.provider_combo.addItem(LIVE_LABELS[name], LIVE_PREFIX + name)
+        self.provider_combo.setItemData(self.provider_combo.findData(LIVE_PREFIX + "openai-compatible"),
+                                        "Any OpenAI-compatible server by its base URL: llama.cpp, vLLM, LM Studio, "
+                                        "Ollama's /v1, a gateway (File → Settings…)", Qt.ItemDataRole.ToolTipRole)
         self.model_combo = QComboBox()
         self.model_combo.setObjectName("modelCombo")
         self.model_combo.setEditable(True)
         self.model_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.model_combo.setMinimumContentsLength(14)
+        self.model_combo.setMinimumContentsLength(10)
         self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.model_combo.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.model_combo.setToolTip("The model: pick one the provider lists, or type its name")
@@ -128,10 +131,19 @@ class RunToolbar(QObject):
         self._models_for: tuple[str, str] | None = None
         self._models_task: asyncio.Task[Any] | None = None
         self.models_error: str | None = None
+        # the pickers are as wide as a short label (their lists show the whole labels), so the
+        # toolbar fits the default 1,280 px window in the demo and in the live layout
+        for combo, chars in ((self.provider_combo, 15),):
+            combo.setMinimumContentsLength(chars)
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.view().setMinimumWidth(combo.view().sizeHintForColumn(0) + 24)
         self.mode_combo = QComboBox()
         self.mode_combo.setObjectName("modeCombo")
         for m in Mode:
             self.mode_combo.addItem(m.label, m.value)
+        self.mode_combo.setMinimumContentsLength(12)
+        self.mode_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode_combo.view().setMinimumWidth(self.mode_combo.view().sizeHintForColumn(0) + 24)
         self.speed_combo = QComboBox()
         self.speed_combo.setObjectName("speedCombo")
         for value, label in SPEEDS:
@@ -306,10 +318,10 @@ class RunToolbar(QObject):
         if self._models_task is not None and not self._models_task.done():
             self._models_task.cancel()
         try:
-            asyncio.get_running_loop()
+            loop = asyncio.get_event_loop()
         except RuntimeError:
             return None  # no event loop (a window built outside qasync): the combo stays editable
-        self._models_task = asyncio.ensure_future(self._fill_models(s.provider, base_url, key))
+        self._models_task = loop.create_task(self._fill_models(s.provider, base_url, key))
         return self._models_task
 
     async def _fill_models(self, provider: str, base_url: str, key: str) -> list[str]:

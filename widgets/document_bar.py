@@ -59,12 +59,14 @@ class DocumentBar(QWidget):
         self.size_label.setText(size)
         self.setProperty("own", own)
 
-    def show_schema(self, name: str, *, own: bool, where: str | None = None) -> None:
-        """Show the schema in use (`own`: a JSON Schema file of one's own, `where` its path)."""
+    def show_schema(self, name: str, *, own: bool, where: str | None = None, shown: bool = True) -> None:
+        """Show the schema in use (`own`: a JSON Schema file of one's own, `where` its path;
+        `shown` False: the line is kept but hidden, when the scenario's own schema goes without saying)."""
         self.schema_label.setText(f"schema: {name}")
         self.schema_label.setToolTip(f"Your JSON Schema file {where}" if own and where else
                                      ("Your JSON Schema" if own else f"The bundled {name} schema"))
         self.schema_label.setProperty("own", own)
+        self.schema_label.setVisible(shown)
 
     def schema_text(self) -> str:
         """The schema line as plain text."""
