@@ -25,7 +25,6 @@ in one click.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt
@@ -129,7 +128,7 @@ class RunToolbar(QObject):
         self.fine_grained_action.setObjectName("fineGrainedAction")
         self.fine_grained_action.setToolTip("Anthropic fine-grained tool streaming (raw, unbuffered tool-input fragments)")
         self._models_for: tuple[str, str] | None = None
-        self._models_task: asyncio.Task[Any] | None = None
+        self._models_task: asyncio.Future[list[str]] | None = None
         self.models_error: str | None = None
         # the pickers are as wide as a short label (their lists show the whole labels), so the
         # toolbar fits the default 1,280 px window in the demo and in the live layout
@@ -301,46 +300,54 @@ class RunToolbar(QObject):
 
     # -- the live provider's model list ----------------------------------------------------------
 
-    def refresh_models(self, *, force: bool = False) -> asyncio.Task[Any] | None:
+    def refresh_models(self, *, force: bool = False) -> asyncio.Future[list[str]] | None:
         """Ask the live provider for its models (once per provider and address, unless `force`);
-        the task filling the model combo, or None when there is nothing to ask."""
+        a future of the names (they fill the model combo; [] when the list could not be had), or
+        None when there is nothing to ask.
+
+        The request runs in a worker thread with its own event loop, and its result comes back
+        as a future's callback on the GUI thread: never a task step, which qasync cannot run
+        while the window is being built inside the app's own task."""
         s = self.session.settings
         if not s.live:
             return None
         try:
-            base_url, key, _model = self.session.live_endpoint(require_key=False)
-        except Exception:  # noqa: BLE001 - no address yet: the list waits for one, a typed name works
+            base_url, key, _model = self.session.live_endpoint()
+        except Exception:  # noqa: BLE001 - no address or no key yet: the list waits, a typed name works
             return None
         target = (s.provider, base_url)
         if target == self._models_for and not force:
             return self._models_task
         self._models_for = target
-        if self._models_task is not None and not self._models_task.done():
-            self._models_task.cancel()
         try:
             loop = asyncio.get_event_loop()
         except RuntimeError:
             return None  # no event loop (a window built outside qasync): the combo stays editable
-        self._models_task = loop.create_task(self._fill_models(s.provider, base_url, key))
-        return self._models_task
+        future = loop.run_in_executor(None, _list_models, s.provider, base_url, key)
+        result: asyncio.Future[list[str]] = loop.create_future()
 
-    async def _fill_models(self, provider: str, base_url: str, key: str) -> list[str]:
-        from core.providers.models import list_models
-        from core.run import describe_failure
+        def done(f: asyncio.Future[tuple[list[str], str | None]]) -> None:
+            names, error = f.result() if not f.cancelled() else ([], None)
+            if self._models_task is result:  # not superseded by a newer request
+                self._fill_models(s.provider, target, names, error)
+            if not result.done():
+                result.set_result(names)
 
-        try:
-            names = await list_models(provider, base_url, key or None)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - said in one line; a typed model name still works
-            self._models_for = None  # ask again next time
-            self.models_error = describe_failure(exc)[0]
-            self._say(f"Model list: {self.models_error}")
-            return []
+        future.add_done_callback(done)
+        self._models_task = result
+        return result
+
+    def _fill_models(self, provider: str, target: tuple[str, str], names: list[str], error: str | None) -> None:
+        if error is not None:
+            if self._models_for == target:
+                self._models_for = None  # ask again next time
+            self.models_error = error
+            self._say(f"Model list: {error}")
+            return
         self.models_error = None
         s = self.session.settings
         if not s.live or s.provider != provider:
-            return names
+            return
         combo = self.model_combo
         text = combo.lineEdit().text()
         combo.blockSignals(True)
@@ -351,7 +358,6 @@ class RunToolbar(QObject):
             combo.lineEdit().setText(text)
         finally:
             combo.blockSignals(False)
-        return names
 
     def _say(self, message: str) -> None:
         window = self.parent()
@@ -363,12 +369,8 @@ class RunToolbar(QObject):
             run_log.addItem(message)
 
     def shutdown(self) -> None:
-        """Cancel a model list still being fetched."""
-        task = self._models_task
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(Exception):
-                task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        """Forget a model list still being fetched (its thread ends on its own within 15 s)."""
+        self._models_task = None
 
     def _show_own_document(self, s: RunSettings) -> None:
         combo = self.scenario_combo
@@ -468,3 +470,16 @@ class RunToolbar(QObject):
     @reporting
     def _numbers_toggled(self, on: bool) -> None:
         self._send(show_provisional_numbers=on)
+
+
+def _list_models(provider: str, base_url: str, key: str) -> tuple[list[str], str | None]:
+    """The provider's model names, or ([], the one line saying why not). Runs in a worker thread."""
+    from core.providers.models import list_models
+    from core.run import describe_failure
+
+    try:
+        # a plain loop of its own: under qasync's policy a new loop would be a Qt one
+        with asyncio.Runner(loop_factory=asyncio.SelectorEventLoop) as runner:
+            return runner.run(list_models(provider, base_url, key or None)), None
+    except Exception as exc:  # noqa: BLE001 - said in one line; a typed model name still works
+        return [], describe_failure(exc)[0]
