@@ -386,10 +386,20 @@ class RunToolbar(QObject):
                 combo.insertItem(0, label, OWN_DOCUMENT)
             else:
                 combo.setItemText(index, label)
-            combo.setItemData(combo.findData(OWN_DOCUMENT), f"{label} (read with the {s.scenario} schema)",
+            combo.setItemData(combo.findData(OWN_DOCUMENT), f"{label} (read with the {self._schema_label(s)} schema)",
                               Qt.ItemDataRole.ToolTipRole)
         finally:
             combo.blockSignals(False)
+
+    @staticmethod
+    def _schema_label(s: RunSettings) -> str:
+        from pathlib import Path
+
+        from core.user_schema import is_schema_path
+
+        if s.schema_name is None:
+            return s.scenario
+        return Path(s.schema_name).name if is_schema_path(s.schema_name) else s.schema_name
 
     def set_enabled(self, active: bool, comparing: bool, autoplay: bool) -> None:
         """Grey out what cannot change while a run is active (the mode: also in compare view)."""

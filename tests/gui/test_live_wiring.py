@@ -255,3 +255,36 @@ def test_live_settings_need_a_live_provider():
     with pytest.raises(ValueError, match="no live service"):
         RunSettings(provider="raw", live=True)
     assert RunSettings(live=True, mode=Mode.SETTLED).live
+
+
+def test_live_run_config_per_provider(monkeypatch):
+    from core.errors import InputError
+    from core.session import Session
+
+    _unset_live_env(monkeypatch)
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:11500")
+    keys = _keys(anthropic="sk-ant-" + "a" * 30)
+    base = RunSettings(base_url="http://127.0.0.1:7000", relay_token="tok", live=True, scenario="weather")
+    session = Session(base.with_(provider="ollama", ollama_model="llama3.2", structured="json_schema"), keys=keys)
+    config = session.run_config()
+    assert config.base_url == "http://127.0.0.1:11500" and config.model == "llama3.2" and config.api_key == ""
+    assert config.demo is None and config.structured == "json_schema" and config.label.endswith("ollama (live)")
+    session.replace(ollama_base_url="http://10.0.0.2:11434")
+    assert session.run_config().base_url == "http://10.0.0.2:11434"
+
+    session.replace(provider="anthropic", structured="json_object", fine_grained=True, model="claude-x")
+    config = session.run_config()
+    assert config.structured == "tools" and config.fine_grained and config.model == "claude-x"  # what Anthropic takes
+    assert config.relay_url == "http://127.0.0.1:7000" and config.relay_embedded and config.relay_token == "tok"
+
+    session.replace(provider="openai-chat", fine_grained=True)
+    with pytest.raises(InputError, match="^No API key for OpenAI: set OPENAI_API_KEY"):
+        session.run_config()
+
+    session.replace(provider="openai-compatible")
+    with pytest.raises(InputError, match="^No base URL for the OpenAI-compatible server"):
+        session.run_config()
+    session.replace(compatible_base_url="http://127.0.0.1:8011/v1", compatible_model="smollm2")
+    config = session.run_config()
+    assert (config.base_url, config.model, config.api_key, config.fine_grained) == (
+        "http://127.0.0.1:8011/v1", "smollm2", "", False)
