@@ -47,6 +47,7 @@ PROVIDER_LABELS: dict[str, str] = {
     "anthropic": "Anthropic (demo)",
     "openai-chat": "OpenAI Chat (demo)",
     "openai-responses": "OpenAI Responses (demo)",
+    "openai-compatible": "OpenAI-compat (demo)",
     "ollama": "Ollama (demo)",
 }
 
