@@ -228,8 +228,6 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             schema_name=args.schema,
         )
         errors.install(window, asyncio.get_running_loop())
-        if not args.document:
-            window.restore_last_document()
         closed = asyncio.Event()
         window.closed.connect(closed.set)
         if args.screenshot and args.compare:
@@ -238,6 +236,10 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
         if args.present:
             window.toggle_presentation()
         app.processEvents()
+        if not args.document:
+            # after processEvents: a task started before it would get its first step inside that
+            # nested event processing, while this task runs (qasync refuses: "Cannot enter into task")
+            window.restore_last_document()
         PREWARM.start()
         if os.environ.get("LIVEFILL_REPORT"):
             print(f"livefill ready in {time.monotonic() - t0:.2f} s", flush=True)
