@@ -298,3 +298,36 @@ def test_live_run_config_per_provider(monkeypatch):
     config = session.run_config()
     assert (config.base_url, config.model, config.api_key, config.fine_grained) == (
         "http://127.0.0.1:8011/v1", "smollm2", "", False)
+
+
+# -- the program, in its own process -------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_app_runs_live_from_its_command_line(tmp_path, demo_server):
+    from tests.gui.test_app_process import run_app
+
+    picture = tmp_path / "live.png"
+    proc = run_app(tmp_path, "--live", "--provider", "openai-compatible", "--base-url", demo_server.url + "/v1",
+                   "--model", "smollm2", "--structured", "json_object", "--scenario", "weather",
+                   "--settings-file", str(tmp_path / "settings.ini"), "--history", str(tmp_path / "h.jsonl"),
+                   "--screenshot", str(picture))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "last run: committed" in proc.stdout and picture.stat().st_size > 0
+    ini = (tmp_path / "settings.ini").read_text(encoding="utf-8")
+    assert f"base_url={demo_server.url}/v1" in ini and "model=smollm2" in ini  # remembered for the next launch
+
+
+@pytest.mark.slow
+def test_the_app_restores_the_last_document_at_launch(tmp_path):
+    from tests.gui.test_app_process import run_app
+
+    document = tmp_path / "mine.txt"
+    document.write_text("Hello, this is not one of the demo scenarios.\n", encoding="utf-8")
+    settings = tmp_path / "settings.ini"
+    settings.write_text(f"[document]\nlast_path={document}\n", encoding="utf-8")
+    proc = run_app(tmp_path, "--settings-file", str(settings), "--history", str(tmp_path / "h.jsonl"),
+                   "--screenshot", str(tmp_path / "shot.png"))
+    assert "Cannot enter into task" not in proc.stderr, proc.stderr
+    # the remembered document was read: the demo provider says it knows only its scenarios
+    assert proc.returncode == 1 and "this document is not one of them" in proc.stdout, proc.stdout + proc.stderr
