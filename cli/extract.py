@@ -11,6 +11,9 @@ exit 2, nothing sent.
 The run itself is the app's: a `core.session.Session` with its single lane, started with the
 session's `RunConfig` (the key, the demo knobs and the structured-output choice put in). With no
 `--provider` the embedded demo provider + relay is started in this process, as the app does.
+A live provider in settled or hybrid mode is read through that same embedded relay
+(`RunConfig.relay_url`, `relay_embedded`): the run hands it the key in a request header over
+loopback only, and the relay asks the provider at its base URL, as the app's settled mode does.
 `FormWatcher` (cli/extract_output.py) follows the lane's form and hands every change the form
 would show to the output: JSON lines, or the live table with `--pretty`.
 
@@ -49,7 +52,7 @@ PROG = "livefill extract"
 DEMO_KEY = "demo"
 """The demo provider's own fake key (it only looks at which form of credential was used)."""
 NO_KEY = "none"
-"""Sent to a server that runs without a key (the SDKs need some value; such servers ignore it)."""
+"""Given to the anthropic SDK for a server that runs without a key (the SDK needs some value)."""
 
 MODES = ("partial", "settled", "hybrid", "blocking")
 STRUCTURED = ("tools", "json_schema", "json_object")
@@ -70,7 +73,10 @@ examples:
 
   # standard input, your own schema, a local llama.cpp server forcing structure by json_object
   cat mail.txt | livefill extract --document - --schema ticket.json \\
-      --provider openai-chat --base-url http://127.0.0.1:8080/v1 --structured json_object
+      --provider openai-compatible --base-url http://127.0.0.1:8080/v1 --structured json_object
+
+  # settled values only, through the relay started in this process (the key stays on loopback)
+  livefill extract --document mail.txt --schema ticket --provider openai-chat --mode settled
 
 output: one line per change {"t_ms", "pointer", "state", "value"}, then
   {"result": "committed" | "failed" | "stopped", "reason", "object"}
@@ -112,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The options of `livefill extract` (every one with an example in its help)."""
     from core.scenarios import SCENARIO_NAMES
     from core.schemas import SCHEMAS
+    from core.providers.request import STRUCTURED_CHOICES
     from core.settings import FAULT_NAMES, PROVIDERS
 
     parser = _Parser(
@@ -149,8 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="how the stream is read (default partial; settled and hybrid go through the relay), e.g. --mode settled",
     )
     parser.add_argument(
-        "--structured", choices=STRUCTURED, default="tools",
-        help="how an OpenAI-compatible server is made to write JSON (default tools), e.g. --structured json_object",
+        "--structured", choices=STRUCTURED, default=None,
+        help="how the model is made to write JSON: a forced tool (default), json_schema structured output, "
+        "or json_object with the schema (llama.cpp); which ones a provider takes: "
+        + "; ".join(f"{p}: {'/'.join(STRUCTURED_CHOICES[p])}" for p in PROVIDERS)
+        + ", e.g. --structured json_object",
     )
     parser.add_argument(
         "--speed", type=_non_negative, default=None, metavar="S",
@@ -186,7 +196,7 @@ class Plan:
     scenario: str | None
     provider: str | None  # None: the embedded demo provider
     wire: str  # the wire the run speaks
-    base_url: str | None  # None: the embedded server's
+    base_url: str | None  # None: the embedded server's (the demo provider)
     api_key: str
     model: str | None
     mode: str
@@ -236,15 +246,36 @@ def read_document(spec: str, stdin: Any) -> Any:
 
 
 def default_base_url(provider: str, environ: Mapping[str, str]) -> str:
-    """Where a live provider is when no --base-url is given (the relay's table and variables)."""
-    from core.server.relay_app import LIVE_BASE_OVERRIDES, LIVE_BASE_URLS, OLLAMA_DEFAULT
+    """Where a live provider is when no --base-url is given: its environment variable
+    (ANTHROPIC_BASE_URL, OPENAI_BASE_URL, OLLAMA_HOST), else the vendor's API. UsageProblem for
+    a provider that has no default address (an OpenAI-compatible server)."""
+    from core.errors import UsageError
+    from core.providers.request import live_base_url
 
-    url = environ.get(LIVE_BASE_OVERRIDES.get(provider, ""), "").strip()
-    if not url:
-        url = LIVE_BASE_URLS.get(provider, OLLAMA_DEFAULT if provider == "ollama" else "")
+    try:
+        url = live_base_url(provider, environ)
+    except UsageError:
+        raise UsageProblem(
+            f"--provider {provider} needs --base-url (the server's address, e.g. http://127.0.0.1:8080/v1)"
+        ) from None
     if url and "://" not in url:
         url = "http://" + url  # OLLAMA_HOST may be a bare host:port
     return url
+
+
+def check_structured(choice: str | None, provider: str | None) -> str:
+    """`--structured`, checked against what the provider can honour (the demo provider speaks
+    Anthropic's wire: a forced tool only)."""
+    from core.providers.request import STRUCTURED_CHOICES
+
+    if choice is None:
+        return "tools"
+    wire = provider or "anthropic"
+    choices = STRUCTURED_CHOICES[wire]
+    if choice not in choices:
+        who = f"--provider {provider}" if provider else "the demo provider (without --provider)"
+        raise UsageProblem(f"--structured {choice}: {who} takes only {' or '.join(choices)}")
+    return choice
 
 
 def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, environ: Mapping[str, str]) -> Plan:
@@ -280,6 +311,7 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
             print(f"{PROG}: {doc.name}: {note}", file=err, flush=True)
 
     demo_knobs_given = any(v is not None for v in (args.speed, args.seed, args.fault))
+    structured = check_structured(args.structured, provider)
     if provider is None:
         if args.base_url is not None:
             raise UsageProblem("--base-url needs --provider (without one, the demo provider runs in this process)")
@@ -297,18 +329,19 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
             base_url = normalize_base_url(raw_url)
         except InputError as exc:
             raise UsageProblem(f"--base-url: {_one_line(exc)}") from None
-        if mode.needs_relay:
-            # TODO(relay upstream): the relay request has no upstream base URL / key yet, so a live
-            # provider cannot be read through it; the lead removes this once the relay takes them.
+        if mode.needs_relay and demo_knobs_given:
+            # the embedded relay reads the live provider at --base-url: demo knobs have no one to go to
             raise UsageProblem(
-                f"--mode {mode.value} with --provider {provider}: this build's relay reaches only the demo "
-                "provider; use --mode partial or blocking"
+                f"--speed, --seed and --fault with --mode {mode.value} are the demo provider's knobs; "
+                "leave out --provider to use them"
             )
         try:
             key = keys.require(provider, base_url)
         except InputError as exc:  # MissingKey: names the variable to set
             raise UsageProblem(_one_line(exc)) from None
-        api_key = key.secret if key is not None else NO_KEY
+        # no key (a server that runs without one): nothing is sent, except to the anthropic SDK,
+        # which will not start without some value
+        api_key = key.secret if key is not None else (NO_KEY if provider == "anthropic" else "")
         demo = None
         if demo_knobs_given:  # a demo provider reached by base URL (tests, demos)
             demo = DemoKnobs(
@@ -328,7 +361,7 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
         api_key=api_key,
         model=args.model,
         mode=mode.value,
-        structured=args.structured,
+        structured=structured,
         idle_timeout=args.idle_timeout,
         demo=demo,
         expected_fields=expected,
@@ -364,9 +397,14 @@ async def run_plan(plan: Plan, *, url: str | None, relay_token: str | None, sink
     from core.session_lane import LaneError, LaneStatus
     from core.settings import RunSettings
 
-    base_url = plan.base_url if plan.base_url is not None else url
-    if parse_mode(plan.mode).needs_relay:
+    relay_url, relay_embedded = "", False
+    if plan.base_url is None:  # the demo provider: the embedded server is provider and relay
         base_url = url
+    else:
+        base_url = plan.base_url
+        if parse_mode(plan.mode).needs_relay:
+            # the embedded relay reads the live provider; it is handed the key over loopback only
+            relay_url, relay_embedded = url or "", True
     settings = RunSettings(
         scenario=plan.scenario or "invoice",  # (the document below replaces the scenario's)
         document=plan.document,
@@ -381,7 +419,13 @@ async def run_plan(plan: Plan, *, url: str | None, relay_token: str | None, sink
     session = Session(settings, fetch_notes=False)
     lane = session.single
     config = replace(
-        session.run_config(), api_key=plan.api_key, demo=plan.demo, structured=plan.structured, label=plan.label
+        session.run_config(),
+        api_key=plan.api_key,
+        demo=plan.demo,
+        structured=plan.structured,
+        relay_url=relay_url,
+        relay_embedded=relay_embedded,
+        label=plan.label,
     )
     loop = asyncio.get_running_loop()
     errors: list[str] = []

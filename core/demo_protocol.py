@@ -23,6 +23,11 @@ drift apart:
     tag       x-demo-tag       tag (<= 200 chars)  any text, recorded as `tag` in the request log
                                                    (lets a client find its own entry)
     ping      x-demo-ping      (headers only)      seconds >= 0.01 between keep-alive pings
+    replay    x-demo-replay    replay              a trace id (EmbeddedServer.add_trace): the
+                                                   request is answered by that recorded trace
+                                                   (status, headers, reads) instead of generation
+    replay_speed x-demo-replay-speed replay_speed  the replay's speed: 1 as recorded, 0.5 half,
+                                                   2 double, 0 as fast as possible (default 1)
 
 The server's defaults for what a request leaves out are `core.server.knobs.DemoDefaults`.
 
@@ -194,6 +199,13 @@ def _parse_tag(raw: str) -> str | None:
     return raw or None
 
 
+def _parse_replay(raw: str) -> str | None:
+    text = raw.strip()
+    if len(text) > 200:
+        raise KnobError("x-demo-replay: a trace id is at most 200 characters")
+    return text or None
+
+
 def _parse_seed(raw: str) -> int:
     try:
         return int(raw.strip())
@@ -252,6 +264,15 @@ FIELDS: tuple[KnobField, ...] = (
     KnobField(name="fault", header="x-demo-fault", parse=parse_fault, body_key="fault"),
     KnobField(name="tag", header="x-demo-tag", parse=_parse_tag, body_key="tag", body_limits={"max_length": 200}),
     KnobField(name="ping", header="x-demo-ping", parse=lambda raw: _number("x-demo-ping", raw, minimum=0.01), json_type=float),
+    KnobField(name="replay", header="x-demo-replay", parse=_parse_replay, body_key="replay", body_limits={"max_length": 200}),
+    KnobField(
+        name="replay_speed",
+        header="x-demo-replay-speed",
+        parse=lambda raw: _number("x-demo-replay-speed", raw),
+        body_key="replay_speed",
+        json_type=float,
+        body_limits={"ge": 0},
+    ),
 )
 
 #: The shape of the relay body's "demo" object (unknown keys refused), checked before the values.
@@ -278,6 +299,8 @@ class DemoKnobs:
     fault: Fault | None = None
     tag: str | None = None  # recorded as `tag` in the request log
     ping: float | None = None  # seconds between keep-alive pings
+    replay: str | None = None  # a recorded trace's id on the server: replay it instead of generating
+    replay_speed: float | None = None  # the replay's speed (1 as recorded; 0 as fast as possible)
 
     def __post_init__(self) -> None:
         for f in FIELDS:

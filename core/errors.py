@@ -6,7 +6,8 @@
     │   └── (core.prefix.JSONPrefixError, IncompleteJSON live beside their parser)
     ├── UsageError (RuntimeError)    the caller misused an API (feed after close, bad argument)
     ├── InputError (ValueError)      a person's input cannot be used (a document, a key); the
-    │                                message is one line naming it (core.documents' errors subclass it)
+    │   │                            message is one line naming it (core.documents' errors subclass it)
+    │   └── TraceError               a recorded trace cannot be read or replayed (names file and line)
     └── RunFailure                   a run ended without a result, for a reason a person can read;
         ├── UpstreamError            the provider said so mid-stream (error event / error line)
         │   └── ProviderHTTPError    the provider answered with an HTTP error status
@@ -50,6 +51,16 @@ class UsageError(LivefillError, RuntimeError):
 
 class InputError(LivefillError, ValueError):
     """Something a person gave livefill (a document, a key) cannot be used; one line naming it."""
+
+
+class TraceError(InputError):
+    """A recorded trace (core/trace.py) cannot be loaded or replayed: one line naming the file
+    (`path`) and the line (`line`, 1-based; 0 when the file as a whole is at fault)."""
+
+    def __init__(self, message: str, *, path: str = "", line: int = 0) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
 
 
 class RunFailure(LivefillError):

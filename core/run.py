@@ -24,6 +24,14 @@ the form and propagates. `clock` (default `time.monotonic`) times the status's `
 
 With the demo provider, after a stop the run asks the server's request log what it saw and adds it
 to the status ("server stopped after 37 of 120 tokens").
+
+Recording. With `record_path`, a provider-wire run tees a `core.trace.TraceWriter` onto its tap:
+the writer's clock starts as the request is made, the header (request, response status and
+headers) is written once the response arrived, every read as it arrives, and the trailer when the
+run ends (complete / stopped / failed / cancelled); a request refused with an HTTP status still
+leaves a trace (its status, no reads); a run stopped before any response leaves none (there is
+nothing to replay). A relay-mode run reads the relay's records, not a
+provider's wire: it cannot be recorded (UsageError when the Run is made).
 """
 
 from __future__ import annotations
@@ -65,6 +73,14 @@ from core.user_schema import SchemaSource, resolve_schema
 
 MODE_LABELS: dict[Mode, str] = {m: spec.label for m, spec in MODES.items()}
 
+_NOT_SECRETS = frozenset({"", "demo", "ollama"})  # the placeholder keys of the keyless servers
+
+
+def _secrets(cfg: RunConfig) -> list[str]:
+    """What a trace of this run must never contain: its key and its relay token."""
+    return [s for s in (cfg.api_key, cfg.relay_token) if s and s not in _NOT_SECRETS]
+
+
 # ---------------------------------------------------------------------------------------------
 # Configuration
 
@@ -91,6 +107,8 @@ class RunConfig:
     show_provisional_strings: bool = True
     show_provisional_numbers: bool = False
     label: str = ""  # what the history and the run log call this run (e.g. the scenario)
+    record_path: str | None = None  # write a trace of the run's wire here (core/trace.py)
+    record_document: bool = True  # the trace keeps the document's text (False: only its SHA-256)
 
 
 Source = Callable[[WireTap], AsyncContextManager[AsyncIterator[Any]]]
@@ -176,6 +194,15 @@ class Run:
         self._payload_bytes = 0
         self.status = RunStatus(run_id="run_" + uuid.uuid4().hex[:8], mode=config.mode)
         self.result: Any = MISSING  # the committed extraction, once committed
+        if config.record_path and (config.mode.spec.needs_relay or source is not None):
+            raise UsageError(
+                "only a run that reads a provider's wire itself can be recorded "
+                f"({config.mode.value} mode reads the relay's records)"
+                if source is None
+                else "a run with its own source cannot be recorded"
+            )
+        self._trace: Any = None  # the TraceWriter while recording
+        self._request: Any = None  # the ExtractionRequest sent (recording)
 
     # -- observing --------------------------------------------------------------------------
 
@@ -198,6 +225,12 @@ class Run:
         self._update(phase=TRANSITIONS[key], **changes)
 
     @property
+    def recorder(self) -> Any:
+        """The run's TraceWriter while or after recording (None: not recording, or not yet);
+        its `error` says when the trace could not be written (the run itself goes on)."""
+        return self._trace
+
+    @property
     def phase(self) -> Phase:
         """The current phase."""
         return self.status.phase
@@ -205,7 +238,14 @@ class Run:
     # -- control ----------------------------------------------------------------------------
 
     def stop(self) -> bool:
-        """Ask the running `run()` to stop (cancels its task). False if nothing was running."""
+        """Ask the running `run()` to stop (cancels its task). False if nothing was running.
+
+        A run whose task exists but whose `run()` has not begun yet is stopped too: `run()` then
+        ends STOPPED at once, before any request is sent.
+        """
+        if self.status.phase is Phase.READY and not self._stop_requested:
+            self._stop_requested = True
+            return True
         if self._task is None or self._task.done() or not self.status.phase.active:
             return False
         self._stop_requested = True
@@ -219,6 +259,9 @@ class Run:
         """
         if self.status.phase is not Phase.READY:
             raise UsageError("a Run can be run only once")
+        if self._stop_requested:  # Stop came before the run began: nothing to open or restore
+            self._fire(Trigger.STOP, reason="stopped by the user", error_code="cancelled")
+            return self.status
         self._task = asyncio.current_task()
         self._t0 = self._clock()
         reader = READERS[self.config.mode](self.config, self.form.schema_model)
@@ -306,7 +349,14 @@ class Run:
             fine_grained=cfg.fine_grained,
             structured=cfg.structured,
         )
-        return open_stream(request, tap=self._tap, idle_timeout=idle)
+        tap = self._tap
+        if cfg.record_path:
+            from core.trace import TraceWriter
+
+            self._request = request
+            self._trace = TraceWriter(cfg.record_path, secrets=_secrets(cfg))
+            tap = tee(tap, self._trace)  # type: ignore[assignment]
+        return open_stream(request, tap=tap, idle_timeout=idle)
 
     def schema_source(self) -> SchemaSource:
         """The schema the request asks for: `schema_json` if given, else `schema_name` (a bundled
@@ -338,6 +388,7 @@ class Run:
     async def _consume(self, reader: Reader) -> None:
         form = self.form
         async with self._open() as events:
+            self._begin_trace(status=200, headers=getattr(events, "headers", {}))
             async for event in events:
                 self._observe(event)
                 changes = reader.feed(event)
@@ -383,6 +434,7 @@ class Run:
         self.form.commit(value)
         self.result = value
         self._fire(Trigger.COMMIT, reason="committed")
+        self._end_trace("complete", None)
 
     # -- endings ----------------------------------------------------------------------------
 
@@ -397,6 +449,7 @@ class Run:
     def _end_stopped(self) -> None:
         self._end_form()
         self._fire(Trigger.STOP, reason="stopped by the user", error_code="cancelled")
+        self._end_trace("stopped", "stopped by the user")
 
     def _end_failed(self, exc: BaseException) -> None:
         reason, code = describe_failure(exc)
@@ -404,6 +457,40 @@ class Run:
         invalid = {pointer: reason} if isinstance(exc, ValidationFailed) and pointer else None
         self._end_form(invalid)
         self._fire(Trigger.FAIL, reason=reason, error_code=code, pointer=pointer)
+        if self._trace is not None and not self._trace.begun:  # refused before any response
+            retry = getattr(exc, "retry_after", None)
+            self._begin_trace(
+                status=getattr(exc, "status", None),
+                headers={"retry-after": f"{retry:g}"} if isinstance(retry, (int, float)) else {},
+            )
+        self._end_trace(
+            "cancelled" if isinstance(exc, Cancelled) else "failed", reason, code=code, error=type(exc).__name__
+        )
+
+    # -- recording --------------------------------------------------------------------------
+
+    def _begin_trace(self, *, status: int | None, headers: Mapping[str, str]) -> None:
+        if self._trace is None or self._trace.begun:
+            return
+        from core.trace import trace_header
+
+        cfg = self.config
+        self._trace.begin(
+            trace_header(
+                self._request,
+                status=status,
+                headers=headers,
+                include_document=cfg.record_document,
+                started_at=self.status.started_at,
+                mode=cfg.mode.value,
+                label=cfg.label or None,
+                run_id=self.status.run_id,
+            )
+        )
+
+    def _end_trace(self, outcome: str, reason: str | None, **extra: Any) -> None:
+        if self._trace is not None and self._trace.begun:
+            self._trace.end(outcome, reason, **extra)
 
     async def _fetch_server_note(self) -> None:
         if self.config.demo is None or not self.config.base_url or self._source is not None:

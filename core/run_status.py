@@ -42,6 +42,7 @@ class Trigger(Enum):
 
 TRANSITIONS: dict[tuple[Phase, Trigger], Phase] = {
     (Phase.READY, Trigger.START): Phase.CONNECTING,
+    (Phase.READY, Trigger.STOP): Phase.STOPPED,  # stopped before run() began: nothing was sent
     (Phase.READY, Trigger.FAIL): Phase.FAILED,
     (Phase.CONNECTING, Trigger.CONTENT): Phase.STREAMING,
     (Phase.CONNECTING, Trigger.COMMIT): Phase.COMMITTED,

@@ -203,6 +203,11 @@ class EventStream:
         self._watch = _IdleWatch(idle_timeout, body.what) if idle_timeout is not None else None
 
     @property
+    def headers(self) -> dict[str, str]:
+        """The response's headers (as the transport gave them)."""
+        return dict(self._body.headers)
+
+    @property
     def finished(self) -> bool:
         """True once the wire's terminal arrived (the body may still be read to its end)."""
         return self._decoder.finished

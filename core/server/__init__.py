@@ -11,5 +11,6 @@
     faults.py         plan + wire -> the steps of one response, faults included
     wires/            one module per wire: the exact frames (sans-IO)
     streaming.py      executing the steps: timing, slicing, pings, cancel detection
+    replay.py         answering a request with a recorded trace (x-demo-replay), byte for byte
     request_log.py    the request log
 """

@@ -1,4 +1,5 @@
-"""The demo provider's routes: the provider endpoints, `/_demo/scenarios` and `/_demo/requests`.
+"""The demo provider's routes: the provider endpoints, `/_demo/scenarios`, `/_demo/requests` and
+`POST /_demo/traces` (a trace to replay, for a server in another process).
 
 Every provider endpoint follows the same path (`DemoProvider.handle`): parse the knobs, the body
 and the request's wire vocabulary; pick the scenario (the `x-demo-scenario` header, else the
@@ -10,6 +11,9 @@ saying it only knows its scenarios: it has nothing to answer a person's own docu
 An HTTP fault (`http_401`, `overloaded`, ...: `core.demo_protocol.HTTP_FAULTS`) is answered as
 soon as the body is read, before any scenario is matched, with the wire's `refusal`: the status,
 error body and headers (`retry-after`) the real provider sends.
+A request with `x-demo-replay: <trace id>` (a trace kept with `add_trace`) is answered by that
+recorded trace instead (core/server/replay.py), on the wire it was recorded on; no scenario is
+matched.
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from core.demo_protocol import HTTP_FAULTS, Fault, FaultName, KnobError
+from core.demo_protocol import HTTP_FAULTS, DemoKnobs, Fault, FaultName, KnobError
 from core.scenarios import Scenario, load_scenarios
 from core.server.faults import check_fault, make_plan, program
 from core.server.knobs import DemoDefaults, parse_knobs
+from core.server.replay import ReplayResponse, TraceShelf
 from core.server.request_log import LogEntry, RequestLog, credential_fingerprint
 from core.server.streaming import DelayedResponse, StepResponse, install_log_filter
 from core.server.wires import BadRequest, StopKind, WireSpec, dumps, new_id
@@ -102,6 +107,7 @@ class DemoProvider:
         self.defaults = defaults or DemoDefaults()
         self.log = RequestLog()
         self.scenarios: dict[str, Scenario] = load_scenarios()
+        self.traces = TraceShelf()
         self._shutdown: asyncio.Event | None = None
         install_log_filter()
 
@@ -115,6 +121,10 @@ class DemoProvider:
     def shutdown(self) -> None:
         """Stop every response in progress (call on the server's event loop)."""
         self._shutdown_event().set()
+
+    def add_trace(self, trace: Any, trace_id: str | None = None) -> str:
+        """Keep a loaded trace (core.trace.Trace) for `x-demo-replay`; return its id (any thread)."""
+        return self.traces.add(trace, trace_id)
 
     # -- routes ------------------------------------------------------------------------------
 
@@ -137,6 +147,7 @@ class DemoProvider:
             Route("/raw/v1/extract", endpoint(raw), methods=["POST"]),
             Route("/_demo/scenarios", self.list_scenarios, methods=["GET"]),
             Route("/_demo/requests", self.list_requests, methods=["GET"]),
+            Route("/_demo/traces", self.post_trace, methods=["POST"]),
             Route("/v1/models", self.list_models, methods=["GET"]),
             Route("/api/tags", self.list_tags, methods=["GET"]),
         ]
@@ -159,6 +170,19 @@ class DemoProvider:
 
     async def list_requests(self, request: Request) -> Response:
         return JSONResponse(self.log.snapshot())
+
+    async def post_trace(self, request: Request) -> Response:
+        """POST a trace file's contents: `{"id": ...}` to replay it with, or 400 with its one line."""
+        from core.errors import TraceError
+        from core.trace import parse_trace
+
+        name = request.query_params.get("name") or "<posted trace>"
+        try:
+            trace = parse_trace(await request.body(), name=name)
+        except TraceError as exc:
+            error = {"type": "invalid_trace", "message": str(exc), "line": exc.line}
+            return JSONResponse({"error": error}, status_code=400)
+        return JSONResponse({"id": self.add_trace(trace), "reads": len(trace.reads), "wire": trace.wire})
 
     async def list_models(self, request: Request) -> Response:
         if wants_anthropic(request.headers):
@@ -239,6 +263,9 @@ class DemoProvider:
             return self._refuse(wire, entry, BadRequest("The request body is not valid JSON."))
         try:
             parsed = wire.parse(body, request.headers)
+            asked = DemoKnobs.from_headers(request.headers)
+            if asked.replay is not None:
+                return self._replay(wire, entry, asked, parsed.model)
             if knobs.fault is not None and knobs.fault.name in HTTP_FAULTS:
                 return self._refuse_with_status(wire, entry, knobs.fault, parsed.model)
             if knobs.scenario is not None:
@@ -311,6 +338,22 @@ class DemoProvider:
             shutdown=shutdown,
             abort=fault is FaultName.DISCONNECT,
         )
+
+    def _replay(self, wire: WireSpec, entry: LogEntry, asked: DemoKnobs, model: str) -> Any:
+        assert asked.replay is not None
+        trace = self.traces.get(asked.replay)
+        entry.replay = asked.replay
+        entry.model = model
+        if trace is None:
+            raise BadRequest(f"x-demo-replay: no trace {asked.replay!r} on this server (add it first)")
+        if trace.wire != wire.name:
+            raise BadRequest(
+                f"x-demo-replay: the trace {trace.name or asked.replay} was recorded on the {trace.wire} wire; "
+                f"replay it there, not on {wire.name}"
+            )
+        entry.tokens_total = len(trace.reads)
+        speed = 1.0 if asked.replay_speed is None else asked.replay_speed
+        return ReplayResponse(trace=trace, speed=speed, entry=entry, shutdown=self._shutdown_event())
 
     def requests(self) -> list[dict[str, Any]]:
         """The request log, oldest first (any thread)."""

@@ -67,6 +67,8 @@ class LogEntry:
     disconnected_at: float | None = None
     aborted: bool = False  # the server broke the connection on purpose (disconnect fault)
     outcome: str = "pending"  # pending, streaming, finished, disconnected, aborted, refused, shutdown
+    replay: str | None = None  # the id of the recorded trace this request was answered with
+    sent_ms: list[float] = field(default_factory=list)  # a replay: when each read left, ms after the request
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

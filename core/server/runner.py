@@ -170,6 +170,13 @@ class EmbeddedServer:
             return []
         return self.app.state.demo.requests()
 
+    def add_trace(self, trace: Any, trace_id: str | None = None) -> str:
+        """Keep a loaded trace (core.trace.Trace) for replay; return its id. A request on the
+        trace's wire with `x-demo-replay: <id>` (DemoKnobs(replay=id)) is answered by it."""
+        if self.app is None:
+            raise UsageError("start the server before adding a trace")
+        return self.app.state.demo.add_trace(trace, trace_id)
+
     # -- context manager ---------------------------------------------------------------------
 
     def __enter__(self) -> EmbeddedServer:

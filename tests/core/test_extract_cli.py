@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -237,6 +236,78 @@ def test_the_run_config_carries_the_key_model_structure_and_no_demo_knobs(capsys
     assert config.base_url == demo_server.url
 
 
+def test_a_live_provider_in_settled_mode_goes_through_the_embedded_relay_with_the_key(capsys, caplog, demo_server) -> None:
+    """The relay started in this process reads the live provider at --base-url (here the session's
+    demo server, speaking Anthropic's wire) with the key the run handed it over loopback."""
+    from core.server.request_log import credential_fingerprint
+
+    secret = "sk-ant-test-" + os.urandom(12).hex()
+    keys = key_store()
+    keys.set("anthropic", secret, demo_server.url)
+    before = len(demo_server.requests())
+    code, out, err = run_extract(
+        capsys,
+        ["--scenario", "weather", "--schema", "weather", "--provider", "anthropic", "--base-url", demo_server.url,
+         "--mode", "settled", "--model", "claude-test"],
+        keys=keys,
+    )
+    assert code == 0, err
+    changes, final = parse_lines(out)
+    assert final == {"result": "committed", "reason": "committed", "object": expected_output("weather")}
+    assert changes and {c["state"] for c in changes} == {"settled"}  # read by the relay's settler
+    upstream = demo_server.requests()[before:]
+    assert [(e["path"], e["model"]) for e in upstream] == [("/v1/messages", "claude-test")]
+    assert upstream[0]["auth_sha256"] == credential_fingerprint({"x-api-key": secret}) and upstream[0]["finished"]
+    assert secret not in "\n".join(out + err)
+    assert secret not in caplog.text  # nor in any log line of the run, the relay's included
+
+
+def test_hybrid_mode_with_a_live_provider_grows_prose_through_the_relay(capsys, demo_server) -> None:
+    from core.keys import server_env_var
+    from core.server.request_log import credential_fingerprint
+
+    secret = "sk-test-" + os.urandom(12).hex()
+    base = demo_server.url + "/v1"
+    env = {server_env_var(base): secret}  # a compatible server's key, as the app reads it
+    before = len(demo_server.requests())
+    code, out, err = run_extract(
+        capsys,
+        ["--scenario", "ticket", "--schema", "ticket", "--provider", "openai-compatible",
+         "--base-url", base, "--mode", "hybrid", "--idle-timeout", "60"],
+        keys=key_store(env), environ=env,
+    )
+    assert code == 0, err
+    changes, final = parse_lines(out)
+    assert final["object"] == expected_output("ticket")
+    summary = [c["state"] for c in changes if c["pointer"] == "/summary"]
+    assert summary[0] == "provisional" and summary[-1] == "settled"
+    upstream = demo_server.requests()[before:]
+    assert [e["path"] for e in upstream] == ["/v1/chat/completions"]
+    assert upstream[0]["auth_sha256"] == credential_fingerprint({"authorization": f"Bearer {secret}"})
+    assert secret not in "\n".join(out + err)
+
+
+def test_openai_compatible_with_json_object_streams_content_into_the_form(capsys, demo_server, monkeypatch) -> None:
+    import core.providers.openai_chat as chat
+
+    bodies = []
+    real = chat.chat_body
+    monkeypatch.setattr(chat, "chat_body", lambda request: bodies.append(real(request)) or bodies[-1])
+    code, out, err = run_extract(
+        capsys,
+        ["--scenario", "weather", "--schema", "weather", "--provider", "openai-compatible",
+         "--base-url", demo_server.url + "/v1", "--structured", "json_object"],
+    )
+    assert code == 0, err
+    changes, final = parse_lines(out)
+    assert final == {"result": "committed", "reason": "committed", "object": expected_output("weather")}
+    city = [c["state"] for c in changes if c["pointer"] == "/city"]
+    assert city[0] == "provisional" and city[-1] == "settled"
+    (body,) = bodies  # the choice reached the request: JSON through message content, no tools
+    assert body["response_format"]["type"] == "json_object" and "tools" not in body
+    assert demo_server.requests()[-1]["auth"] is None  # a server without a key is sent none
+
+
 def test_a_failure_reason_that_quotes_the_key_is_redacted(capsys, demo_server, monkeypatch) -> None:
     import core.run
     from core.keys import REDACTED, server_env_var
@@ -282,8 +353,15 @@ LOOPBACK = "http://127.0.0.1:9"
         ([*INVOICE, "--mode", "naive"], "--mode"),
         ([*INVOICE, "--base-url", LOOPBACK], "--base-url needs --provider"),
         ([*INVOICE, "--provider", "openai-chat", "--base-url", "ftp://x"], "--base-url:"),
-        ([*INVOICE, "--provider", "openai-chat", "--base-url", LOOPBACK, "--mode", "settled"],
-         "relay reaches only the demo provider"),
+        ([*INVOICE, "--provider", "openai-chat", "--base-url", LOOPBACK, "--mode", "settled", "--speed", "0"],
+         "the demo provider's knobs"),
+        ([*INVOICE, "--provider", "openai-compatible"], "--provider openai-compatible needs --base-url"),
+        ([*INVOICE, "--provider", "anthropic", "--base-url", LOOPBACK, "--structured", "json_object"],
+         "--structured json_object: --provider anthropic takes only tools"),
+        ([*INVOICE, "--provider", "openai-responses", "--base-url", LOOPBACK, "--structured", "json_object"],
+         "takes only tools or json_schema"),
+        ([*INVOICE, "--structured", "json_schema"], "the demo provider (without --provider) takes only tools"),
+        ([*INVOICE, "--provider", "openai-compatible", "--base-url", LOOPBACK, "--structured", "xml"], "--structured"),
         ([*INVOICE, "--provider", "anthropic"], "No API key for Anthropic: set ANTHROPIC_API_KEY"),
         ([*INVOICE, "--provider", "openai-chat"], "No API key for OpenAI: set OPENAI_API_KEY"),
     ],
@@ -471,6 +549,7 @@ def _env() -> dict[str, str]:
 CLI = [sys.executable, "-m", "gui.app", "extract"]
 
 
+@pytest.mark.slow  # a subprocess
 def test_the_console_script_runs_extract_without_importing_qt() -> None:
     script = (
         "import sys\n"
@@ -489,6 +568,7 @@ def test_the_console_script_runs_extract_without_importing_qt() -> None:
     assert final == {"result": "committed", "reason": "committed", "object": {"city": "Lisbon"}}
 
 
+@pytest.mark.slow  # subprocesses
 @pytest.mark.parametrize(
     ("args", "status"),
     [
@@ -537,7 +617,10 @@ def test_ctrl_c_stops_the_embedded_demo_run_and_exits_130() -> None:
 
 
 @pytest.mark.slow
-def test_ctrl_c_is_a_real_http_cancel_the_server_sees() -> None:
+@pytest.mark.parametrize("mode", ["partial", "settled"])
+def test_ctrl_c_is_a_real_http_cancel_the_server_sees(mode: str) -> None:
+    """Also through the relay `livefill extract` starts for a live provider in settled mode: the
+    relay's upstream request is closed too."""
     server = subprocess.Popen(
         [sys.executable, "-m", "core.server.cli", "--port", "0"],
         cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -549,8 +632,8 @@ def test_ctrl_c_is_a_real_http_cancel_the_server_sees() -> None:
         url = match.group(1)
         started = time.time()
         process = subprocess.Popen(
-            [*CLI, "--scenario", "invoice", "--schema", "invoice", "--speed", "20", "--provider", "anthropic",
-             "--base-url", url],
+            [*CLI, "--scenario", "invoice", "--schema", "invoice", "--provider", "anthropic", "--base-url", url,
+             "--mode", mode, *(["--speed", "20"] if mode == "partial" else [])],
             cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         code, out, err = _interrupt_after_first_line(process)

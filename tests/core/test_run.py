@@ -403,3 +403,21 @@ async def test_naive_mode_keeps_what_it_showed_because_its_spec_says_so(form):
     run = make_run(naive, "naive", Script([ArgsDelta(text='{"customer_name": "Mar')]))
     status = await run.run()
     assert status.phase is Phase.FAILED and naive.committed == {"customer_name": "Mar"}
+
+
+async def test_stop_before_the_run_begins_ends_stopped_without_a_request():
+    opened: list[str] = []
+
+    def source(tap):  # noqa: ANN001
+        opened.append("opened")
+        raise AssertionError("a stopped run must not open its source")
+
+    form = FormModel(schema_model("weather"))
+    form.load({"city": "Paris"})
+    run = Run(form, RunConfig(mode=Mode.PARTIAL), source=source)
+    task = asyncio.ensure_future(run.run())  # created, not yet begun: Stop right after Start
+    assert run.stop() is True
+    status = await task
+    assert status.phase is Phase.STOPPED and status.reason == "stopped by the user"
+    assert opened == [] and form.committed["city"] == "Paris" and not form.running
+    assert run.stop() is False

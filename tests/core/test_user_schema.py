@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
+from core.demo_protocol import DemoKnobs
 from core.errors import InputError, UpstreamError, ValidationFailed
 from core.events import ArgsDelta, BlockStop, Stop, StopReason
 from core.form import FieldState, FormModel
@@ -466,8 +467,10 @@ async def test_settled_run_through_the_relay_with_an_inline_schema_commits(upstr
     form = FormModel(src.model)
     states: list[FieldState] = []
     form.subscribe(lambda update: states.append(form.state("/remarks")))
+    # the relay's upstream is the provider it was started with (here the fake), as for the demo
     config = RunConfig(mode=mode, provider="anthropic", base_url=relay_to_fake.url, relay_token="tok",
-                       schema_json=load_schema_file(RECEIPT), document=(EXAMPLES / "receipt.txt").read_text())
+                       demo=DemoKnobs(), schema_json=load_schema_file(RECEIPT),
+                       document=(EXAMPLES / "receipt.txt").read_text())
     status = await Run(form, config).run()
     assert status.phase is Phase.COMMITTED, status.reason
     assert form.committed == RECEIPT_VALUE

@@ -1,5 +1,6 @@
-"""`livefill extract` against the real llama-cpp-python server: the terminal run commits, and
-Ctrl-C is a real HTTP cancel the server sees (exit status 130)."""
+"""`livefill extract` against the real llama-cpp-python server: the terminal run commits (also in
+settled mode, through the relay it starts in its own process), and Ctrl-C is a real HTTP cancel
+the server sees (exit status 130)."""
 
 from __future__ import annotations
 
@@ -30,18 +31,19 @@ def cli_env() -> dict[str, str]:
 
 def extract_args(server, scenario: str) -> list[str]:
     return [
-        *CLI, "--scenario", scenario, "--schema", scenario, "--provider", "openai-chat",
+        *CLI, "--scenario", scenario, "--schema", scenario, "--provider", "openai-compatible",
         "--base-url", server.base_url, "--model", server.model, "--idle-timeout", "60",
     ]  # fmt: skip
 
 
-def run_extract(server, scenario: str) -> subprocess.CompletedProcess[str]:
-    args = extract_args(server, scenario)
+def run_extract(server, scenario: str, *more: str) -> subprocess.CompletedProcess[str]:
+    args = [*extract_args(server, scenario), *more]
     return subprocess.run(args, cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=RUN_LIMIT)
 
 
-def test_extract_streams_provisional_then_settled_lines_and_commits(llama_server):
-    result = run_extract(llama_server, "weather")
+@pytest.mark.parametrize("structured", ["tools", "json_object"])
+def test_extract_streams_provisional_then_settled_lines_and_commits(llama_server, structured):
+    result = run_extract(llama_server, "weather", "--structured", structured)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     *changes, final = [json.loads(line) for line in result.stdout.splitlines()]
@@ -81,3 +83,13 @@ def test_ctrl_c_exits_130_and_the_server_stops_generating(llama_server):
     assert follow.returncode == 0, follow.stderr
     llama_server.wait_for(lambda: llama_server.finished_generations() >= finished_before + 1)
     assert llama_server.finished_generations() == finished_before + 1
+
+
+def test_extract_in_settled_mode_reads_the_server_through_its_embedded_relay(llama_server):
+    result = run_extract(llama_server, "weather", "--mode", "settled")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    *changes, final = [json.loads(line) for line in result.stdout.splitlines()]
+    assert final["result"] == "committed", final
+    check_document(schema_model("weather"), final["object"])
+    assert [(c["pointer"], c["state"], c["value"]) for c in changes] == [("/city", "settled", final["object"]["city"])]

@@ -1,7 +1,9 @@
 """livefill's OpenAI-compatible path against a real model server: llama-cpp-python + SmolLM2-135M.
 
-Everything goes through livefill's own `Run` (provider "openai-chat" by base URL), as the app
-does. The model is tiny: its values are poor but its JSON is grammar-constrained to the schema,
+Everything goes through livefill's own `Run` (provider "openai-compatible" by base URL: the Chat
+wire with the whole schema and a `max_tokens`), as the app does — structure forced by a tool, by
+`json_object` output through `delta.content`, and read through the embedded relay in settled
+mode. The model is tiny: its values are poor but its JSON is grammar-constrained to the schema,
 so these tests check the mechanics (states, commit, Stop, the wire's quirks), never accuracy.
 What the server did is read from its log (see conftest.py): a generation that ran to its end
 prints one `llama_perf_context_print: ... eval time` block; a closed stream prints
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -31,6 +34,7 @@ pytestmark = [pytest.mark.realserver, pytest.mark.slow]
 
 RUN_LIMIT = 240.0  # seconds for one whole run on a busy 2-core machine (the invoice takes ~40 s)
 ARGS_CARRIER = "/choices/0/delta/tool_calls/0/function/arguments"
+CONTENT_CARRIER = "/choices/0/delta/content"
 
 
 class Recorder:
@@ -54,11 +58,11 @@ class Recorder:
         return [json.loads(f.payload) for f in self.frames if f.payload != "[DONE]"]
 
 
-def config(server, scenario: str) -> RunConfig:
+def config(server, scenario: str, **changes: Any) -> RunConfig:
     sc = get_scenario(scenario)
-    return RunConfig(
+    return replace(RunConfig(
         mode=Mode.PARTIAL,
-        provider="openai-chat",
+        provider="openai-compatible",
         base_url=server.base_url,
         schema_name=sc.schema_name,
         document=sc.document,
@@ -66,7 +70,7 @@ def config(server, scenario: str) -> RunConfig:
         api_key="no-key-needed",
         idle_timeout=60.0,  # the first token of a long prompt can take seconds on a busy machine
         label=f"llama {scenario}",
-    )
+    ), **changes)
 
 
 def form_for(scenario: str) -> FormModel:
@@ -180,3 +184,61 @@ async def test_stop_mid_stream_cancels_and_the_server_stops_generating(llama_ser
     assert after.phase is Phase.COMMITTED, after.reason
     llama_server.wait_for(lambda: llama_server.finished_generations() >= finished_before + 1)
     assert llama_server.finished_generations() == finished_before + 1
+
+
+async def test_json_object_output_streams_through_content_into_the_form_like_tool_arguments(llama_server):
+    form = form_for("weather")
+    seen = record_states(form)
+    tap = Recorder()
+    run = Run(form, config(llama_server, "weather", structured="json_object"), tap=tap)
+    async with asyncio.timeout(RUN_LIMIT):
+        status = await run.run()
+
+    assert status.phase is Phase.COMMITTED, status.reason
+    check_document(schema_model("weather"), run.result)
+    assert form.committed == run.result and isinstance(run.result["city"], str) and run.result["city"]
+    # it was asked for JSON in the message text, and wrote it there, a piece per chunk
+    chunks = tap.chunks()
+    assert not any(c["choices"] and c["choices"][0]["delta"].get("tool_calls") for c in chunks)
+    pieces = [c["choices"][0]["delta"]["content"] for c in chunks if c["choices"] and c["choices"][0]["delta"].get("content")]
+    assert len(pieces) >= 3
+    # every piece of content became an arguments delta, exactly as a tool's arguments do
+    deltas = [e for e in tap.events if isinstance(e, ArgsDelta)]
+    assert {e.index for e in deltas} == {0}
+    assert [c for f in tap.frames for c in f.carriers] == [CONTENT_CARRIER] * len(deltas)
+    assert "".join(e.text for e in deltas) == "".join(pieces)
+    assert json.loads("".join(pieces)) == run.result
+    # and the field grew in front of the reader, then settled
+    city = seen["/city"]
+    assert FieldState.PROVISIONAL in city and city[-1] is FieldState.SETTLED
+    assert city.index(FieldState.PROVISIONAL) < city.index(FieldState.SETTLED)
+    assert status.tokens_received > 1
+
+
+async def test_settled_mode_through_the_embedded_relay_commits(llama_server):
+    """The app's embedded relay reads the llama server (handed the run's key over loopback) and
+    sends each value once, whole: the form only ever shows settled values."""
+    from core.demo_client import embedded_server
+
+    relay = embedded_server()
+    await asyncio.to_thread(relay.start)
+    try:
+        form = form_for("weather")
+        seen = record_states(form)
+        cfg = config(
+            llama_server, "weather",
+            mode=Mode.SETTLED, relay_url=relay.url, relay_token=relay.relay_token, relay_embedded=True,
+        )  # fmt: skip
+        run = Run(form, cfg)
+        async with asyncio.timeout(RUN_LIMIT):
+            status = await run.run()
+        demo_requests = relay.requests()
+    finally:
+        await asyncio.to_thread(relay.stop)
+
+    assert status.phase is Phase.COMMITTED, status.reason
+    check_document(schema_model("weather"), run.result)
+    assert form.committed == run.result and run.result["city"]
+    assert seen["/city"] == [FieldState.SETTLED]  # never provisional: the relay settled it
+    assert demo_requests == []  # the relay asked the llama server, not the demo provider
+    assert "POST /v1/chat/completions" in llama_server.log_text()
