@@ -155,6 +155,7 @@ def test_a_relay_mode_run_cannot_be_recorded(demo_server, tmp_path, fake_key):
 # --- replaying ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # real-time replay
 async def test_replay_at_1x_gives_the_same_object_changes_and_timing(demo_server, tmp_path, fake_key):
     path = tmp_path / "invoice.jsonl"
     _, status, recorded = await record(demo_server, path, fake_key, speed=60, ttft_ms=100)
@@ -180,6 +181,7 @@ async def test_replay_at_1x_gives_the_same_object_changes_and_timing(demo_server
     assert max(gaps) < 20.0, f"largest gap {max(gaps):.1f} ms"
 
 
+@pytest.mark.slow  # real-time replay
 async def test_replay_is_scaled_and_as_fast_as_possible_at_speed_0(demo_server, tmp_path, fake_key):
     path = tmp_path / "invoice.jsonl"
     await record(demo_server, path, fake_key, speed=100, ttft_ms=200)
@@ -196,6 +198,7 @@ async def test_replay_is_scaled_and_as_fast_as_possible_at_speed_0(demo_server, 
     assert entry["sent_ms"][-1] == pytest.approx(trace.reads[-1].t_ms / 2, abs=20.0)
 
 
+@pytest.mark.slow  # real-time replay
 async def test_stop_during_replay_is_a_real_cancel(demo_server, tmp_path, fake_key):
     path = tmp_path / "invoice.jsonl"
     await record(demo_server, path, fake_key, speed=100, ttft_ms=0)
@@ -325,6 +328,7 @@ async def test_a_trace_posted_over_http_replays_and_a_bad_one_is_refused_with_it
     assert bad.json()["error"]["line"] == 3
 
 
+@pytest.mark.slow  # real-time replay
 async def test_compare_lanes_read_the_same_trace_at_once(demo_server, tmp_path, fake_key):
     path = tmp_path / "invoice.jsonl"
     await record(demo_server, path, fake_key, speed=150, ttft_ms=20)
