@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.form import MISSING, FormModel
@@ -38,6 +38,7 @@ from core.run import RunConfig, Source
 from core.run_status import Phase, RunStatus
 from core.scenarios import get_scenario
 from core.session_lane import LaneEvent, LaneFinished, LaneModeChanged, SessionLane
+from core.session_replay import RecordChanged, ReplayChanged, ReplaySource, lane_record_config, trace_settings
 from core.settings import DEFAULT_SEED, RunSettings
 from core.timeline import TimelineModel
 from core.timeline_feed import TimelineFeed
@@ -107,7 +108,10 @@ class NotesReady:
     lanes: tuple[str, ...]  # these compare lanes now carry the demo provider's `server_note`
 
 
-SessionEvent = SettingsChanged | LanesChanged | ViewChanged | ActiveChanged | LaneDone | AllDone | NotesReady
+SessionEvent = (
+    SettingsChanged | LanesChanged | ViewChanged | ActiveChanged | LaneDone | AllDone | NotesReady
+    | ReplayChanged | RecordChanged
+)
 
 _DOCUMENT_FIELDS = frozenset({"scenario", "document", "schema_name"})
 
@@ -162,6 +166,37 @@ class Session:
         self.single = self._make_lane(SINGLE, self._settings.mode, keep_forms=True, measure=False, feed=self.single_feed)
         self.compare_lanes: list[SessionLane] = []
         self.single_feed.model.add_lane(SINGLE, self.single.title)
+        self.replay: ReplaySource | None = None  # the trace Start replays (core.session_replay)
+        self.record_target: str | None = None  # None: not recording; "": the recordings folder
+        self.record_paths: dict[str, str] = {}  # the last start's trace file of each recorded lane
+        self.record_notes: list[str] = []  # the last start's lanes that could not be recorded, why
+
+    # -- record and replay ----------------------------------------------------------------------
+
+    def open_replay(self, source: ReplaySource) -> None:
+        """Show `source.trace`'s document and schema; Start replays it until `leave_replay()`."""
+        self._require_idle()
+        self.replay = None
+        self.replace(**trace_settings(source.trace))
+        self.replay = source
+        self._emit(ReplayChanged(source))
+
+    def leave_replay(self, **changes: Any) -> None:
+        """Back to the settings' provider and the scenario (or `changes`, e.g. scenario=...)."""
+        self._require_idle()
+        if self.replay is None:
+            if changes:
+                self.replace(**changes)
+            return
+        self.replay = None
+        self.replace(**{"document": None, "document_name": None, "document_path": None, "schema_name": None, **changes})
+        self._emit(ReplayChanged(None))
+
+    def set_record(self, target: str | None) -> None:
+        """Record every run from now on (None: stop recording; see core.session_replay)."""
+        if target != self.record_target:
+            self.record_target = target
+            self._emit(RecordChanged(target))
 
     # -- observing ------------------------------------------------------------------------------
 
@@ -374,6 +409,15 @@ class Session:
     def run_config(self) -> RunConfig:
         """The RunConfig of the next run, from the settings (each lane puts its own mode in)."""
         s = self._settings
+        if self.replay is not None:
+            from core.trace import replay_config
+
+            return replay_config(
+                self.replay.trace, self.replay.trace_id, base_url=self.replay.base_url or s.base_url, mode=s.mode,
+                speed=s.replay_speed, relay_token=s.relay_token, idle_timeout=s.idle_timeout,
+                show_provisional_strings=s.show_provisional_strings,
+                show_provisional_numbers=s.show_provisional_numbers, label=f"replay {self.replay.name}",
+            )
         seed = s.seed
         if seed is None and self._comparing:
             seed = DEFAULT_SEED  # said explicitly, so every lane's request shows the same seed
@@ -420,13 +464,26 @@ class Session:
         feed.model.start(t0)
         self._running = True
         started: list[SessionLane] = []
+        self.record_paths, self.record_notes, taken = {}, [], set()
         try:
             for lane in self.lanes:
+                lane_config = config
+                if self.record_target is not None:
+                    lane_config, note = lane_record_config(
+                        replace(config, mode=lane.mode), target=self.record_target, lane=lane.title if self._comparing else None,
+                        label=self.replay.name.removesuffix(".jsonl") if self.replay else self._settings.scenario
+                        if self._settings.document is None else (self._settings.document_name or "document"),
+                        taken=taken,
+                    )
+                    if note:
+                        self.record_notes.append(note)
+                    if lane_config.record_path:
+                        self.record_paths[lane.name] = lane_config.record_path
                 if self._comparing:
                     label = f"{config.label} · lane {lane.title}" if config.label else f"lane {lane.title}"
-                    lane.start(config, t0, label=label, final=final)
+                    lane.start(lane_config, t0, label=label, final=final)
                 else:
-                    lane.start(config, t0, final=final, history=self.history)
+                    lane.start(lane_config, t0, final=final, history=self.history)
                 started.append(lane)
         except Exception:
             self._running = False
