@@ -85,6 +85,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--theme", default=None, choices=["system", "light", "dark"], help="colour theme (default: the one last used, else follow the system)")
     parser.add_argument("--document", metavar="FILE", help="open your own document (.txt, .md or .pdf) instead of the scenario's")
     parser.add_argument("--settings-file", metavar="FILE", help="keep the remembered settings in this INI file (default: the user's livefill settings)")
+    parser.add_argument("--record", nargs="?", const="", default=None, metavar="PATH", help="record every run to a trace: PATH (a file or folder), else the recordings folder")
+    parser.add_argument("--replay", metavar="TRACE", help="open a recorded trace (.jsonl): Start replays it in the chosen mode")
+    parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X", help="replay speed: 1 as recorded (default), 0.5, 2, 0 = as fast as possible")
     parser.add_argument("--exit-after-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--close-after", type=float, default=None, help=argparse.SUPPRESS)  # tests: close the window
     args = parser.parse_args(argv)
@@ -95,6 +98,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             args.document = load_document(args.document)
         except DocumentError as exc:
             parser.error(f"--document: {exc.message}")
+    if args.replay:
+        from core.errors import TraceError
+        from core.trace import load_trace
+
+        try:
+            args.replay_trace = load_trace(args.replay)
+        except TraceError as exc:
+            parser.error(f"--replay: {exc}")
+    if args.replay_speed < 0:
+        parser.error(f"--replay-speed must be >= 0, got {args.replay_speed:g}")
     if args.compare:
         from core.session import parse_modes
 
@@ -180,6 +193,7 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             document=args.document or None,
         )
         errors.install(window, asyncio.get_running_loop())
+        window.recordings.apply_args(args, server)
         if not args.document:
             window.restore_last_document()
         closed = asyncio.Event()

@@ -517,6 +517,16 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
             self.compare_view.release()
         self.single_view.release()
 
+    def dropEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        """A dropped `.jsonl` file is a trace to replay (gui.recordings); anything else a document."""
+        urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
+        local = [u.toLocalFile() for u in urls if u.isLocalFile()]
+        if local and local[0].lower().endswith(".jsonl"):
+            event.acceptProposedAction()
+            self.recordings.open_trace(local[0])
+            return
+        super().dropEvent(event)
+
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
         self.save_settings()
         event.accept()
