@@ -38,7 +38,9 @@ from core.run import RunConfig, Source
 from core.run_status import Phase, RunStatus
 from core.scenarios import get_scenario
 from core.session_lane import LaneEvent, LaneFinished, LaneModeChanged, SessionLane
-from core.session_replay import RecordChanged, ReplayChanged, ReplaySource, lane_record_config, trace_settings
+from core.session_replay import (
+    RecordChanged, ReplayChanged, ReplaySource, lane_record_config, recorded_structured, trace_settings,
+)
 from core.settings import DEFAULT_SEED, RunSettings
 from core.timeline import TimelineModel
 from core.timeline_feed import TimelineFeed
@@ -417,6 +419,7 @@ class Session:
                 speed=s.replay_speed, relay_token=s.relay_token, idle_timeout=s.idle_timeout,
                 show_provisional_strings=s.show_provisional_strings,
                 show_provisional_numbers=s.show_provisional_numbers, label=f"replay {self.replay.name}",
+                structured=recorded_structured(self.replay.trace),
             )
         seed = s.seed
         if seed is None and self._comparing:

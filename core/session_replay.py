@@ -30,7 +30,7 @@ from typing import Any
 
 from core.trace import Trace, new_trace_path
 
-__all__ = ["ReplaySource", "ReplayChanged", "RecordChanged", "trace_settings", "lane_record_config", "free_path"]
+__all__ = ["recorded_structured", "ReplaySource", "ReplayChanged", "RecordChanged", "trace_settings", "lane_record_config", "free_path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +55,23 @@ class ReplayChanged:
 @dataclass(frozen=True, slots=True)
 class RecordChanged:
     target: str | None  # None: not recording; "": the recordings folder; else a directory or file
+
+
+def recorded_structured(trace: Trace) -> str:
+    """How the recorded request forced structure ("tools", "json_schema" or "json_object"), read
+    from its body: a replay must ask the same way, or the stream would be read as the wrong shape."""
+    body = trace.header.get("request") or {}
+    if not isinstance(body, dict) or body.get("tools") or body.get("tool_choice"):
+        return "tools"
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") in ("json_schema", "json_object"):
+        return str(fmt["type"])
+    text = body.get("text")
+    if isinstance(text, dict) and isinstance(text.get("format"), dict):
+        return "json_schema"
+    if "format" in body:  # Ollama: "json" (json_object) or a schema
+        return "json_object" if body["format"] == "json" else "json_schema"
+    return "tools"
 
 
 def _schema_file(schema: dict[str, Any]) -> str:

@@ -208,6 +208,11 @@ def test_recordings_menu_lists_recordings_bad_ones_and_the_bundled_traces(make_w
     real = next(a for a in window.recordings.menu.actions() if a.text() == "Real model: weather (SmolLM2)")
     real.trigger()
     assert window.session.replay is not None and window.session.replay.name == "trace-smollm2.jsonl"
+    assert window.session.settings.document == get_scenario("weather").document
+    window.session.replace(replay_speed=0)
+    statuses = _replay(window, qloop)  # a real model's stream, replayed by the demo provider
+    assert statuses[0].phase is Phase.COMMITTED, statuses[0].reason
+    assert isinstance(window.session.single.run.result.get("city"), str)
 
 
 def test_a_dropped_trace_opens_for_replay_and_a_scenario_choice_leaves_it(make_window, qloop, tmp_path):
