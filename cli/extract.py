@@ -313,9 +313,9 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
     if args.replay is not None:
         return _replay_plan(args, mode)
     if args.document is None and args.scenario is None:
-        raise UsageProblem("give one of --document, --scenario or --replay")
+        raise UsageProblem("one of the arguments --document --scenario is required (or --replay TRACE)")
     if args.schema is None:
-        raise UsageProblem("--schema is required (e.g. --schema invoice), except with --replay")
+        raise UsageProblem("the following arguments are required: --schema (e.g. --schema invoice; not with --replay)")
     schema_name = resolve_schema(args.schema)
     provider = args.provider
     scenario = None

@@ -54,7 +54,7 @@ def test_record_refuses_relay_modes_and_replay_refuses_bad_traces(capsys, demo_s
     assert code == EXIT_USAGE and out == []
     assert err == [f"livefill extract: --replay: {bad}: line 1: unknown trace version 99 (this livefill reads version 1)"]
     code, _, err = run_extract(capsys, ["--schema", "invoice"], demo_server)
-    assert code == EXIT_USAGE and "--document, --scenario or --replay" in err[-1]
+    assert code == EXIT_USAGE and "--document --scenario is required (or --replay TRACE)" in err[-1]
 
 
 def test_replay_with_another_schema_is_refused(capsys, demo_server, tmp_path) -> None:
