@@ -227,3 +227,30 @@ def test_a_dropped_trace_opens_for_replay_and_a_scenario_choice_leaves_it(make_w
     window.session.replace(scenario="weather")
     assert window.session.replay is None and window.session.settings.document is None
     assert window.run_config().demo.scenario == "weather"
+
+
+def test_app_options_record_replay_and_speed(make_window, qloop, demo_server, tmp_path, capsys):
+    from gui.app import parse_args
+
+    window = make_window(speed=0)
+    path = _record(window, qloop, str(tmp_path / "opt.jsonl"))
+    args = parse_args(["--record", "--replay", str(path), "--replay-speed", "0.5"])
+    assert args.record == "" and args.replay_trace.path == str(path) and args.replay_speed == 0.5
+    assert parse_args(["--record", str(tmp_path / "r.jsonl")]).record == str(tmp_path / "r.jsonl")
+    assert parse_args([]).record is None and parse_args([]).replay is None
+    window.recordings.apply_args(args, demo_server)
+    assert window.recordings.trace_host == demo_server.add_trace
+    assert window.session.record_target == "" and window.recordings.record_action.isChecked()
+    assert window.session.replay is not None and window.session.settings.replay_speed == 0.5
+    assert window.recordings.speed_combo.currentText() == "0.5×"
+    assert window.recordings.replay_label.text() == "replay: opt.jsonl ×0.5"
+    statuses = _replay(window, qloop)  # a replay, recorded again into the recordings folder
+    assert statuses[0].phase is Phase.COMMITTED
+    again = Path(window.session.record_paths["single"])
+    assert again.parent == tmp_path / "data" / "livefill" / "recordings" and load_trace(again).end == "complete"
+
+    bad = _damage(path, tmp_path, "b64")
+    with pytest.raises(SystemExit):
+        parse_args(["--replay", str(bad)])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith(f"--replay: {bad}: line 4: b64 is not valid base64")
