@@ -57,7 +57,8 @@ def summary_text(s: TraceSummary) -> str:
     if s.error:
         return f"{s.path.name} — cannot be replayed"
     when = s.started_at.replace("T", " ")[:16]
-    parts = [when, s.provider, s.model or "", s.schema_name, s.label.split(" · ")[0] if s.label else "", s.end]
+    document = s.label.removeprefix("extract · ").removeprefix("replay ").split(" · ")[0] if s.label else ""
+    parts = [when, s.provider, s.model or "", s.schema_name, document, s.end]
     return " · ".join(p for p in parts if p)
 
 
