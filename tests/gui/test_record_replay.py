@@ -254,3 +254,25 @@ def test_app_options_record_replay_and_speed(make_window, qloop, demo_server, tm
         parse_args(["--replay", str(bad)])
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.endswith(f"--replay: {bad}: line 4: b64 is not valid base64")
+
+
+@pytest.mark.slow
+def test_the_app_records_then_replays_in_its_own_process(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_DATA_HOME": str(tmp_path / "data"), "LIVEFILL_REPORT": "1"}
+    trace = tmp_path / "app.jsonl"
+
+    def app(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "gui.app", "--settings-file", str(tmp_path / "s.ini"), *args],
+                              cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+
+    proc = app("--speed", "0", "--record", str(trace), "--exit-after-run")
+    assert proc.returncode == 0, proc.stderr
+    assert load_trace(trace).end == "complete"
+    proc = app("--replay", str(trace), "--replay-speed", "0", "--compare", "naive,partial,settled", "--exit-after-run")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("last run: committed") == 3, proc.stdout
