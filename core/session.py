@@ -183,15 +183,19 @@ class Session:
         self.replay = source
         self._emit(ReplayChanged(source))
 
-    def leave_replay(self, **changes: Any) -> None:
-        """Back to the settings' provider and the scenario (or `changes`, e.g. scenario=...)."""
+    def leave_replay(self, *, keep_document: bool = False, **changes: Any) -> None:
+        """Back to the settings' provider and the scenario (or `changes`, e.g. scenario=...);
+        `keep_document`: keep the document and schema shown (one the user chose meanwhile)."""
         self._require_idle()
         if self.replay is None:
             if changes:
                 self.replace(**changes)
             return
         self.replay = None
-        self.replace(**{"document": None, "document_name": None, "document_path": None, "schema_name": None, **changes})
+        if not keep_document:
+            changes = {"document": None, "document_name": None, "document_path": None, "schema_name": None, **changes}
+        if changes:
+            self.replace(**changes)
         self._emit(ReplayChanged(None))
 
     def set_record(self, target: str | None) -> None:

@@ -280,8 +280,12 @@ class Recordings(QObject):
         elif isinstance(event, SettingsChanged):
             if "replay_speed" in event.changed:
                 self._show_speed()
-            if "scenario" in event.changed and self.session.replay is not None and not self.session.active:
-                self.session.leave_replay()
+            if (
+                self.session.replay is not None and not self.session.active
+                and event.changed & {"scenario", "document", "schema_name"}
+            ):  # a scenario or a document of one's own was chosen: replay is over
+                chose_scenario = "scenario" in event.changed or event.settings.document is None
+                self.session.leave_replay(keep_document=not chose_scenario)
         elif isinstance(event, ActiveChanged) and event.active and self.session.record_notes:
             self.window.statusBar().showMessage("; ".join(self.session.record_notes), 15000)
         elif isinstance(event, AllDone):

@@ -153,7 +153,8 @@ def test_stop_during_replay_restores_and_the_server_saw_the_cancel(make_window, 
 
     async def go():
         window.start()
-        await wait_until(lambda: window.field("/customer_name").property("state") == "settled")
+        await wait_until(lambda: window.field("/customer_name").property("displayValue") == INVOICE["customer_name"]
+                         and window.field("/customer_name").property("state") == "settled")
         window.stop()
         await wait_until(_idle(window))
 
@@ -227,6 +228,17 @@ def test_a_dropped_trace_opens_for_replay_and_a_scenario_choice_leaves_it(make_w
     window.session.replace(scenario="weather")
     assert window.session.replay is None and window.session.settings.document is None
     assert window.run_config().demo.scenario == "weather"
+
+    window.recordings.open_trace(path)  # the toolbar's scenario choice (invoice again) leaves replay too
+    assert window.session.replay is not None and window.scenario_combo.currentData() != "invoice"
+    window.scenario_combo.setCurrentIndex(window.scenario_combo.findData("invoice"))
+    assert window.session.replay is None and window.session.settings.document is None
+    assert window.session.settings.schema_name is None and window.run_config().demo.scenario == "invoice"
+
+    window.recordings.open_trace(path)  # a document of one's own leaves replay and stays
+    window.session.replace(document="My own text", document_name="Pasted text")
+    assert window.session.replay is None and window.session.settings.document == "My own text"
+    assert not window.recordings.replay_box.isVisibleTo(window)
 
 
 def test_app_options_record_replay_and_speed(make_window, qloop, demo_server, tmp_path, capsys):
