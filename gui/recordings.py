@@ -264,6 +264,11 @@ class Recordings(QObject):
         if source is not None:
             label = next((t for t, v in REPLAY_SPEEDS if v == speed), f"{speed:g}×")
             self.replay_label.setText(f"replay: {source.name} {'×' + format(speed, 'g') if speed else label}")
+            t = source.trace
+            self.replay_label.setToolTip(
+                f"{t.path}\nrecorded from {t.provider} ({t.model or 'no model named'}), {t.header.get('started_at', '')}, "
+                f"ended {t.end}; the demo provider serves it on the {t.wire} wire, in the mode you choose"
+            )
         self.replay_box.setVisible(replaying)
 
     def _on_session_event(self, event: Any) -> None:
