@@ -13,7 +13,8 @@ callbacks; a lane's own run events come from `lane.subscribe`.
 `start()` builds one `RunConfig` from the settings (`run_config()`) and starts every lane shown
 with it at one shared `t0`: with the demo provider every lane's request carries the same x-demo-*
 knobs (in compare view the seed is sent explicitly, the demo default if none was chosen), each lane
-puts in its own mode. `stop()` stops every lane (each closes its own connection). When the last
+puts in its own mode. With `settings.live` the same run goes to the real provider instead (no demo
+knobs; its key from the KeyStore; settled / hybrid lanes through the app's embedded relay). `stop()` stops every lane (each closes its own connection). When the last
 lane of a compare run ends, the session judges the lanes of a live run against the first committed
 result, and asks the demo provider's request log what it saw of each lane (`core.request_notes`).
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -32,6 +34,7 @@ from core.history import History
 from core.keys import KeyStore
 from core.metrics import leaves
 from core.modes import Mode, parse_mode
+from core.providers.request import BASE_URL_VARIABLES, STRUCTURED_CHOICES
 from core.request_notes import match_entries, request_notes, spec_leaves
 from core.demo_protocol import DemoKnobs
 from core.run import RunConfig, Source
@@ -132,8 +135,9 @@ class Session:
 
     `history` receives the single form's committed runs (compare lanes write none). `source`
     replaces the network for every run (tests, replays). `clock` stamps t0 and the lanes' ends.
-    `keys` (a `core.keys.KeyStore`) gives each run the API key of its provider at its base URL
-    (None, or no key kept for that slot: the demo provider's placeholder key).
+    `keys` (a `core.keys.KeyStore`) gives each live run the API key of its provider at its base
+    URL (None: a store reading the environment and the keyring when a live run needs a key);
+    a demo run sends the demo provider's placeholder key and asks no key source.
     """
 
     def __init__(
@@ -413,7 +417,13 @@ class Session:
     # -- runs -----------------------------------------------------------------------------------
 
     def run_config(self) -> RunConfig:
-        """The RunConfig of the next run, from the settings (each lane puts its own mode in)."""
+        """The RunConfig of the next run, from the settings (each lane puts its own mode in).
+
+        Demo (`settings.live` False): the embedded demo provider at `base_url`, with the demo
+        knobs and its placeholder key; no key source is asked. Live: the real provider
+        (`live_endpoint()`), no demo knobs, its key (`MissingKey`, an InputError, before any
+        request when Anthropic's or OpenAI's is missing), a structured-output choice the provider
+        takes, and for settled / hybrid the app's embedded relay (the only relay handed the key)."""
         s = self._settings
         if self.replay is not None:
             from core.trace import replay_config
@@ -425,12 +435,12 @@ class Session:
                 show_provisional_numbers=s.show_provisional_numbers, label=f"replay {self.replay.name}",
                 structured=recorded_structured(self.replay.trace),
             )
+        if s.live:
+            return self._live_config()
         seed = s.seed
         if seed is None and self._comparing:
             seed = DEFAULT_SEED  # said explicitly, so every lane's request shows the same seed
-        what = s.document_name if s.document is not None and s.document_name else s.scenario
-        label = f"{what} · {s.provider}" + (f" · fault {s.fault}" if s.fault else "")
-        key = self.keys.get(s.provider, s.base_url) if self.keys is not None and s.base_url else None
+        label = f"{self._what()} · {s.provider}" + (f" · fault {s.fault}" if s.fault else "")
         return RunConfig(
             mode=s.mode,
             provider=s.provider,
@@ -438,7 +448,7 @@ class Session:
             schema_name=self.schema_name(),
             document=self.document(),
             model=s.model,
-            api_key=key.secret if key is not None else "demo",
+            api_key="demo",
             demo=DemoKnobs(scenario=s.scenario, speed=s.speed, seed=seed, slice=s.slicing or None, fault=s.fault),
             relay_token=s.relay_token,
             structured=s.structured,
@@ -449,6 +459,72 @@ class Session:
             show_provisional_strings=s.show_provisional_strings,
             show_provisional_numbers=s.show_provisional_numbers,
             label=label,
+        )
+
+    def _what(self) -> str:
+        s = self._settings
+        return s.document_name if s.document is not None and s.document_name else s.scenario
+
+    def live_endpoint(self, *, require_key: bool = True) -> tuple[str, str, str | None]:
+        """Where a live run of the provider chosen goes: (base_url, api_key, model).
+
+        base_url "" is Anthropic's / OpenAI's own address (or the one their environment variable
+        names); an OpenAI-compatible server needs its base URL (InputError without one); Ollama
+        defaults to OLLAMA_HOST, else http://127.0.0.1:11434. api_key "" when there is none
+        (`MissingKey` instead, with `require_key`, when the provider needs one)."""
+        from core.app_settings import default_ollama_url
+        from core.errors import InputError
+
+        s = self._settings
+        provider = s.provider
+        keys = self.keys if self.keys is not None else KeyStore()
+        if provider == "openai-compatible":
+            base_url = s.compatible_base_url
+            if not base_url:
+                raise InputError(
+                    "No base URL for the OpenAI-compatible server: enter one in Settings (or start with --base-url)"
+                )
+            model = s.compatible_model
+        elif provider == "ollama":
+            base_url = s.ollama_base_url or default_ollama_url()
+            model = s.ollama_model
+        else:
+            base_url = s.provider_base_url
+            model = s.model
+        if provider in ("openai-compatible",):
+            key = keys.get(provider, base_url)
+        elif provider == "ollama":
+            key = None
+        else:
+            # the vendor's key, or the key kept for the address its environment variable moves it
+            # to (as the settings dialog keeps it: core.keys.key_slot)
+            slot_url = base_url or os.environ.get(BASE_URL_VARIABLES[provider], "").strip() or None
+            key = keys.require(provider, slot_url) if require_key else keys.get(provider, slot_url)
+        return base_url, key.secret if key is not None else "", model
+
+    def _live_config(self) -> RunConfig:
+        s = self._settings
+        base_url, api_key, model = self.live_endpoint()
+        choices = STRUCTURED_CHOICES[s.provider]
+        structured = s.structured if s.structured in choices else choices[0]
+        return RunConfig(
+            mode=s.mode,
+            provider=s.provider,
+            base_url=base_url,
+            schema_name=self.schema_name(),
+            document=self.document(),
+            model=model,
+            api_key=api_key,
+            demo=None,
+            relay_token=s.relay_token,
+            structured=structured,
+            relay_url=s.base_url,  # the embedded relay: used by the lanes whose mode needs one
+            relay_embedded=True,
+            fine_grained=s.fine_grained and s.provider == "anthropic",
+            idle_timeout=s.idle_timeout,
+            show_provisional_strings=s.show_provisional_strings,
+            show_provisional_numbers=s.show_provisional_numbers,
+            label=f"{self._what()} · {s.provider} (live)",
         )
 
     def start(self, config: RunConfig | None = None) -> float | None:

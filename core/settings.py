@@ -31,10 +31,27 @@ __all__ = [
     "parse_slicing",
     "SETTING_NAMES",
     "REPLAY_SPEEDS",
+    "LIVE_PROVIDERS",
+    "model_setting",
+    "base_url_setting",
 ]
 
 PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama")
 """The wires the app can read (each served by the demo provider, or by the real service)."""
+
+LIVE_PROVIDERS: tuple[str, ...] = PROVIDERS
+"""The providers a live run can read (the real services, or any server by its base URL)."""
+
+
+def model_setting(provider: str) -> str:
+    """The name of the setting holding `provider`'s model for a live run."""
+    return {"openai-compatible": "compatible_model", "ollama": "ollama_model"}.get(provider, "model")
+
+
+def base_url_setting(provider: str) -> str:
+    """The name of the setting holding `provider`'s live base URL ("": its default address)."""
+    return {"openai-compatible": "compatible_base_url", "ollama": "ollama_base_url"}.get(provider, "provider_base_url")
+
 
 DEFAULT_SEED: int = int(_DEFAULT_SEED)
 """The demo provider's seed for a request that names none."""
@@ -94,7 +111,10 @@ class RunSettings:
     name or the path of a person's JSON Schema file (core.user_schema; checked here, so a schema
     livefill cannot use is refused with its keyword and pointer before any run). `compatible_*` /
     `ollama_*` are the base URL and model of an OpenAI-compatible server and of Ollama ("" / None:
-    not chosen). `seed` None means the demo provider's default. `fault` is `NAME[@FRACTION]` or None.
+    not chosen). `live` says who answers: False, the embedded demo provider at `base_url` (with the
+    demo knobs); True, the real provider: Anthropic / OpenAI at `provider_base_url` ("": their
+    own address, or the one their environment variable names), an OpenAI-compatible server at
+    `compatible_base_url`, Ollama at `ollama_base_url`. `seed` None means the demo provider's default. `fault` is `NAME[@FRACTION]` or None.
     """
 
     scenario: str = "invoice"
@@ -103,7 +123,9 @@ class RunSettings:
     document_path: str | None = None
     schema_name: str | None = None
     provider: str = "anthropic"
+    live: bool = False
     base_url: str = ""
+    provider_base_url: str = ""
     relay_token: str | None = None
     model: str | None = None
     compatible_base_url: str = ""
@@ -135,6 +157,8 @@ class RunSettings:
         object.__setattr__(self, "speed", float(self.speed))
         if self.provider not in PROVIDERS and self.provider != "raw":
             raise ValueError(f"unknown provider {self.provider!r} (known: {', '.join(PROVIDERS)})")
+        if self.live and self.provider not in LIVE_PROVIDERS:
+            raise ValueError(f"the {self.provider} provider has no live service")
         if self.structured not in STRUCTURED:
             raise ValueError(f"unknown structured output {self.structured!r} (known: {', '.join(STRUCTURED)})")
         if self.speed < 0:

@@ -14,7 +14,9 @@ has arrived), saves `PATH` when the run has ended, and exits 0 (1 if the run did
 `--autoplay` replays the scenario in a loop with a pause between runs (a booth screen; Stop or Esc
 ends it, closing the window ends it cleanly); `--present` starts in presentation mode (F11).
 `--theme` picks the light or dark style sheet (default: the one last used, else follow the
-system palette). `--document FILE` opens a document of one's own (.txt, .md, .pdf; checked before
+system palette). `--live` reads the real provider (`--provider`, `--base-url URL`, `--model M`,
+`--structured tools|json_schema|json_object`); `--schema NAME|FILE.json` reads with a bundled
+schema or one's own JSON Schema file. `--document FILE` opens a document of one's own (.txt, .md, .pdf; checked before
 anything starts: a file that cannot be used exits 2 with one line saying why).
 
 Remembered settings (provider, model, the compatible server's and Ollama's addresses, the last
@@ -84,6 +86,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--present", action="store_true", help="start in presentation mode (F11 / Esc leaves it)")
     parser.add_argument("--theme", default=None, choices=["system", "light", "dark"], help="colour theme (default: the one last used, else follow the system)")
     parser.add_argument("--document", metavar="FILE", help="open your own document (.txt, .md or .pdf) instead of the scenario's")
+    parser.add_argument("--live", action="store_true",
+                        help="read the real provider instead of the demo one (keys: ANTHROPIC_API_KEY / OPENAI_API_KEY, or Settings)")
+    parser.add_argument("--base-url", metavar="URL", default=None,
+                        help="with --live: the provider's address, e.g. http://127.0.0.1:8080/v1 for an OpenAI-compatible server")
+    parser.add_argument("--model", metavar="M", default=None, help="the model to ask for (default: the one last used, else the provider's)")
+    parser.add_argument("--structured", default=None, choices=["tools", "json_schema", "json_object"],
+                        help="how structure is forced (which ones a provider takes: tools for Anthropic; tools|json_schema for OpenAI Responses)")
+    parser.add_argument("--schema", metavar="NAME|FILE.json", default=None,
+                        help="read with a bundled schema (invoice, ...) or your own JSON Schema file instead of the scenario's")
     parser.add_argument("--settings-file", metavar="FILE", help="keep the remembered settings in this INI file (default: the user's livefill settings)")
     parser.add_argument("--record", nargs="?", const="", default=None, metavar="PATH", help="record every run to a trace: PATH (a file or folder), else the recordings folder")
     parser.add_argument("--replay", metavar="TRACE", help="open a recorded trace (.jsonl): Start replays it in the chosen mode")
@@ -108,6 +119,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             parser.error(f"--replay: {exc}")
     if args.replay_speed < 0:
         parser.error(f"--replay-speed must be >= 0, got {args.replay_speed:g}")
+    _check_live_args(parser, args)
     if args.compare:
         from core.session import parse_modes
 
@@ -116,6 +128,37 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         except ValueError as exc:
             parser.error(f"--compare: {exc}")
     return args
+
+
+def _check_live_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--live, --base-url, --structured and --schema, checked before anything starts (exit 2)."""
+    if args.base_url is not None:
+        if not args.live:
+            parser.error("--base-url: only for a live run (add --live)")
+        from core.keys import normalize_base_url
+
+        try:
+            normalize_base_url(args.base_url)
+        except ValueError as exc:
+            parser.error(f"--base-url: {exc}")
+        args.base_url = args.base_url.strip()
+    if args.model is not None and not args.model.strip():
+        parser.error("--model: give a model name")
+    if args.structured is not None and args.provider is not None:
+        from core.providers.request import STRUCTURED_CHOICES
+
+        choices = STRUCTURED_CHOICES[args.provider]
+        if args.structured not in choices:
+            parser.error(f"--structured: {args.provider} takes {' or '.join(choices)}, not {args.structured}")
+    if args.schema is not None:
+        from core.user_schema import is_schema_path, resolve_schema
+
+        spec = str(Path(args.schema).expanduser().resolve()) if is_schema_path(args.schema) else args.schema
+        try:
+            resolve_schema(spec)
+        except (ValueError, KeyError) as exc:
+            parser.error(f"--schema: {' '.join(str(exc).strip(chr(39)).split())}")
+        args.schema = spec
 
 
 def remember(args: argparse.Namespace):  # noqa: ANN201 (SavedSettings)
@@ -191,11 +234,14 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             remembered=remembered,
             theme=args.theme,
             document=args.document or None,
+            live=args.live,
+            live_base_url=args.base_url,
+            model=args.model,
+            structured=args.structured,
+            schema_name=args.schema,
         )
         errors.install(window, asyncio.get_running_loop())
         window.recordings.apply_args(args, server)
-        if not args.document:
-            window.restore_last_document()
         closed = asyncio.Event()
         window.closed.connect(closed.set)
         if args.screenshot and args.compare:
@@ -204,6 +250,10 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
         if args.present:
             window.toggle_presentation()
         app.processEvents()
+        if not args.document and not args.replay:  # (a --replay shows the trace's document)
+            # after processEvents: a task started before it would get its first step inside that
+            # nested event processing, while this task runs (qasync refuses: "Cannot enter into task")
+            window.restore_last_document()
         PREWARM.start()
         if os.environ.get("LIVEFILL_REPORT"):
             print(f"livefill ready in {time.monotonic() - t0:.2f} s", flush=True)
@@ -345,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
         from cli.extract import main as extract_main
 
         return extract_main(argv[1:])
+    if argv[:1] == ["animate"]:  # a recorded run rendered headless to a GIF / MP4
+        from gui.animate import main as animate_main
+
+        return animate_main(argv[1:])
     args = parse_args(argv)
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

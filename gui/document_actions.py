@@ -13,6 +13,11 @@ the run log, and the document shown before stays: nothing is lost.
 sent (`Session.document()`), the bar its name and `describe_size` for the current provider. The
 `Document` last loaded is kept only to describe it (its page count); it is never a setting.
 Choosing a bundled scenario in the toolbar's picker goes back to the scenario's document.
+
+File → Open schema… makes a JSON Schema file of one's own the schema (`open_schema`): it is
+checked with `core.user_schema.resolve_schema` first (fast: on the GUI thread), so a schema
+livefill cannot use is one line naming its keyword and pointer, and the schema before stays.
+The bar says which schema is in use; choosing a bundled scenario goes back to its schema.
 """
 
 from __future__ import annotations
@@ -24,28 +29,34 @@ from typing import Any
 from PySide6.QtCore import QMimeData, QObject, QStandardPaths, Qt, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow
 
+from core.errors import InputError
+from core.user_schema import is_schema_path, resolve_schema
 from core.documents import SUPPORTED_SUFFIXES, Document, DocumentError, describe_size, document_from_text, load_document
 from core.scenarios import get_scenario
 from core.session import Session
 from widgets.document_bar import DocumentBar
 from widgets.source_view import SourceView
 
-__all__ = ["DocumentActions", "FILE_FILTER"]
+__all__ = ["DocumentActions", "FILE_FILTER", "SCHEMA_FILTER"]
 
 FILE_FILTER = "Documents (" + " ".join(f"*{s}" for s in SUPPORTED_SUFFIXES) + ");;All files (*)"
 
+SCHEMA_FILTER = "JSON Schema (*.json);;All files (*)"
+
 BUSY = "Stop the run before changing the document."
+BUSY_SCHEMA = "Stop the run before changing the schema."
 
 
 class DocumentActions(QObject):
     """Loads documents into `session` and renders its document (see the module docstring).
 
     Signals: `loaded(str)` (the name of a document now in the session), `failed(str)` (the one
-    line said to the user).
+    line said to the user), `schemaLoaded(str)` (the name of a schema file now in use).
     """
 
     loaded = Signal(str)
     failed = Signal(str)
+    schemaLoaded = Signal(str)  # noqa: N815 - Qt signal naming
 
     def __init__(self, window: QMainWindow, session: Session, bar: DocumentBar, source: SourceView) -> None:
         super().__init__(window)
@@ -62,6 +73,7 @@ class DocumentActions(QObject):
 
     def render(self) -> None:
         """Show the session's document and its size for the session's provider."""
+        self.render_schema()
         s = self.session.settings
         text = self.session.document()
         if self.source.toPlainText() != text:
@@ -79,6 +91,47 @@ class DocumentActions(QObject):
             self.bar.show_document(name, "empty", own=own)
             return
         self.bar.show_document(name, describe_size(doc, s.provider), own=own)
+
+    def render_schema(self) -> None:
+        """Say which schema the form and the request use."""
+        s = self.session.settings
+        name = self.session.schema_name()
+        if s.schema_name is not None and is_schema_path(s.schema_name):
+            self.bar.show_schema(Path(s.schema_name).name, own=True, where=s.schema_name)
+        else:  # a bundled schema: said when it reads a document that is not its scenario's
+            self.bar.show_schema(name, own=False, shown=s.document is not None or s.schema_name is not None)
+
+    # -- your schema -----------------------------------------------------------------------------
+
+    def ask_open_schema(self) -> None:
+        """File → Open schema…: a file dialog for a JSON Schema file (never a nested event loop)."""
+        current = self.session.settings.schema_name
+        start = str(Path(current).parent) if current and is_schema_path(current) else (
+            QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation) or str(Path.home())
+        )
+        dialog = QFileDialog(self.window, "Open a JSON Schema", start, SCHEMA_FILTER)
+        dialog.setObjectName("openSchemaDialog")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.fileSelected.connect(lambda chosen: self.open_schema(chosen) if chosen else None)
+        dialog.open()
+
+    def open_schema(self, path: str | Path) -> bool:
+        """Make the JSON Schema file at `path` the schema; False (one line said, the schema
+        before kept) when it cannot be used or a run is active."""
+        if self.session.active:
+            self.fail(BUSY_SCHEMA)
+            return False
+        resolved = str(Path(path).expanduser().resolve())
+        try:
+            resolve_schema(resolved)
+            self.session.replace(schema_name=resolved)
+        except InputError as exc:
+            self.fail(str(exc), what="schema")
+            return False
+        self.render_schema()
+        self.schemaLoaded.emit(Path(resolved).name)
+        return True
 
     # -- ways in ---------------------------------------------------------------------------------
 
@@ -157,12 +210,13 @@ class DocumentActions(QObject):
         self.loaded.emit(doc.name)
         return True
 
-    def fail(self, message: str) -> None:
-        """Say one line in the status bar and the run log; the document shown stays."""
+    def fail(self, message: str, *, what: str = "document") -> None:
+        """Say one line in the status bar and the run log; the document (or schema) shown stays."""
+        message = " ".join(message.split())
         self.window.statusBar().showMessage(message, 15000)
         run_log = getattr(self.window, "run_log", None)
         if run_log is not None:
-            run_log.addItem(f"document: {message}")
+            run_log.addItem(f"{what}: {message}")
             run_log.scrollToBottom()
         self.failed.emit(message)
 

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QStackedWidget, QV
 
 from core.app_settings import SavedSettings, SettingsStore
 from core.documents import Document
+from core.errors import InputError
 from core.form import FieldKind, FieldState, FormModel
 from core.history import History
 from core.keys import KeyStore
@@ -65,10 +66,29 @@ from widgets.run_log import RunLog
 from widgets.source_view import SourceView
 from widgets.status_line import StatusLine
 
-__all__ = ["MainWindow", "SINGLE"]
+__all__ = ["MainWindow", "SINGLE", "live_choices"]
 
 _REMEMBERED = frozenset({"provider", "model", "compatible_base_url", "compatible_model", "ollama_base_url",
                          "ollama_model", "document_path"})
+
+
+def live_choices(provider: str, *, live: bool, base_url: str | None, model: str | None,
+                 structured: str | None, schema_name: str | None) -> dict[str, Any]:
+    """The settings a launch's live options make (`--live`, `--base-url`, `--model`, ...): the
+    base URL and model go to the provider's own settings (the compatible server's, Ollama's, or
+    Anthropic's / OpenAI's)."""
+    from core.settings import base_url_setting, model_setting
+
+    changes: dict[str, Any] = {"live": live} if live else {}
+    if base_url:
+        changes[base_url_setting(provider)] = base_url
+    if model:
+        changes[model_setting(provider) if live else "model"] = model
+    if structured:
+        changes["structured"] = structured
+    if schema_name:
+        changes["schema_name"] = schema_name
+    return changes
 
 
 class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
@@ -81,7 +101,9 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
     `keys` gives runs their API keys (and the settings dialog its rows); `store` is where the
     remembered settings are saved whenever one changes (`remembered`: what the store holds, from
     the last launch, applied first; `theme` is saved with them); `document` a document of one's
-    own to start with.
+    own to start with. `live` reads the real provider instead of the demo one (`live_base_url`,
+    `model`: its address and model, put in the provider's own settings); `structured` how
+    structure is forced; `schema_name` a bundled schema or a JSON Schema file to read with.
 
     Signals: `closed()`, `statusChanged(RunStatus)` (the single run's or any lane's, at most once
     per frame each), `activeChanged(bool)` (some run is active / none is), `runsFinished()` (the
@@ -115,6 +137,11 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         remembered: SavedSettings | None = None,
         theme: str = "system",
         document: Document | None = None,
+        live: bool = False,
+        live_base_url: str | None = None,
+        model: str | None = None,
+        structured: str | None = None,
+        schema_name: str | None = None,
     ) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
@@ -126,6 +153,8 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         )
         if remembered is not None:
             settings = remembered.apply(settings)
+        settings = settings.with_(**live_choices(settings.provider, live=live, base_url=live_base_url, model=model,
+                                                 structured=structured, schema_name=schema_name))
         self.session = Session(settings, history=history, recorder_max_bytes=recorder_max_bytes, keys=keys)
         self.store = store
         self.remembered = remembered
@@ -321,11 +350,21 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         """Start a run with the session's settings: the single form's, or every lane's (ignored while one is active)."""
         if self.active:
             return
-        if self.comparing:
-            self.compare_view.start()
-        else:
-            self.session.start()
+        try:
+            if self.comparing:
+                self.compare_view.start()
+            else:
+                self.session.start()
+        except InputError as exc:  # no key, no address, a schema that cannot be used: nothing was sent
+            self.say(str(exc))
+            return
         self._show_status()
+
+    def say(self, message: str) -> None:
+        """One line in the status bar and the run log (a choice that cannot be used; nothing is lost)."""
+        self.statusBar().showMessage(message, 15000)
+        self.run_log.addItem(message)
+        self.run_log.scrollToBottom()
 
     @reporting
     def stop(self) -> None:
@@ -510,6 +549,7 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
     async def shutdown(self) -> None:
         """Stop autoplay, cancel every active run and wait until every stream is closed."""
         await self.autoplay.shutdown()
+        self.toolbar.shutdown()
         await self.documents.wait()
         await self.session.shutdown()
         await self.controller.shutdown()

@@ -9,6 +9,14 @@ is re-set, with its signals blocked, on every `SettingsChanged`) and a user's ch
 `session.replace(...)` intent. `set_enabled(active, comparing)` greys out what cannot change
 while a run is active. The window connects Start, Stop and Compare.
 
+The provider picker offers the demo wires (the embedded demo provider) and the live providers
+(`live:NAME` entries: the real service, or a server by its base URL). For a live provider the
+demo-only controls (speed, faults) are hidden and the live ones shown: an editable model combo
+filled from the provider's model list (`core.providers.models.list_models`, an asyncio task on
+qasync's loop; a failure is one line in the status bar, and a typed name always works), the
+structured-output choice where the provider has more than one, and Anthropic's fine-grained
+tool streaming.
+
 While the session reads a document of one's own, the scenario picker shows it as its first entry
 ("Your document: NAME"); choosing a bundled scenario there goes back to that scenario's document
 in one click.
@@ -16,19 +24,21 @@ in one click.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QMenu, QPushButton, QToolBar, QToolButton
+from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QMenu, QPushButton, QSizePolicy, QToolBar, QToolButton
 
 from core.modes import Mode
 from core.scenarios import SCENARIO_NAMES, get_scenario
 from core.session import Session, SettingsChanged
-from core.settings import FAULT_NAMES, RunSettings
+from core.providers.request import STRUCTURED_CHOICES
+from core.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, model_setting
 from gui.errors import reporting
 
-__all__ = ["RunToolbar", "PROVIDER_LABELS", "SPEEDS", "OWN_DOCUMENT"]
+__all__ = ["RunToolbar", "PROVIDER_LABELS", "LIVE_LABELS", "LIVE_PREFIX", "STRUCTURED_LABELS", "SPEEDS", "OWN_DOCUMENT"]
 
 OWN_DOCUMENT = "\x00own-document"
 """The scenario picker's data for the "Your document" entry."""
@@ -37,7 +47,25 @@ PROVIDER_LABELS: dict[str, str] = {
     "anthropic": "Anthropic (demo)",
     "openai-chat": "OpenAI Chat (demo)",
     "openai-responses": "OpenAI Responses (demo)",
+    "openai-compatible": "OpenAI-compat (demo)",
     "ollama": "Ollama (demo)",
+}
+
+LIVE_PREFIX = "live:"
+"""The provider picker's data for a live provider: "live:anthropic"."""
+
+LIVE_LABELS: dict[str, str] = {
+    "anthropic": "Anthropic (live)",
+    "openai-chat": "OpenAI Chat (live)",
+    "openai-responses": "OpenAI Responses (live)",
+    "openai-compatible": "OpenAI-compat (live)",
+    "ollama": "Ollama (live)",
+}
+
+STRUCTURED_LABELS: dict[str, str] = {
+    "tools": "forced tool",
+    "json_schema": "json_schema",
+    "json_object": "json_object",
 }
 
 SPEEDS: tuple[tuple[float, str], ...] = (
@@ -79,10 +107,43 @@ class RunToolbar(QObject):
         self.provider_combo.setObjectName("providerCombo")
         for name, label in PROVIDER_LABELS.items():
             self.provider_combo.addItem(label, name)
+        self.provider_combo.insertSeparator(self.provider_combo.count())
+        for name in LIVE_PROVIDERS:
+            self.provider_combo.addItem(LIVE_LABELS[name], LIVE_PREFIX + name)
+        self.provider_combo.setItemData(self.provider_combo.findData(LIVE_PREFIX + "openai-compatible"),
+                                        "Any OpenAI-compatible server by its base URL: llama.cpp, vLLM, LM Studio, "
+                                        "Ollama's /v1, a gateway (File → Settings…)", Qt.ItemDataRole.ToolTipRole)
+        self.model_combo = QComboBox()
+        self.model_combo.setObjectName("modelCombo")
+        self.model_combo.setEditable(True)
+        self.model_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model_combo.setMinimumContentsLength(10)
+        self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.model_combo.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.model_combo.setToolTip("The model: pick one the provider lists, or type its name")
+        self.model_combo.lineEdit().setPlaceholderText("provider's default")
+        self.structured_combo = QComboBox()
+        self.structured_combo.setObjectName("structuredCombo")
+        self.structured_combo.setToolTip("How structure is forced: a forced tool, response_format json_schema, or json_object")
+        self.fine_grained_action = QAction("Fine-grained", window, checkable=True)
+        self.fine_grained_action.setObjectName("fineGrainedAction")
+        self.fine_grained_action.setToolTip("Anthropic fine-grained tool streaming (raw, unbuffered tool-input fragments)")
+        self._models_for: tuple[str, str] | None = None
+        self._models_task: asyncio.Future[list[str]] | None = None
+        self.models_error: str | None = None
+        # the pickers are as wide as a short label (their lists show the whole labels), so the
+        # toolbar fits the default 1,280 px window in the demo and in the live layout
+        for combo, chars in ((self.provider_combo, 15),):
+            combo.setMinimumContentsLength(chars)
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.view().setMinimumWidth(combo.view().sizeHintForColumn(0) + 24)
         self.mode_combo = QComboBox()
         self.mode_combo.setObjectName("modeCombo")
         for m in Mode:
             self.mode_combo.addItem(m.label, m.value)
+        self.mode_combo.setMinimumContentsLength(12)
+        self.mode_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode_combo.view().setMinimumWidth(self.mode_combo.view().sizeHintForColumn(0) + 24)
         self.speed_combo = QComboBox()
         self.speed_combo.setObjectName("speedCombo")
         for value, label in SPEEDS:
@@ -129,18 +190,30 @@ class RunToolbar(QObject):
         self.compare_action.setShortcut(QKeySequence("Ctrl+K"))
 
         keep: list[QAction] = []
+        self._demo_actions: list[QAction] = []
+        self._live_actions: list[QAction] = []
+        self._structured_actions: list[QAction] = []
         for label, widget in (
             ("Scenario", self.scenario_combo),
             ("Provider", self.provider_combo),
+            ("Model", self.model_combo),
+            ("", self.structured_combo),
             ("Mode", self.mode_combo),
             ("Speed", self.speed_combo),
         ):
-            label_action = bar.addWidget(QLabel(f" {label} "))
-            widget_action = bar.addWidget(widget)
+            added = [bar.addWidget(QLabel(f" {label} "))] if label else []
+            added.append(bar.addWidget(widget))
             if widget is self.scenario_combo:
-                keep += [label_action, widget_action]
+                keep += added
+            elif widget is self.model_combo:
+                self._live_actions += added
+            elif widget is self.structured_combo:
+                self._structured_actions += added
+            elif widget is self.speed_combo:
+                self._demo_actions += added
+        bar.addAction(self.fine_grained_action)
         bar.addSeparator()
-        bar.addWidget(self.faults_button)
+        self._demo_actions.append(bar.addWidget(self.faults_button))
         bar.addWidget(self.settings_button)
         bar.addSeparator()
         keep.append(bar.addWidget(self.start_button))
@@ -153,6 +226,10 @@ class RunToolbar(QObject):
         session.subscribe(self._on_session_event)
         self.scenario_combo.currentIndexChanged.connect(self._scenario_chosen)
         self.provider_combo.currentIndexChanged.connect(self._provider_chosen)
+        self.model_combo.activated.connect(self._model_chosen)
+        self.model_combo.lineEdit().editingFinished.connect(self._model_chosen)
+        self.structured_combo.currentIndexChanged.connect(self._structured_chosen)
+        self.fine_grained_action.toggled.connect(self._fine_grained_toggled)
         self.mode_combo.currentIndexChanged.connect(self._mode_chosen)
         self.speed_combo.currentIndexChanged.connect(self._speed_chosen)
         self.fault_group.triggered.connect(self._fault_chosen)
@@ -165,7 +242,8 @@ class RunToolbar(QObject):
         """Show `s` on every control (no intent is sent back)."""
         self._show_own_document(s)
         _select(self.scenario_combo, OWN_DOCUMENT if s.document is not None else s.scenario)
-        _select(self.provider_combo, s.provider)
+        _select(self.provider_combo, LIVE_PREFIX + s.provider if s.live else s.provider)
+        self._show_live(s)
         _select(self.mode_combo, s.mode.value)
         if self.speed_combo.findData(s.speed) < 0:
             self.speed_combo.blockSignals(True)
@@ -186,6 +264,115 @@ class RunToolbar(QObject):
                 act.setChecked(value)
                 act.blockSignals(False)
 
+    def _show_live(self, s: RunSettings) -> None:
+        """Show the live controls for a live provider, the demo-only ones for the demo provider."""
+        for action in self._demo_actions:
+            action.setVisible(not s.live)
+        for action in self._live_actions:
+            action.setVisible(s.live)
+        choices = STRUCTURED_CHOICES.get(s.provider, ("tools",))
+        for action in self._structured_actions:
+            action.setVisible(s.live and len(choices) > 1)
+        self.fine_grained_action.setVisible(s.live and s.provider == "anthropic")
+        if self.fine_grained_action.isChecked() != s.fine_grained:
+            self.fine_grained_action.blockSignals(True)
+            self.fine_grained_action.setChecked(s.fine_grained)
+            self.fine_grained_action.blockSignals(False)
+        combo = self.structured_combo
+        combo.blockSignals(True)
+        try:
+            if [combo.itemData(i) for i in range(combo.count())] != list(choices):
+                combo.clear()
+                for name in choices:
+                    combo.addItem(STRUCTURED_LABELS.get(name, name), name)
+            index = combo.findData(s.structured if s.structured in choices else choices[0])
+            combo.setCurrentIndex(max(index, 0))
+        finally:
+            combo.blockSignals(False)
+        if not s.live:
+            return
+        model = getattr(s, model_setting(s.provider)) or ""
+        line = self.model_combo.lineEdit()
+        if line.text() != model and not line.hasFocus():
+            self.model_combo.blockSignals(True)
+            line.setText(model)
+            self.model_combo.blockSignals(False)
+        self.refresh_models()
+
+    # -- the live provider's model list ----------------------------------------------------------
+
+    def refresh_models(self, *, force: bool = False) -> asyncio.Future[list[str]] | None:
+        """Ask the live provider for its models (once per provider and address, unless `force`);
+        a future of the names (they fill the model combo; [] when the list could not be had), or
+        None when there is nothing to ask.
+
+        The request runs in a worker thread with its own event loop, and its result comes back
+        as a future's callback on the GUI thread: never a task step, which qasync cannot run
+        while the window is being built inside the app's own task."""
+        s = self.session.settings
+        if not s.live:
+            return None
+        try:
+            base_url, key, _model = self.session.live_endpoint()
+        except Exception:  # noqa: BLE001 - no address or no key yet: the list waits, a typed name works
+            return None
+        target = (s.provider, base_url)
+        if target == self._models_for and not force:
+            return self._models_task
+        self._models_for = target
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:
+            return None  # no event loop (a window built outside qasync): the combo stays editable
+        future = loop.run_in_executor(None, _list_models, s.provider, base_url, key)
+        result: asyncio.Future[list[str]] = loop.create_future()
+
+        def done(f: asyncio.Future[tuple[list[str], str | None]]) -> None:
+            names, error = f.result() if not f.cancelled() else ([], None)
+            if self._models_task is result:  # not superseded by a newer request
+                self._fill_models(s.provider, target, names, error)
+            if not result.done():
+                result.set_result(names)
+
+        future.add_done_callback(done)
+        self._models_task = result
+        return result
+
+    def _fill_models(self, provider: str, target: tuple[str, str], names: list[str], error: str | None) -> None:
+        if error is not None:
+            if self._models_for == target:
+                self._models_for = None  # ask again next time
+            self.models_error = error
+            self._say(f"Model list: {error}")
+            return
+        self.models_error = None
+        s = self.session.settings
+        if not s.live or s.provider != provider:
+            return
+        combo = self.model_combo
+        text = combo.lineEdit().text()
+        combo.blockSignals(True)
+        try:
+            combo.clear()
+            combo.addItems(names)
+            combo.setCurrentIndex(-1)
+            combo.lineEdit().setText(text)
+        finally:
+            combo.blockSignals(False)
+
+    def _say(self, message: str) -> None:
+        window = self.parent()
+        status_bar = getattr(window, "statusBar", None)
+        if status_bar is not None:
+            status_bar().showMessage(message, 15000)
+        run_log = getattr(window, "run_log", None)
+        if run_log is not None:
+            run_log.addItem(message)
+
+    def shutdown(self) -> None:
+        """Forget a model list still being fetched (its thread ends on its own within 15 s)."""
+        self._models_task = None
+
     def _show_own_document(self, s: RunSettings) -> None:
         combo = self.scenario_combo
         combo.blockSignals(True)
@@ -200,17 +387,29 @@ class RunToolbar(QObject):
                 combo.insertItem(0, label, OWN_DOCUMENT)
             else:
                 combo.setItemText(index, label)
-            combo.setItemData(combo.findData(OWN_DOCUMENT), f"{label} (read with the {s.scenario} schema)",
+            combo.setItemData(combo.findData(OWN_DOCUMENT), f"{label} (read with the {self._schema_label(s)} schema)",
                               Qt.ItemDataRole.ToolTipRole)
         finally:
             combo.blockSignals(False)
+
+    @staticmethod
+    def _schema_label(s: RunSettings) -> str:
+        from pathlib import Path
+
+        from core.user_schema import is_schema_path
+
+        if s.schema_name is None:
+            return s.scenario
+        return Path(s.schema_name).name if is_schema_path(s.schema_name) else s.schema_name
 
     def set_enabled(self, active: bool, comparing: bool, autoplay: bool) -> None:
         """Grey out what cannot change while a run is active (the mode: also in compare view)."""
         self.start_button.setEnabled(not active)
         self.stop_button.setEnabled(active or autoplay)
-        for widget in (self.scenario_combo, self.provider_combo, self.speed_combo, self.faults_button):
+        for widget in (self.scenario_combo, self.provider_combo, self.speed_combo, self.faults_button,
+                       self.model_combo, self.structured_combo):
             widget.setEnabled(not active)
+        self.fine_grained_action.setEnabled(not active)
         self.mode_combo.setEnabled(not active and not comparing)
         self.compare_action.setEnabled(not active)
 
@@ -232,11 +431,36 @@ class RunToolbar(QObject):
         if chosen == OWN_DOCUMENT:
             self.show_settings(self.session.settings)
             return
-        self._send(scenario=chosen, document=None, document_name=None, document_path=None)
+        self._send(scenario=chosen, document=None, document_name=None, document_path=None, schema_name=None)
 
     @reporting
     def _provider_chosen(self, _index: int) -> None:
-        self._send(provider=str(self.provider_combo.currentData()))
+        data = str(self.provider_combo.currentData())
+        live = data.startswith(LIVE_PREFIX)
+        provider = data.removeprefix(LIVE_PREFIX)
+        changes: dict[str, Any] = {"provider": provider, "live": live}
+        choices = STRUCTURED_CHOICES.get(provider, ("tools",))
+        if self.session.settings.structured not in choices:
+            changes["structured"] = choices[0]
+        self._send(**changes)
+
+    @reporting
+    def _model_chosen(self, _index: int | None = None) -> None:
+        s = self.session.settings
+        if not s.live:
+            return
+        text = self.model_combo.lineEdit().text().strip()
+        self._send(**{model_setting(s.provider): text or None})
+
+    @reporting
+    def _structured_chosen(self, _index: int) -> None:
+        data = self.structured_combo.currentData()
+        if data is not None:
+            self._send(structured=str(data))
+
+    @reporting
+    def _fine_grained_toggled(self, on: bool) -> None:
+        self._send(fine_grained=on)
 
     @reporting
     def _mode_chosen(self, _index: int) -> None:
@@ -257,3 +481,16 @@ class RunToolbar(QObject):
     @reporting
     def _numbers_toggled(self, on: bool) -> None:
         self._send(show_provisional_numbers=on)
+
+
+def _list_models(provider: str, base_url: str, key: str) -> tuple[list[str], str | None]:
+    """The provider's model names, or ([], the one line saying why not). Runs in a worker thread."""
+    from core.providers.models import list_models
+    from core.run import describe_failure
+
+    try:
+        # a plain loop of its own: under qasync's policy a new loop would be a Qt one
+        with asyncio.Runner(loop_factory=asyncio.SelectorEventLoop) as runner:
+            return runner.run(list_models(provider, base_url, key or None)), None
+    except Exception as exc:  # noqa: BLE001 - said in one line; a typed model name still works
+        return [], describe_failure(exc)[0]

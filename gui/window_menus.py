@@ -1,6 +1,6 @@
 """The window's File and View menus, and "Save picture" (a PNG of the window).
 
-`build_menus(window)` adds File (Open document…, Settings…, Record runs, Recordings ▸
+`build_menus(window)` adds File (Open document…, Open schema…, Settings…, Record runs, Recordings ▸
 (`gui.recordings`), Save picture…, Export timeline as PNG…,
 Quit), Edit (Paste document) and View (Compare,
 Wire inspector, Timeline, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
@@ -53,6 +53,12 @@ def build_menus(window: Any) -> None:
     window.open_document_action.setToolTip("Read your own .txt, .md or .pdf document")
     window.open_document_action.triggered.connect(reporting(lambda _checked=False: window.documents.ask_open()))
     file_menu.addAction(window.open_document_action)
+    window.open_schema_action = QAction("Open schema…", window)
+    window.open_schema_action.setObjectName("openSchemaAction")
+    window.open_schema_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
+    window.open_schema_action.setToolTip("Read the document with your own JSON Schema file (.json)")
+    window.open_schema_action.triggered.connect(reporting(lambda _checked=False: window.documents.ask_open_schema()))
+    file_menu.addAction(window.open_schema_action)
     window.settings_action = QAction("Settings…", window)
     window.settings_action.setObjectName("settingsAction")
     window.settings_action.setShortcut(QKeySequence("Ctrl+,"))

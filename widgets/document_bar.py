@@ -1,7 +1,8 @@
 """The line over the source pane: which document will be sent, its size and token estimate.
 
 `DocumentBar.show_document(name, size, own=...)` renders it ("invoice.pdf  ·  12.3 KB · ≈3,100
-tokens"); `show_loading(name)` while a file is read. Its Open… and Paste buttons only ask
+tokens"); `show_schema(name, own=...)` which schema the form and the request use ("schema:
+receipt.schema.json"); `show_loading(name)` while a file is read. Its Open… and Paste buttons only ask
 (`openRequested`, `pasteRequested`): the window loads the document into the session.
 """
 
@@ -30,6 +31,8 @@ class DocumentBar(QWidget):
         self.name_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.size_label = QLabel()
         self.size_label.setObjectName("documentSize")
+        self.schema_label = QLabel()
+        self.schema_label.setObjectName("schemaName")
         self.open_button = QToolButton()
         self.open_button.setObjectName("openDocumentButton")
         self.open_button.setText("Open…")
@@ -43,6 +46,7 @@ class DocumentBar(QWidget):
         self._name = ""
         layout.addWidget(self.name_label, 1)
         layout.addWidget(self.size_label)
+        layout.addWidget(self.schema_label)
         layout.addWidget(self.open_button)
         layout.addWidget(self.paste_button)
 
@@ -54,6 +58,19 @@ class DocumentBar(QWidget):
         self.name_label.setToolTip(name)
         self.size_label.setText(size)
         self.setProperty("own", own)
+
+    def show_schema(self, name: str, *, own: bool, where: str | None = None, shown: bool = True) -> None:
+        """Show the schema in use (`own`: a JSON Schema file of one's own, `where` its path;
+        `shown` False: the line is kept but hidden, when the scenario's own schema goes without saying)."""
+        self.schema_label.setText(f"schema: {name}")
+        self.schema_label.setToolTip(f"Your JSON Schema file {where}" if own and where else
+                                     ("Your JSON Schema" if own else f"The bundled {name} schema"))
+        self.schema_label.setProperty("own", own)
+        self.schema_label.setVisible(shown)
+
+    def schema_text(self) -> str:
+        """The schema line as plain text."""
+        return self.schema_label.text()
 
     def show_loading(self, name: str) -> None:
         """A file is being read."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from core.run_status import Phase, RunStatus
 from widgets.field_base import repolish
@@ -71,6 +71,8 @@ class StatusLine(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("statusLine")
+        # a long line (a provider's error message) is clipped, whole in the tooltip: it never widens the window
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.show_status(None)
 
     def show_status(self, status: RunStatus | None) -> None:
@@ -83,6 +85,7 @@ class StatusLine(QLabel):
 
     def _show(self, text: str, phase: str) -> None:
         self.setText(text)
+        self.setToolTip(text)
         if self.property("phase") != phase:
             self.setProperty("phase", phase)
             repolish(self)

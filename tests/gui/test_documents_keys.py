@@ -315,7 +315,7 @@ def test_a_unique_key_never_reaches_a_file_or_the_output(make_window, qloop, qtb
     keys = KeyStore(backend=MemoryKeyring())
     document = tmp_path / "mine.txt"
     document.write_text("Invoice NW-2024-0417 for Martinez SA, 1200 EUR.\n", encoding="utf-8")
-    window = make_window(keys=keys, store=store, provider="anthropic", mode="partial")
+    window = make_window(keys=keys, store=store, provider="anthropic", mode="partial", live=True)
 
     dialog = window.open_settings()
     field = dialog.keys["anthropic"]
