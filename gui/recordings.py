@@ -122,6 +122,7 @@ class Recordings(QObject):
         anchor = self._demo_speed_actions[0] if self._demo_speed_actions else None
         self.speed_action = toolbar.insertWidget(anchor, self.speed_combo) if anchor else toolbar.addWidget(self.speed_combo)
         self.speed_action.setVisible(False)
+        self._hidden_demo: list[QAction] = []
         self.session.subscribe(self._on_session_event)
         self._show_speed()
 
@@ -249,9 +250,16 @@ class Recordings(QObject):
 
     def _show_speed(self) -> None:
         replaying = self.session.replay is not None
-        self.speed_action.setVisible(replaying)
-        for action in self._demo_speed_actions:
-            action.setVisible(not replaying)
+        if replaying != self.speed_action.isVisible():  # the demo speed gives way while replaying
+            if replaying:
+                self._hidden_demo = [a for a in self._demo_speed_actions if a.isVisible()]
+                for action in self._hidden_demo:
+                    action.setVisible(False)
+            else:
+                for action in self._hidden_demo:
+                    action.setVisible(True)
+                self._hidden_demo = []
+            self.speed_action.setVisible(replaying)
         speed = self.session.settings.replay_speed
         index = self.speed_combo.findData(speed)
         if index < 0:
