@@ -123,6 +123,7 @@ def test_compare_recording_skips_relay_lanes_and_says_so(make_window, qloop, dem
         _no_secrets(Path(p), demo_server.relay_token)
     assert any("lane settled is not recorded" in n for n in window.session.record_notes)
     assert any("lane settled is not recorded" in l for l in window.run_log.lines())
+    assert "lane settled is not recorded" in window.statusBar().currentMessage()
 
 
 def test_replay_at_2x_is_faster(make_window, qloop, demo_server, tmp_path):
