@@ -128,11 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--schema", required=True, metavar="NAME|FILE.json",
+        "--schema", default=None, metavar="NAME|FILE.json",
         help=f"what to extract: a bundled schema ({', '.join(SCHEMAS)}) or your JSON Schema file, "
         "e.g. --schema invoice or --schema ./ticket.json",
     )
-    source = parser.add_mutually_exclusive_group(required=True)
+    source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--document", metavar="FILE|-",
         help="the document to read: a .txt, .md or .pdf file, or - for standard input, e.g. --document invoice.pdf",
@@ -176,6 +176,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--pretty", action="store_true", help="a live table for people instead of JSON lines, e.g. --pretty"
     )
+    source.add_argument(
+        "--replay", metavar="TRACE.jsonl",
+        help="replay a recorded trace (its document and schema) through the in-process demo provider, "
+        "in any --mode, e.g. --replay ~/.local/share/livefill/recordings/invoice.jsonl",
+    )
+    parser.add_argument(
+        "--replay-speed", type=_non_negative, default=1.0, metavar="X",
+        help="with --replay: 1 as recorded (default), 0.5 half, 2 double, 0 as fast as possible, e.g. --replay-speed 0",
+    )
+    parser.add_argument(
+        "--record", metavar="PATH",
+        help="write a trace of the run (every network read, with its timing; no key) to PATH, "
+        "e.g. --record run.jsonl (not with --mode settled or hybrid: they read the relay)",
+    )
     parser.add_argument(
         "--idle-timeout", type=_non_negative, default=20.0, metavar="S",
         help="seconds with no content before the run fails (default 20; 0 = none), e.g. --idle-timeout 60",
@@ -205,6 +219,9 @@ class Plan:
     demo: Any  # DemoKnobs | None
     expected_fields: int | None  # how many fields the result has, when known (a scenario's)
     label: str
+    record_path: str | None = None  # write a trace of the run here
+    replay: Any = None  # a core.trace.Trace to replay (through the embedded demo provider)
+    replay_speed: float = 1.0
 
 
 def _looks_like_file(spec: str) -> bool:
@@ -287,8 +304,19 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
     from core.modes import parse_mode
     from core.scenarios import SCENARIO_NAMES, get_scenario
 
-    schema_name = resolve_schema(args.schema)
     mode = parse_mode(args.mode)
+    if args.record is not None and mode.needs_relay:
+        raise UsageProblem(
+            f"--record with --mode {mode.value}: {mode.value} mode reads the relay's records, not the "
+            "provider's wire, and cannot be recorded; record with --mode partial (any mode can replay it)"
+        )
+    if args.replay is not None:
+        return _replay_plan(args, mode)
+    if args.document is None and args.scenario is None:
+        raise UsageProblem("one of the arguments --document --scenario is required (or --replay TRACE)")
+    if args.schema is None:
+        raise UsageProblem("the following arguments are required: --schema (e.g. --schema invoice; not with --replay)")
+    schema_name = resolve_schema(args.schema)
     provider = args.provider
     scenario = None
     document = None
@@ -366,6 +394,48 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
         demo=demo,
         expected_fields=expected,
         label=f"extract · {what} · {provider or 'demo'}",
+        record_path=args.record,
+    )
+
+
+def _replay_plan(args: argparse.Namespace, mode: Any) -> Plan:
+    """The plan of `--replay TRACE`: the trace's document and schema, the embedded demo provider."""
+    from core.errors import TraceError
+    from core.trace import load_trace
+
+    if args.provider is not None or args.base_url is not None:
+        raise UsageProblem("--replay is served by the in-process demo provider: leave out --provider and --base-url")
+    if any(v is not None for v in (args.speed, args.seed, args.fault)):
+        raise UsageProblem("--speed, --seed and --fault are the demo generator's knobs; with --replay use --replay-speed")
+    try:
+        trace = load_trace(args.replay)
+    except TraceError as exc:
+        raise UsageProblem(f"--replay: {_one_line(exc)}") from None
+    source = trace.schema_source()
+    if args.schema is not None:
+        if not source.bundled or resolve_schema(args.schema) != source.name:
+            raise UsageProblem(
+                f"--schema {args.schema}: the trace was recorded with schema "
+                f"{source.name if source.bundled else 'of its own'}; leave out --schema to use it"
+            )
+    return Plan(
+        schema_name=source.name if source.bundled else "",
+        document=trace.document or "",
+        scenario=None,
+        provider=None,
+        wire=trace.provider,
+        base_url=None,
+        api_key=DEMO_KEY,
+        model=trace.model or None,
+        mode=mode.value,
+        structured="tools",
+        idle_timeout=args.idle_timeout,
+        demo=None,
+        expected_fields=None,
+        label=f"extract · replay {trace.name}",
+        record_path=args.record,
+        replay=trace,
+        replay_speed=args.replay_speed,
     )
 
 
@@ -388,8 +458,11 @@ def _log_redaction(keys: Any) -> Iterator[None]:
             handler.removeFilter(redacting)
 
 
-async def run_plan(plan: Plan, *, url: str | None, relay_token: str | None, sink: Any, keys: Any) -> tuple[Any, bool]:
-    """Run `plan` (the demo/relay server at `url`); the Outcome, and whether Ctrl-C stopped it."""
+async def run_plan(
+    plan: Plan, *, url: str | None, relay_token: str | None, sink: Any, keys: Any, trace_id: str | None = None
+) -> tuple[Any, bool]:
+    """Run `plan` (the demo/relay server at `url`; `trace_id`: the server's id of `plan.replay`);
+    the Outcome, and whether Ctrl-C stopped it."""
     from cli.extract_output import FormWatcher, Outcome
     from core.modes import parse_mode
     from core.run_status import Phase
@@ -418,15 +491,23 @@ async def run_plan(plan: Plan, *, url: str | None, relay_token: str | None, sink
     )
     session = Session(settings, fetch_notes=False)
     lane = session.single
-    config = replace(
-        session.run_config(),
-        api_key=plan.api_key,
-        demo=plan.demo,
-        structured=plan.structured,
-        relay_url=relay_url,
-        relay_embedded=relay_embedded,
-        label=plan.label,
-    )
+    if plan.replay is not None:
+        from core.session_replay import ReplaySource
+
+        session.open_replay(ReplaySource(plan.replay, trace_id or "", base_url or ""))
+        session.replace(replay_speed=plan.replay_speed)
+        config = replace(session.run_config(), record_path=plan.record_path, label=plan.label)
+    else:
+        config = replace(
+            session.run_config(),
+            api_key=plan.api_key,
+            demo=plan.demo,
+            structured=plan.structured,
+            relay_url=relay_url,
+            relay_embedded=relay_embedded,
+            label=plan.label,
+            record_path=plan.record_path,
+        )
     loop = asyncio.get_running_loop()
     errors: list[str] = []
     interrupted = False
@@ -482,6 +563,14 @@ async def run_plan(plan: Plan, *, url: str | None, relay_token: str | None, sink
         unsubscribe()
     status = lane.status
     run = lane.run
+    writer = run.recorder if run is not None else None
+    if plan.record_path:
+        if writer is not None and writer.error:
+            print(f"{PROG}: {writer.error}", file=sys.stderr, flush=True)
+        elif writer is not None and writer.begun:
+            print(f"{PROG}: recorded the run to {writer.path}", file=sys.stderr, flush=True)
+        else:
+            print(f"{PROG}: no trace was written (the run ended before any response)", file=sys.stderr, flush=True)
     reason = keys.redact(status.reason if status is not None else "")
     if status is not None and status.phase is Phase.COMMITTED and run is not None:
         return Outcome("committed", reason, run.result), interrupted
@@ -558,9 +647,10 @@ def main(
                         print(f"{PROG}: the demo provider could not start: {_one_line(exc)}", file=err, flush=True)
                         return EXIT_FAILED
                 url, relay_token = server.url, server.relay_token
+            trace_id = server.add_trace(plan.replay) if plan.replay is not None else None
             warm.join()
             outcome, interrupted = asyncio.run(
-                run_plan(plan, url=url, relay_token=relay_token, sink=sink, keys=keys)
+                run_plan(plan, url=url, relay_token=relay_token, sink=sink, keys=keys, trace_id=trace_id)
             )
         except KeyboardInterrupt:  # before the run (or its signal handler) was up
             outcome, interrupted = Outcome("stopped", "interrupted before the request was made"), True

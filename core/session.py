@@ -26,7 +26,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.form import MISSING, FormModel
@@ -41,6 +41,9 @@ from core.run import RunConfig, Source
 from core.run_status import Phase, RunStatus
 from core.scenarios import get_scenario
 from core.session_lane import LaneEvent, LaneFinished, LaneModeChanged, SessionLane
+from core.session_replay import (
+    RecordChanged, ReplayChanged, ReplaySource, lane_record_config, recorded_structured, trace_settings,
+)
 from core.settings import DEFAULT_SEED, RunSettings
 from core.timeline import TimelineModel
 from core.timeline_feed import TimelineFeed
@@ -110,7 +113,10 @@ class NotesReady:
     lanes: tuple[str, ...]  # these compare lanes now carry the demo provider's `server_note`
 
 
-SessionEvent = SettingsChanged | LanesChanged | ViewChanged | ActiveChanged | LaneDone | AllDone | NotesReady
+SessionEvent = (
+    SettingsChanged | LanesChanged | ViewChanged | ActiveChanged | LaneDone | AllDone | NotesReady
+    | ReplayChanged | RecordChanged
+)
 
 _DOCUMENT_FIELDS = frozenset({"scenario", "document", "schema_name"})
 
@@ -166,6 +172,41 @@ class Session:
         self.single = self._make_lane(SINGLE, self._settings.mode, keep_forms=True, measure=False, feed=self.single_feed)
         self.compare_lanes: list[SessionLane] = []
         self.single_feed.model.add_lane(SINGLE, self.single.title)
+        self.replay: ReplaySource | None = None  # the trace Start replays (core.session_replay)
+        self.record_target: str | None = None  # None: not recording; "": the recordings folder
+        self.record_paths: dict[str, str] = {}  # the last start's trace file of each recorded lane
+        self.record_notes: list[str] = []  # the last start's lanes that could not be recorded, why
+
+    # -- record and replay ----------------------------------------------------------------------
+
+    def open_replay(self, source: ReplaySource) -> None:
+        """Show `source.trace`'s document and schema; Start replays it until `leave_replay()`."""
+        self._require_idle()
+        self.replay = None
+        self.replace(**trace_settings(source.trace))
+        self.replay = source
+        self._emit(ReplayChanged(source))
+
+    def leave_replay(self, *, keep_document: bool = False, **changes: Any) -> None:
+        """Back to the settings' provider and the scenario (or `changes`, e.g. scenario=...);
+        `keep_document`: keep the document and schema shown (one the user chose meanwhile)."""
+        self._require_idle()
+        if self.replay is None:
+            if changes:
+                self.replace(**changes)
+            return
+        self.replay = None
+        if not keep_document:
+            changes = {"document": None, "document_name": None, "document_path": None, "schema_name": None, **changes}
+        if changes:
+            self.replace(**changes)
+        self._emit(ReplayChanged(None))
+
+    def set_record(self, target: str | None) -> None:
+        """Record every run from now on (None: stop recording; see core.session_replay)."""
+        if target != self.record_target:
+            self.record_target = target
+            self._emit(RecordChanged(target))
 
     # -- observing ------------------------------------------------------------------------------
 
@@ -384,6 +425,16 @@ class Session:
         request when Anthropic's or OpenAI's is missing), a structured-output choice the provider
         takes, and for settled / hybrid the app's embedded relay (the only relay handed the key)."""
         s = self._settings
+        if self.replay is not None:
+            from core.trace import replay_config
+
+            return replay_config(
+                self.replay.trace, self.replay.trace_id, base_url=self.replay.base_url or s.base_url, mode=s.mode,
+                speed=s.replay_speed, relay_token=s.relay_token, idle_timeout=s.idle_timeout,
+                show_provisional_strings=s.show_provisional_strings,
+                show_provisional_numbers=s.show_provisional_numbers, label=f"replay {self.replay.name}",
+                structured=recorded_structured(self.replay.trace),
+            )
         if s.live:
             return self._live_config()
         seed = s.seed
@@ -496,13 +547,26 @@ class Session:
         feed.model.start(t0)
         self._running = True
         started: list[SessionLane] = []
+        self.record_paths, self.record_notes, taken = {}, [], set()
         try:
             for lane in self.lanes:
+                lane_config = config
+                if self.record_target is not None:
+                    lane_config, note = lane_record_config(
+                        replace(config, mode=lane.mode), target=self.record_target, lane=lane.title if self._comparing else None,
+                        label=self.replay.name.removesuffix(".jsonl") if self.replay else self._settings.scenario
+                        if self._settings.document is None else (self._settings.document_name or "document"),
+                        taken=taken,
+                    )
+                    if note:
+                        self.record_notes.append(note)
+                    if lane_config.record_path:
+                        self.record_paths[lane.name] = lane_config.record_path
                 if self._comparing:
                     label = f"{config.label} · lane {lane.title}" if config.label else f"lane {lane.title}"
-                    lane.start(config, t0, label=label, final=final)
+                    lane.start(lane_config, t0, label=label, final=final)
                 else:
-                    lane.start(config, t0, final=final, history=self.history)
+                    lane.start(lane_config, t0, final=final, history=self.history)
                 started.append(lane)
         except Exception:
             self._running = False

@@ -30,6 +30,7 @@ __all__ = [
     "check_slicing",
     "parse_slicing",
     "SETTING_NAMES",
+    "REPLAY_SPEEDS",
     "LIVE_PROVIDERS",
     "model_setting",
     "base_url_setting",
@@ -60,6 +61,11 @@ FAULT_NAMES: tuple[str, ...] = tuple(f.value for f in FaultName)
 
 SLICING_DEFAULT = "event"
 """One network write per event."""
+
+REPLAY_SPEEDS: tuple[tuple[str, float], ...] = (
+    ("0.25×", 0.25), ("0.5×", 0.5), ("1×", 1.0), ("2×", 2.0), ("as fast as possible", 0.0),
+)
+"""The speeds a recorded trace can be replayed at (1 = as recorded, 0 = as fast as possible)."""
 
 
 def check_fault(text: str | None) -> str | None:
@@ -143,6 +149,8 @@ class RunSettings:
     relay_embedded: bool = False
     # Anthropic: fine-grained tool streaming (raw, unbuffered tool-input fragments).
     fine_grained: bool = False
+    # A replayed trace's speed (1 = as recorded, 0.5 = half, 0 = as fast as possible).
+    replay_speed: float = 1.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", parse_mode(self.mode))
@@ -155,6 +163,9 @@ class RunSettings:
             raise ValueError(f"unknown structured output {self.structured!r} (known: {', '.join(STRUCTURED)})")
         if self.speed < 0:
             raise ValueError(f"speed must be >= 0, got {self.speed:g}")
+        object.__setattr__(self, "replay_speed", float(self.replay_speed))
+        if self.replay_speed < 0:
+            raise ValueError(f"replay speed must be >= 0, got {self.replay_speed:g}")
         check_slicing(self.slicing)
         object.__setattr__(self, "fault", check_fault(self.fault))
         if self.schema_name is not None:

@@ -96,6 +96,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--schema", metavar="NAME|FILE.json", default=None,
                         help="read with a bundled schema (invoice, ...) or your own JSON Schema file instead of the scenario's")
     parser.add_argument("--settings-file", metavar="FILE", help="keep the remembered settings in this INI file (default: the user's livefill settings)")
+    parser.add_argument("--record", nargs="?", const="", default=None, metavar="PATH", help="record every run to a trace: PATH (a file or folder), else the recordings folder")
+    parser.add_argument("--replay", metavar="TRACE", help="open a recorded trace (.jsonl): Start replays it in the chosen mode")
+    parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X", help="replay speed: 1 as recorded (default), 0.5, 2, 0 = as fast as possible")
     parser.add_argument("--exit-after-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--close-after", type=float, default=None, help=argparse.SUPPRESS)  # tests: close the window
     args = parser.parse_args(argv)
@@ -106,6 +109,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             args.document = load_document(args.document)
         except DocumentError as exc:
             parser.error(f"--document: {exc.message}")
+    if args.replay:
+        from core.errors import TraceError
+        from core.trace import load_trace
+
+        try:
+            args.replay_trace = load_trace(args.replay)
+        except TraceError as exc:
+            parser.error(f"--replay: {exc}")
+    if args.replay_speed < 0:
+        parser.error(f"--replay-speed must be >= 0, got {args.replay_speed:g}")
     _check_live_args(parser, args)
     if args.compare:
         from core.session import parse_modes
@@ -228,6 +241,7 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             schema_name=args.schema,
         )
         errors.install(window, asyncio.get_running_loop())
+        window.recordings.apply_args(args, server)
         closed = asyncio.Event()
         window.closed.connect(closed.set)
         if args.screenshot and args.compare:
@@ -236,7 +250,7 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
         if args.present:
             window.toggle_presentation()
         app.processEvents()
-        if not args.document:
+        if not args.document and not args.replay:  # (a --replay shows the trace's document)
             # after processEvents: a task started before it would get its first step inside that
             # nested event processing, while this task runs (qasync refuses: "Cannot enter into task")
             window.restore_last_document()

@@ -19,7 +19,8 @@ File menus (`gui.window_menus`).
 
 The source pane is the session's document: a bar over it names it and gives its size and token
 estimate for the provider; File → Open document…, Edit → Paste document and a file dropped on the
-window make a document of one's own the session's (`gui.document_actions`). File → Settings…
+window make a document of one's own the session's (`gui.document_actions`). A dropped `.jsonl` file is a recorded
+trace instead: File → Record runs, File → Recordings and replay are `gui.recordings`. File → Settings…
 holds the keys (`gui.settings_dialog`, on the session's `KeyStore`); the remembered settings are
 written to the window's store as they change (`gui.window_documents`).
 
@@ -556,6 +557,16 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
             await self.compare_view.shutdown()
             self.compare_view.release()
         self.single_view.release()
+
+    def dropEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        """A dropped `.jsonl` file is a trace to replay (gui.recordings); anything else a document."""
+        urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
+        local = [u.toLocalFile() for u in urls if u.isLocalFile()]
+        if local and local[0].lower().endswith(".jsonl"):
+            event.acceptProposedAction()
+            self.recordings.open_trace(local[0])
+            return
+        super().dropEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
         self.save_settings()

@@ -1,6 +1,7 @@
 """The window's File and View menus, and "Save picture" (a PNG of the window).
 
-`build_menus(window)` adds File (Open document…, Open schema…, Settings…, Save picture…, Export timeline as PNG…,
+`build_menus(window)` adds File (Open document…, Open schema…, Settings…, Record runs, Recordings ▸
+(`gui.recordings`), Save picture…, Export timeline as PNG…,
 Quit), Edit (Paste document) and View (Compare,
 Wire inspector, Timeline, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
 button to its Run toolbar, and window-level copies of the shortcuts so they work while the menu
@@ -71,6 +72,9 @@ def build_menus(window: Any) -> None:
     window.save_picture_action.setToolTip("Write a PNG picture of the window")
     window.save_picture_action.triggered.connect(reporting(lambda _checked=False: _ask_and_save(window)))
     file_menu.addAction(window.save_picture_action)
+    from gui.recordings import Recordings
+
+    window.recordings = Recordings(window, file_menu, before=window.save_picture_action)
     window.export_timeline_action = QAction("Export timeline as PNG…", window)
     window.export_timeline_action.triggered.connect(window.timeline_dock.ask_export)
     file_menu.addAction(window.export_timeline_action)
