@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 from core.server.request_log import LogEntry
-from core.server.streaming import InjectedDisconnect, _Exchange, _run
+from core.server.streaming import InjectedDisconnect, _Exchange, _run, finish_body
 from core.trace import Trace
 
 __all__ = ["ReplayResponse", "TraceShelf"]
@@ -88,26 +88,7 @@ class ReplayResponse:
         entry.outcome = "streaming"
         exchange = _Exchange(entry)
         producer = await _run(exchange, self._produce(send), receive, self.shutdown)
-        if producer.cancelled():
-            if entry.disconnected:
-                return  # the client is gone: there is no one to write to
-            entry.outcome = "shutdown"
-            exchange.complete = True
-            await self._start(send)
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-            return
-        error = producer.exception()
-        if isinstance(error, InjectedDisconnect):
-            entry.aborted = True
-            entry.outcome = "aborted"
-            raise error
-        if error is not None:
-            raise error
-        exchange.complete = True
-        entry.finished = True
-        entry.finished_at = time.time()
-        entry.outcome = "finished"
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await finish_body(producer, exchange, send, before_end=lambda: self._start(send))
 
     async def _start(self, send: Send) -> None:
         if self._started:

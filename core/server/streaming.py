@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from core.demo_protocol import SliceMode, Slicing
@@ -234,25 +234,7 @@ class StepResponse:
             producer = await _run(exchange, self._produce(writer), receive, self.shutdown)
         finally:
             writer.close()
-        if producer.cancelled():
-            if entry.disconnected:
-                return  # the client is gone: there is no one to write to
-            entry.outcome = "shutdown"  # the server is stopping: end the body where it is
-            exchange.complete = True
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-            return
-        error = producer.exception()
-        if isinstance(error, InjectedDisconnect):
-            entry.aborted = True
-            entry.outcome = "aborted"
-            raise error
-        if error is not None:
-            raise error
-        exchange.complete = True
-        entry.finished = True
-        entry.finished_at = time.time()
-        entry.outcome = "finished"
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await finish_body(producer, exchange, send)
 
     async def _produce(self, writer: _Writer) -> None:
         loop = asyncio.get_running_loop()
@@ -367,3 +349,39 @@ class DelayedResponse:
         entry.finished_at = time.time()
         entry.outcome = "finished" if entry.finished else "shutdown"
         await send({"type": "http.response.body", "body": self.body, "more_body": False})
+
+
+async def finish_body(
+    producer: asyncio.Future[Any],
+    exchange: _Exchange,
+    send: Send,
+    before_end: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """End a streamed response as its producer ended, and log how.
+
+    The client gone: nothing to write. The server stopping (producer cancelled): end the body
+    where it is (`before_end` first, e.g. to send headers not sent yet). An injected disconnect:
+    logged `aborted` and re-raised so the connection breaks. Otherwise `finished`.
+    """
+    entry = exchange.entry
+    if producer.cancelled():
+        if entry.disconnected:
+            return  # the client is gone: there is no one to write to
+        entry.outcome = "shutdown"
+        exchange.complete = True
+        if before_end is not None:
+            await before_end()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
+    error = producer.exception()
+    if isinstance(error, InjectedDisconnect):
+        entry.aborted = True
+        entry.outcome = "aborted"
+        raise error
+    if error is not None:
+        raise error
+    exchange.complete = True
+    entry.finished = True
+    entry.finished_at = time.time()
+    entry.outcome = "finished"
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
