@@ -9,7 +9,8 @@ one, no run is going and no export is running. The output path comes from a save
 [--compare MODES | --mode M]` in a QProcess, so the window stays responsive however long it takes:
 the view (compare lanes or the single form's mode) is the window's at the moment of export. The
 status bar says "rendering animation…" meanwhile, then the written path with an "Open folder"
-button (QDesktopServices), or the command's one-line error (its last stderr line).
+button (QDesktopServices), or the command's one-line error (its last stderr line). Closing the
+window (or `cancel()`) kills a render still going; it ends as "cancelled".
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QProcess, QStandardPaths, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QObject, QProcess, QStandardPaths, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton
 
@@ -44,6 +45,7 @@ class AnimationExport(QObject):
         self.process: QProcess | None = None
         self.out: Path | None = None
         self.last_error: str | None = None
+        self._cancelled = False
         self.action = QAction("Export animation…", window)
         self.action.setObjectName("exportAnimationAction")
         self.action.setToolTip("Render the replayed (or last recorded) run to an animated GIF or MP4")
@@ -58,7 +60,13 @@ class AnimationExport(QObject):
         self.open_button.setVisible(False)
         window.statusBar().addPermanentWidget(self.open_button)
         self.session.subscribe(lambda _event: self.update_enabled())
+        window.installEventFilter(self)  # closing the window stops a render still going
         self.update_enabled()
+
+    def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 (Qt API)
+        if obj is self.window and event.type() == QEvent.Type.Close:
+            self.cancel()
+        return False
 
     def trace_path(self) -> Path | None:
         """The trace an export renders: the one open for replay, else the last one recorded."""
@@ -122,6 +130,7 @@ class AnimationExport(QObject):
             return False
         self.out = out
         self.last_error = None
+        self._cancelled = False
         self.open_button.setVisible(False)
         process = QProcess(self)
         process.setWorkingDirectory(str(ROOT))
@@ -151,6 +160,9 @@ class AnimationExport(QObject):
         if process is None:
             return
         stderr = bytes(process.readAllStandardError().data()).decode("utf-8", "replace")
+        if self._cancelled:
+            self._end(False, "cancelled")
+            return
         if code == 0 and self.out is not None and self.out.is_file():
             self._end(True, str(self.out))
             return
@@ -180,7 +192,8 @@ class AnimationExport(QObject):
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.out.parent)))
 
     def cancel(self) -> None:
-        """Stop a running render (the window is closing)."""
+        """Stop a running render (the window is closing); it ends as "cancelled"."""
         if self.process is not None:
+            self._cancelled = True
             self.process.kill()
             self.process.waitForFinished(3000)

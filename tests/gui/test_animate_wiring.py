@@ -139,6 +139,27 @@ def test_export_follows_the_last_recorded_run(make_window, qloop, tmp_path):
     assert export.action.isEnabled()
 
 
+def test_an_export_in_progress_can_be_cancelled(make_window, qloop, tmp_path):
+    window = make_window()
+    export = window.animation_export
+    assert window.recordings.open_trace(DEMO_TRACE)
+    ended: list[tuple[bool, str]] = []
+    export.finished.connect(lambda ok, text: ended.append((ok, text)))
+    out = tmp_path / "never.gif"
+    assert export.export(out)
+    assert not export.export(tmp_path / "second.gif") and "already rendering" in export.last_error
+
+    async def go():
+        await asyncio.sleep(0.2)
+        export.cancel()
+        await wait_until(lambda: bool(ended), timeout=10)
+
+    arun(qloop, go())
+    assert ended == [(False, "cancelled")]
+    assert not export.running and export.action.isEnabled() and not out.exists()
+    assert "cancelled" in window.statusBar().currentMessage()
+
+
 @pytest.mark.slow
 def test_export_renders_in_the_background_and_offers_the_folder(make_window, qloop, tmp_path):
     window = make_window()
