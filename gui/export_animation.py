@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QProcess, QStandardPaths, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QObject, QProcess, QProcessEnvironment, QStandardPaths, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton
 
@@ -136,11 +136,7 @@ class AnimationExport(QObject):
         process.setWorkingDirectory(str(ROOT))
         process.setProgram(sys.executable)
         process.setArguments(self.command(out))
-        env = process.processEnvironment()
-        if env.isEmpty():
-            from PySide6.QtCore import QProcessEnvironment
-
-            env = QProcessEnvironment.systemEnvironment()
+        env = QProcessEnvironment.systemEnvironment()
         env.insert("QT_QPA_PLATFORM", "offscreen")
         process.setProcessEnvironment(env)
         process.finished.connect(self._done)
