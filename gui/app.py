@@ -18,6 +18,9 @@ system palette). `--live` reads the real provider (`--provider`, `--base-url URL
 `--structured tools|json_schema|json_object`); `--schema NAME|FILE.json` reads with a bundled
 schema or one's own JSON Schema file. `--document FILE` opens a document of one's own (.txt, .md, .pdf; checked before
 anything starts: a file that cannot be used exits 2 with one line saying why).
+`--replay TRACE --animate OUT.gif [--compare ...] [--fps N] [--width PX]` opens no window: it
+renders the replayed run headless (`gui.animate`, as `livefill animate TRACE OUT.gif`), prints the
+path and exits 0 (a bad option exits 2 with one line before anything renders).
 
 Remembered settings (provider, model, the compatible server's and Ollama's addresses, the last
 document, the theme; never a key) are read at launch from the user's QSettings file, or from
@@ -99,6 +102,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--record", nargs="?", const="", default=None, metavar="PATH", help="record every run to a trace: PATH (a file or folder), else the recordings folder")
     parser.add_argument("--replay", metavar="TRACE", help="open a recorded trace (.jsonl): Start replays it in the chosen mode")
     parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X", help="replay speed: 1 as recorded (default), 0.5, 2, 0 = as fast as possible")
+    parser.add_argument("--animate", metavar="OUT", default=None,
+                        help="with --replay: render the replayed run headless to OUT.gif (or OUT.mp4 with imageio-ffmpeg) and exit")
+    parser.add_argument("--fps", type=float, default=None, help="with --animate: frames per second (default 10)")
+    parser.add_argument("--width", type=int, default=None, metavar="PX", help="with --animate: width in pixels (default 1280)")
     parser.add_argument("--exit-after-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--close-after", type=float, default=None, help=argparse.SUPPRESS)  # tests: close the window
     args = parser.parse_args(argv)
@@ -109,6 +116,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             args.document = load_document(args.document)
         except DocumentError as exc:
             parser.error(f"--document: {exc.message}")
+    _check_animate_args(parser, args)
     if args.replay:
         from core.errors import TraceError
         from core.trace import load_trace
@@ -128,6 +136,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         except ValueError as exc:
             parser.error(f"--compare: {exc}")
     return args
+
+
+def _check_animate_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--animate OUT (with --fps, --width), checked before anything starts (exit 2)."""
+    if args.animate is None:
+        if args.fps is not None or args.width is not None:
+            parser.error("--fps and --width go with --animate OUT")
+        return
+    if not args.replay:
+        parser.error("--animate needs --replay TRACE (the recorded run to render)")
+    from core.animation import check_output
+    from core.errors import UsageError
+
+    try:
+        check_output(args.animate)
+    except UsageError as exc:
+        parser.error(f"--animate: {exc}")
+    if args.fps is not None and not 0 < args.fps <= 50:
+        parser.error("--fps: give a number above 0 and at most 50")
+    if args.width is not None and not 200 <= args.width <= 3840:
+        parser.error("--width: give 200 to 3840 pixels")
 
 
 def _check_live_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -400,6 +429,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return animate_main(argv[1:])
     args = parse_args(argv)
+    if args.animate:  # the replayed run rendered headless, no window shown
+        from gui.animate import argv_from_app
+        from gui.animate import main as animate_main
+
+        return animate_main(argv_from_app(args))
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     t0 = time.monotonic()

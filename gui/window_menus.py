@@ -1,7 +1,7 @@
 """The window's File and View menus, and "Save picture" (a PNG of the window).
 
 `build_menus(window)` adds File (Open document…, Open schema…, Settings…, Record runs, Recordings ▸
-(`gui.recordings`), Save picture…, Export timeline as PNG…,
+(`gui.recordings`), Export animation… (`gui.export_animation`), Save picture…, Export timeline as PNG…,
 Quit), Edit (Paste document) and View (Compare,
 Wire inspector, Timeline, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
 button to its Run toolbar, and window-level copies of the shortcuts so they work while the menu
@@ -75,6 +75,9 @@ def build_menus(window: Any) -> None:
     from gui.recordings import Recordings
 
     window.recordings = Recordings(window, file_menu, before=window.save_picture_action)
+    from gui.export_animation import AnimationExport
+
+    window.animation_export = AnimationExport(window, file_menu, before=window.save_picture_action)
     window.export_timeline_action = QAction("Export timeline as PNG…", window)
     window.export_timeline_action.triggered.connect(window.timeline_dock.ask_export)
     file_menu.addAction(window.export_timeline_action)
