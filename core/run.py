@@ -79,7 +79,7 @@ MODE_LABELS: dict[Mode, str] = {m: spec.label for m, spec in MODES.items()}
 _NOT_SECRETS = frozenset({"", "demo", "ollama"})  # the placeholder keys of the keyless servers
 
 
-def _relay_records(cfg: RunConfig) -> bool:
+def relay_can_record(cfg: RunConfig) -> bool:
     """Whether the run's relay can record: the app's embedded one (for a demo run with no relay
     address, the demo provider's own server), over loopback."""
     from core.loopback import is_loopback_url
@@ -225,7 +225,7 @@ class Run:
         self.result: Any = MISSING  # the committed extraction, once committed
         if config.record_path and source is not None:
             raise UsageError("a run with its own source cannot be recorded")
-        if config.record_path and config.mode.spec.needs_relay and not _relay_records(config):
+        if config.record_path and config.mode.spec.needs_relay and not relay_can_record(config):
             raise UsageError("a relay deployed on its own cannot record; record in partial mode")
         self._trace: Any = None  # the TraceWriter while recording
         self._request: Any = None  # the ExtractionRequest sent (recording)
@@ -352,7 +352,7 @@ class Run:
             # elsewhere uses the keys of its own environment.
             hand_key = cfg.demo is None and cfg.relay_embedded and bool(cfg.api_key) and is_loopback_url(relay_url)
             # A recording is made by the embedded relay, of the provider's wire it reads.
-            record = cfg.record_path if cfg.record_path and _relay_records(cfg) else None
+            record = cfg.record_path if cfg.record_path and relay_can_record(cfg) else None
             if record is not None:
                 self._relay_record = _RelayRecording(Path(record).expanduser().absolute())
             return open_relay(
@@ -552,5 +552,6 @@ __all__ = [
     "demo_request_entry",
     "demo_requests",
     "describe_failure",
+    "relay_can_record",
     "server_note",
 ]
