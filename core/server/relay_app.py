@@ -351,6 +351,8 @@ class _RelayResponse(Response):
                             break
             await write(settler.close())
         except (RunFailure, ProtocolError) as exc:
+            if recording is not None:
+                recording.status = getattr(exc, "status", None)
             await write(settler.fail(exc))
         except UsageError as exc:
             await write(settler.fail("upstream_error", f"the upstream request could not be made: {exc}"))
@@ -415,6 +417,7 @@ class _Recording:
         self.trace: Any = None
         self.request: Any = None
         self.terminal: Any = None
+        self.status: int | None = None  # the upstream's HTTP error status, when it refused
 
     def writer(self, request: Any) -> Any:
         """The TraceWriter for `request` (made just before it is sent: its clock starts now)."""
@@ -451,7 +454,7 @@ class _Recording:
         if self.trace is None or self.trace.ended:
             return
         if not self.trace.begun:  # refused, or cut, before any response
-            self.begin(getattr(self.terminal, "status", None), {})
+            self.begin(self.status, {})
         self.trace.end(outcome, reason, **extra)
         if self.trace.error:
             log.warning("relay %s: %s", self.run_id, self.trace.error)

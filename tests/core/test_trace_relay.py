@@ -59,7 +59,7 @@ def _assert_clean(path, *secrets: str) -> None:
 
 
 @pytest.mark.parametrize("mode", ["settled", "hybrid"])
-@pytest.mark.parametrize("provider", ["anthropic", "openai-chat"])
+@pytest.mark.parametrize("provider", ["anthropic", "openai-chat", "openai-responses", "ollama"])
 async def test_a_relay_run_records_the_provider_wire_and_it_replays_in_partial(
     demo_server, tmp_path, fake_key, mode, provider
 ):
@@ -77,8 +77,9 @@ async def test_a_relay_run_records_the_provider_wire_and_it_replays_in_partial(
     assert trace.document == INVOICE.document and trace.header["schema_name"] == "invoice"
     _assert_clean(path, fake_key, demo_server.relay_token)
     body = trace.body().decode("utf-8")
-    assert "event:" in body or "data:" in body  # a provider's SSE stream, not relay NDJSON
-    assert '"seq"' not in body
+    assert '"seq"' not in body and '"type":"start"' not in body  # the provider's wire, not relay records
+    if provider != "ollama":
+        assert "data:" in body  # an SSE stream
 
     partial_run, replayed, _, _, _ = await replay(demo_server, trace, mode="partial", speed=0)
     assert replayed.phase is Phase.COMMITTED, replayed.reason
@@ -110,6 +111,15 @@ async def test_a_live_upstream_through_the_embedded_relay_is_recorded_without_it
     assert replay_run.result == run.result == INVOICE.output
 
 
+async def test_a_relay_trace_can_keep_only_the_document_hash(demo_server, tmp_path, fake_key):
+    path = tmp_path / "hash.jsonl"
+    cfg = dataclasses.replace(record_config(demo_server, path, fake_key, mode="settled"), record_document=False)
+    assert (await Run(invoice_form(), cfg).run()).phase is Phase.COMMITTED
+    trace = await _trace_ended(path)
+    assert trace.document is None and trace.header["document_sha256"]
+    assert INVOICE.document not in path.read_text(encoding="utf-8")
+
+
 async def test_a_stopped_relay_run_leaves_a_trace_ending_stopped(demo_server, tmp_path, fake_key):
     path = tmp_path / "stop.jsonl"
     run = Run(invoice_form(), record_config(demo_server, path, fake_key, mode="settled", speed=50))
@@ -130,7 +140,8 @@ async def test_a_failed_upstream_leaves_a_trace_ending_failed(demo_server, tmp_p
     run = Run(invoice_form(), record_config(demo_server, path, fake_key, mode="settled", fault="http_429"))
     assert (await run.run()).phase is Phase.FAILED
     trace = await _trace_ended(path)
-    assert trace.end == "failed" and trace.trailer["reason"]
+    assert trace.end == "failed" and trace.trailer["reason"] and trace.trailer["code"]
+    assert trace.status == 429 and trace.reads == ()
 
 
 def test_a_run_through_a_relay_deployed_on_its_own_cannot_record(demo_server, tmp_path, fake_key):
