@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--record", metavar="PATH",
         help="write a trace of the run (every network read, with its timing; no key) to PATH, "
-        "e.g. --record run.jsonl (not with --mode settled or hybrid: they read the relay)",
+        "e.g. --record run.jsonl (with --mode settled or hybrid, the embedded relay records the provider's wire)",
     )
     parser.add_argument(
         "--idle-timeout", type=_non_negative, default=20.0, metavar="S",
@@ -305,11 +305,6 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
     from core.scenarios import SCENARIO_NAMES, get_scenario
 
     mode = parse_mode(args.mode)
-    if args.record is not None and mode.needs_relay:
-        raise UsageProblem(
-            f"--record with --mode {mode.value}: {mode.value} mode reads the relay's records, not the "
-            "provider's wire, and cannot be recorded; record with --mode partial (any mode can replay it)"
-        )
     if args.replay is not None:
         return _replay_plan(args, mode)
     if args.document is None and args.scenario is None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -72,6 +73,8 @@ __all__ = [
 
 EXTRACT_PATH = "/relay/v1/extract"
 UPSTREAM_KEY_HEADER = "x-livefill-upstream-key"  # the app's key, for its embedded relay only
+RECORD_HEADER = "x-livefill-record"  # where the embedded relay writes a trace of its upstream
+RECORD_DOCUMENT_HEADER = "x-livefill-record-document"  # "0": the trace keeps only the document's hash
 
 
 def failure_from_record(record: ErrorRecord) -> RunFailure:
@@ -347,12 +350,17 @@ async def open_relay(
     idle_timeout: float | None = 60.0,
     client: httpx.AsyncClient | None = None,
     upstream_key: str | None = None,
+    record_path: str | None = None,
+    record_document: bool = True,
 ) -> AsyncIterator[RelayStream]:
     """POST `body` to the relay at `base_url` and yield a `RelayStream` of checked records.
 
     `upstream_key` hands a live provider's key to the app's *embedded* relay (the
     `x-livefill-upstream-key` header); it is refused (UsageError, nothing sent) unless `base_url`
     is a loopback address — a relay elsewhere reads its own environment.
+    `record_path` (an absolute path) asks the embedded relay, over loopback only (UsageError
+    otherwise, nothing sent), to write a trace of the provider's wire it reads there (the
+    `x-livefill-record` header, percent-encoded; `record_document` False: only the document's hash).
 
     `token` is the relay's bearer token. `timeout` bounds connecting; `idle_timeout` (None: no
     limit) bounds the wait for the response and every stretch with no record, with the same
@@ -377,6 +385,14 @@ async def open_relay(
         if not is_loopback_url(base_url):
             raise UsageError("an API key is handed only to the app's embedded relay, over loopback")
         headers[UPSTREAM_KEY_HEADER] = upstream_key
+    if record_path is not None:
+        if not is_loopback_url(base_url):
+            raise UsageError("a relay deployed on its own cannot record; record in partial mode")
+        from urllib.parse import quote
+
+        headers[RECORD_HEADER] = quote(os.path.abspath(record_path), safe="/:\\")
+        if not record_document:
+            headers[RECORD_DOCUMENT_HEADER] = "0"
     limits = httpx.Timeout(timeout, read=None)
     async with contextlib.AsyncExitStack() as stack:
         if client is None:

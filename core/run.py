@@ -30,8 +30,10 @@ the writer's clock starts as the request is made, the header (request, response 
 headers) is written once the response arrived, every read as it arrives, and the trailer when the
 run ends (complete / stopped / failed / cancelled); a request refused with an HTTP status still
 leaves a trace (its status, no reads); a run stopped before any response leaves none (there is
-nothing to replay). A relay-mode run reads the relay's records, not a
-provider's wire: it cannot be recorded (UsageError when the Run is made).
+nothing to replay). A relay-mode run (settled / hybrid) reads the relay's records, so the
+embedded relay records instead: the run asks it to (over loopback only) and the relay writes the
+provider's wire it reads, an ordinary provider trace. A relay deployed on its own cannot record
+(UsageError when the Run is made).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, AsyncContextManager
 
 from core.demo_client import demo_request_entry, demo_requests, server_note
@@ -74,6 +77,32 @@ from core.user_schema import SchemaSource, resolve_schema
 MODE_LABELS: dict[Mode, str] = {m: spec.label for m, spec in MODES.items()}
 
 _NOT_SECRETS = frozenset({"", "demo", "ollama"})  # the placeholder keys of the keyless servers
+
+
+def relay_can_record(cfg: RunConfig) -> bool:
+    """Whether the run's relay can record: the app's embedded one (for a demo run with no relay
+    address, the demo provider's own server), over loopback."""
+    from core.loopback import is_loopback_url
+
+    relay_url = cfg.relay_url or cfg.base_url
+    embedded = cfg.relay_embedded or (cfg.demo is not None and not cfg.relay_url)
+    return embedded and bool(relay_url) and is_loopback_url(relay_url)
+
+
+@dataclass(frozen=True)
+class _RelayRecording:
+    """A trace the embedded relay writes (the run holds no writer): `begun` once the file has its
+    header line; `error` is None (the relay logs a file it could not write)."""
+
+    path: Path
+    error: str | None = None
+
+    @property
+    def begun(self) -> bool:
+        try:
+            return self.path.stat().st_size > 0
+        except OSError:
+            return False
 
 
 def _secrets(cfg: RunConfig) -> list[str]:
@@ -194,15 +223,13 @@ class Run:
         self._payload_bytes = 0
         self.status = RunStatus(run_id="run_" + uuid.uuid4().hex[:8], mode=config.mode)
         self.result: Any = MISSING  # the committed extraction, once committed
-        if config.record_path and (config.mode.spec.needs_relay or source is not None):
-            raise UsageError(
-                "only a run that reads a provider's wire itself can be recorded "
-                f"({config.mode.value} mode reads the relay's records)"
-                if source is None
-                else "a run with its own source cannot be recorded"
-            )
+        if config.record_path and source is not None:
+            raise UsageError("a run with its own source cannot be recorded")
+        if config.record_path and config.mode.spec.needs_relay and not relay_can_record(config):
+            raise UsageError("a relay deployed on its own cannot record; record in partial mode")
         self._trace: Any = None  # the TraceWriter while recording
         self._request: Any = None  # the ExtractionRequest sent (recording)
+        self._relay_record: Any = None  # the trace the embedded relay writes (settled / hybrid)
 
     # -- observing --------------------------------------------------------------------------
 
@@ -227,8 +254,9 @@ class Run:
     @property
     def recorder(self) -> Any:
         """The run's TraceWriter while or after recording (None: not recording, or not yet);
-        its `error` says when the trace could not be written (the run itself goes on)."""
-        return self._trace
+        its `error` says when the trace could not be written (the run itself goes on). A relay
+        run's trace is written by the embedded relay: a `_RelayRecording` stands for it."""
+        return self._trace if self._trace is not None else self._relay_record
 
     @property
     def phase(self) -> Phase:
@@ -323,6 +351,10 @@ class Run:
             # The key goes to the relay only when it is the app's own, over loopback; a relay
             # elsewhere uses the keys of its own environment.
             hand_key = cfg.demo is None and cfg.relay_embedded and bool(cfg.api_key) and is_loopback_url(relay_url)
+            # A recording is made by the embedded relay, of the provider's wire it reads.
+            record = cfg.record_path if cfg.record_path and relay_can_record(cfg) else None
+            if record is not None:
+                self._relay_record = _RelayRecording(Path(record).expanduser().absolute())
             return open_relay(
                 relay_url,
                 cfg.relay_token or "",
@@ -330,6 +362,8 @@ class Run:
                 tap=self._tap,
                 idle_timeout=idle,
                 upstream_key=cfg.api_key if hand_key else None,
+                record_path=str(self._relay_record.path) if record is not None else None,
+                record_document=cfg.record_document,
             )
         from core.providers import ExtractionRequest, open_stream
 
@@ -518,5 +552,6 @@ __all__ = [
     "demo_request_entry",
     "demo_requests",
     "describe_failure",
+    "relay_can_record",
     "server_note",
 ]

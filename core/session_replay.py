@@ -15,8 +15,9 @@ by its SHA-256, since a setting names a schema by a bundled name or a file). Whi
 Recording: `record_target` is None (off), "" (a new file per lane and run in `recordings_dir()`),
 a directory (the same, there) or a file path (the single form's trace; compare lanes add
 `-<lane>` to its stem; a file already there gets `-2`, `-3`, ... rather than being overwritten).
-`lane_record_config` gives each lane its `record_path`, or none with a one-line reason when the
-lane reads the relay (settled / hybrid), which cannot be recorded.
+`lane_record_config` gives each lane its `record_path` (a settled / hybrid lane's trace is written
+by the embedded relay: the provider's wire it reads), or none with a one-line reason when the lane
+reads a relay deployed on its own, which cannot record.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from core.run import relay_can_record
 from core.trace import Trace, new_trace_path
 
 __all__ = ["recorded_structured", "ReplaySource", "ReplayChanged", "RecordChanged", "trace_settings", "lane_record_config", "free_path"]
@@ -114,10 +116,10 @@ def lane_record_config(
     single form). `taken`: paths already given out in this start (so lanes never share one)."""
     if target is None:
         return replace(config, record_path=None), None
-    if config.mode.spec.needs_relay:
+    if config.mode.spec.needs_relay and not relay_can_record(config):
         who = f"lane {lane}" if lane else "this run"
         return replace(config, record_path=None), (
-            f"{who} is not recorded: {config.mode.value} mode reads the relay's records, not the provider's wire"
+            f"{who} is not recorded: a relay deployed on its own cannot record; record in partial mode"
         )
     taken = taken if taken is not None else set()
     words = label if lane is None else f"{label}-{lane}"

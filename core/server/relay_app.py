@@ -34,6 +34,14 @@ address), `model`, `structured` and `fine_grained`. The key comes from one of tw
   can never make the relay send its key elsewhere. An OpenAI-compatible server or Ollama without
   a header key is asked with no key.
 
+Recording. The `x-livefill-record` header (an absolute path, percent-encoded) is accepted, like
+the key header, only by the app's embedded relay (`RelaySettings.accept_record`) from a loopback
+peer (403 otherwise; never logged). The relay then tees a `core.trace.TraceWriter` onto the
+upstream tap: the trace is the PROVIDER's wire as the relay read it (header from the upstream
+request, credentials removed), an ordinary provider trace that replays in any mode. Its trailer
+says how upstream ended: `complete`, `failed` with the terminal error's message, or `stopped`
+when the client disconnected. `x-livefill-record-document: 0` keeps only the document's hash.
+
 The app keeps no state between requests (the settings are read-only), so it runs under several
 uvicorn / gunicorn workers as well as in one process. `create_relay_app()` with no arguments reads
 its settings from the environment (LIVEFILL_RELAY_TOKEN, required; LIVEFILL_RELAY_DEMO_URL;
@@ -81,7 +89,7 @@ from starlette.types import Receive, Scope, Send
 from core.demo_protocol import DemoKnobs, KnobError, RelayDemoBody
 from core.errors import InputError, ProtocolError, RunFailure, UsageError
 from core.relay import Settler
-from core.relay_records import encode_record
+from core.relay_records import CompleteRecord, ErrorRecord, encode_record
 from core.schemas import SCHEMAS
 from core.taps import ReadWatch, tee
 from core.user_schema import SchemaSource, resolve_schema
@@ -102,6 +110,9 @@ LIVE_KEYS: dict[str, str] = {
 
 #: The request header that hands the embedded relay the app's key (loopback peers only).
 UPSTREAM_KEY_HEADER = "x-livefill-upstream-key"
+#: The request header asking the embedded relay to record its upstream wire (loopback peers only).
+RECORD_HEADER = "x-livefill-record"
+RECORD_DOCUMENT_HEADER = "x-livefill-record-document"
 
 _RESPONSE_HEADERS = [
     (b"content-type", b"application/x-ndjson"),
@@ -122,11 +133,13 @@ class RelaySettings:
     configured. `idle_timeout`: seconds of upstream silence (keep-alives do not count) before the
     run ends with `timeout`. `env`: where live-provider keys are read (default os.environ).
     `timing_log`: a file to append per-record timings to (opt-in). `upstream_tap`: a factory `run_id
-    -> WireTap` observing every upstream stream (tests).
+    -> WireTap` observing every upstream stream (tests). `accept_record`: take the
+    `x-livefill-record` header of a loopback peer (the app's embedded relay only).
     """
 
     token: str
     accept_upstream_key: bool = False
+    accept_record: bool = False
     demo_base_url: str | None = None
     demo_is_local: bool = False
     idle_timeout: float = 20.0
@@ -205,6 +218,8 @@ class _Job:
     fine_grained: bool = False
     api_key: str | None = field(default=None, repr=False)  # from the embedded relay's header only
     demo_headers: dict[str, str] = field(default_factory=dict)
+    record_path: str | None = field(default=None, repr=False)  # the embedded relay's trace, if asked
+    record_document: bool = True
 
 
 def _bad_request(message: str) -> JSONResponse:
@@ -305,11 +320,14 @@ class _RelayResponse(Response):
         )
         clock = ReadWatch()  # when the last upstream read arrived
         upstream = tee(clock, self.settings.upstream_tap(self.run_id) if self.settings.upstream_tap else None)
+        recording = _Recording(job, self.run_id) if job.record_path else None
 
         async def write(records: list[Any]) -> None:
             if not records:
                 return
             read_at = clock.last_read
+            if recording is not None:
+                recording.saw(records)
             await send({"type": "http.response.body", "body": b"".join(map(encode_record, records)), "more_body": True})
             if self.timings is not None:
                 written, wall = time.monotonic(), time.time()
@@ -320,7 +338,11 @@ class _RelayResponse(Response):
             request = self._upstream_request()
             from core.providers import open_stream
 
+            if recording is not None:
+                upstream = tee(upstream, recording.writer(request))
             async with open_stream(request, tap=upstream, idle_timeout=self.settings.idle_timeout) as events:
+                if recording is not None:
+                    recording.begin(200, getattr(events, "headers", {}))
                 async for event in events:
                     records = settler.feed(event)
                     if records:
@@ -329,12 +351,21 @@ class _RelayResponse(Response):
                             break
             await write(settler.close())
         except (RunFailure, ProtocolError) as exc:
+            if recording is not None:
+                recording.status = getattr(exc, "status", None)
             await write(settler.fail(exc))
         except UsageError as exc:
             await write(settler.fail("upstream_error", f"the upstream request could not be made: {exc}"))
         except Exception as exc:  # a bug: say so on the wire rather than cut the stream
             log.exception("relay %s: unexpected failure", self.run_id)
             await write(settler.fail("upstream_error", f"the relay failed: {type(exc).__name__}: {exc}"))
+        except BaseException:  # cancelled: the client went away (or the server is stopping)
+            if recording is not None:
+                recording.end("stopped", "the client disconnected")
+            raise
+        finally:
+            if recording is not None:
+                recording.finish()
 
     def _upstream_request(self) -> Any:
         from core.providers import ExtractionRequest
@@ -375,6 +406,68 @@ class _RelayResponse(Response):
         )
         with open(self.settings.timing_log, "a", encoding="utf-8") as fh:
             fh.write(lines)
+
+
+class _Recording:
+    """The embedded relay's trace of one upstream stream (see "Recording" in the module comment)."""
+
+    def __init__(self, job: _Job, run_id: str) -> None:
+        self.job = job
+        self.run_id = run_id
+        self.trace: Any = None
+        self.request: Any = None
+        self.terminal: Any = None
+        self.status: int | None = None  # the upstream's HTTP error status, when it refused
+
+    def writer(self, request: Any) -> Any:
+        """The TraceWriter for `request` (made just before it is sent: its clock starts now)."""
+        from core.trace import TraceWriter
+
+        assert self.job.record_path is not None
+        self.request = request
+        key = request.api_key if self.job.upstream == "live" else ""
+        self.trace = TraceWriter(self.job.record_path, secrets=[key] if key else [])
+        return self.trace
+
+    def begin(self, status: int | None, headers: Any) -> None:
+        if self.trace is None or self.trace.begun:
+            return
+        from core.trace import trace_header
+
+        self.trace.begin(
+            trace_header(
+                self.request,
+                status=status,
+                headers=headers,
+                include_document=self.job.record_document,
+                mode=self.job.mode,
+                run_id=self.run_id,
+            )
+        )
+
+    def saw(self, records: list[Any]) -> None:
+        for record in records:
+            if isinstance(record, (CompleteRecord, ErrorRecord)):
+                self.terminal = record
+
+    def end(self, outcome: str, reason: str | None, **extra: Any) -> None:
+        if self.trace is None or self.trace.ended:
+            return
+        if not self.trace.begun:  # refused, or cut, before any response
+            self.begin(self.status, {})
+        self.trace.end(outcome, reason, **extra)
+        if self.trace.error:
+            log.warning("relay %s: %s", self.run_id, self.trace.error)
+
+    def finish(self) -> None:
+        """The trailer from the terminal record the client was sent."""
+        terminal = self.terminal
+        if isinstance(terminal, CompleteRecord):
+            self.end("complete", None)
+        elif isinstance(terminal, ErrorRecord):
+            self.end("failed", terminal.message, code=terminal.code)
+        else:
+            self.end("failed", "the relay ended without a terminal record")
 
 
 def _live_upstream(job: _Job, env: Mapping[str, str]) -> tuple[str, str]:
@@ -468,6 +561,27 @@ def relay_routes(settings: RelaySettings) -> list[Route]:
             if job.upstream != "live":
                 return _bad_request(f'{UPSTREAM_KEY_HEADER} applies only to "upstream": "live"')
             job = replace(job, api_key=handed_key)
+        record = request.headers.get(RECORD_HEADER)
+        if record is not None:
+            if not settings.accept_record or not _is_loopback_peer(request.scope):
+                return JSONResponse(
+                    {
+                        "error": {
+                            "type": "forbidden",
+                            "message": f"this relay takes no {RECORD_HEADER}: only the app's embedded relay "
+                            "records, for a loopback peer; a relay deployed on its own cannot record",
+                        }
+                    },
+                    status_code=403,
+                )
+            from urllib.parse import unquote
+
+            path = unquote(record)
+            if not path or not os.path.isabs(path) or "\x00" in path:
+                return _bad_request(f"{RECORD_HEADER} must be an absolute path")
+            job = replace(
+                job, record_path=path, record_document=request.headers.get(RECORD_DOCUMENT_HEADER, "1") != "0"
+            )
         elsewhere = _key_goes_elsewhere(job, settings.env if settings.env is not None else os.environ)
         if elsewhere:
             return _bad_request(elsewhere)
@@ -489,6 +603,7 @@ def routes(*, relay_token: str, **settings: Any) -> list[Route]:
     settings.setdefault("timing_log", os.environ.get("LIVEFILL_RELAY_TIMING_LOG") or None)
     settings.setdefault("demo_is_local", True)
     settings.setdefault("accept_upstream_key", True)
+    settings.setdefault("accept_record", True)
     return relay_routes(RelaySettings(token=relay_token, **settings))
 
 

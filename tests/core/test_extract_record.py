@@ -42,12 +42,27 @@ def test_record_then_replay_gives_the_same_object(capsys, demo_server, tmp_path)
     assert final["object"] == recorded["object"] and all(c["state"] == "settled" for c in changes)
 
 
-def test_record_refuses_relay_modes_and_replay_refuses_bad_traces(capsys, demo_server, tmp_path) -> None:
-    code, _, err = run_extract(
-        capsys, ["--record", str(tmp_path / "x.jsonl"), "--scenario", "invoice", "--schema", "invoice",
-                 "--mode", "settled"], demo_server,
+@pytest.mark.parametrize("mode", ["settled", "hybrid"])
+def test_a_relay_mode_run_is_recorded_by_the_embedded_relay_and_replays(capsys, demo_server, tmp_path, mode) -> None:
+    trace = tmp_path / "t.jsonl"
+    code, out, err = run_extract(
+        capsys, ["--mode", mode, "--record", str(trace), "--scenario", "invoice", "--schema", "invoice",
+                 "--speed", "0"], demo_server,
     )
-    assert code == EXIT_USAGE and "cannot be recorded" in err[-1]
+    assert code == EXIT_COMMITTED, err
+    _, recorded = parse_lines(out)
+    assert f"livefill extract: recorded the run to {trace}" in err
+    loaded = load_trace(trace)
+    assert loaded.end == "complete" and loaded.reads and loaded.header["mode"] == mode
+    text = trace.read_text(encoding="utf-8").lower()
+    assert "authorization" not in text and "x-api-key" not in text and demo_server.relay_token.lower() not in text
+    code, out, err = run_extract(capsys, ["--replay", str(trace), "--schema", "invoice"], demo_server)
+    assert code == EXIT_COMMITTED, err
+    _, replayed = parse_lines(out)
+    assert replayed["object"] == recorded["object"] == get_scenario("invoice").output
+
+
+def test_replay_refuses_bad_traces(capsys, demo_server, tmp_path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"trace": "livefill", "version": 99}\n', encoding="utf-8")
     code, out, err = run_extract(capsys, ["--replay", str(bad)], demo_server)

@@ -147,9 +147,12 @@ async def test_a_stopped_run_and_a_refused_one_leave_traces_saying_so(demo_serve
     assert refused.end == "failed" and refused.reads == ()
 
 
-def test_a_relay_mode_run_cannot_be_recorded(demo_server, tmp_path, fake_key):
-    with pytest.raises(UsageError, match="settled mode reads the relay"):
-        Run(invoice_form(), record_config(demo_server, tmp_path / "x.jsonl", fake_key, mode="settled"))
+def test_a_relay_mode_run_through_a_relay_deployed_on_its_own_cannot_be_recorded(demo_server, tmp_path, fake_key):
+    cfg = dataclasses.replace(
+        record_config(demo_server, tmp_path / "x.jsonl", fake_key, mode="settled"), relay_url="http://relay.example:8080"
+    )
+    with pytest.raises(UsageError, match="a relay deployed on its own cannot record; record in partial mode"):
+        Run(invoice_form(), cfg)
 
 
 # --- replaying ------------------------------------------------------------------------------------

@@ -105,7 +105,7 @@ def test_record_then_replay_single_settled_and_compare(make_window, qloop, demo_
     assert window.run_config().demo.replay is None
 
 
-def test_compare_recording_skips_relay_lanes_and_says_so(make_window, qloop, demo_server, tmp_path):
+def test_compare_recording_records_every_lane_the_relay_ones_by_the_embedded_relay(make_window, qloop, demo_server, tmp_path):
     window = make_window(speed=0, compare=["naive", "partial", "settled"])
     window.recordings.record(str(tmp_path / "cmp.jsonl"))
 
@@ -113,17 +113,21 @@ def test_compare_recording_skips_relay_lanes_and_says_so(make_window, qloop, dem
         window.start()
         await wait_until(_idle(window))
         await wait_until(lambda: any(l.startswith("recorded:") for l in window.run_log.lines()), timeout=5)
+        settled = tmp_path / "cmp-settled.jsonl"  # written by the relay: its trailer may come just after
+        await wait_until(lambda: settled.exists() and not load_trace(settled).truncated, timeout=5)
 
     arun(qloop, go())
     assert [s.phase for s in window.session.statuses()] == [Phase.COMMITTED] * 3
     paths = sorted(window.session.record_paths.values())
-    assert paths == sorted([str(tmp_path / "cmp-naive.jsonl"), str(tmp_path / "cmp-partial.jsonl")])
+    assert paths == sorted(str(tmp_path / f"cmp-{lane}.jsonl") for lane in ("naive", "partial", "settled"))
     for p in paths:
         assert load_trace(p).end == "complete"
         _no_secrets(Path(p), demo_server.relay_token)
-    assert any("lane settled is not recorded" in n for n in window.session.record_notes)
-    assert any("lane settled is not recorded" in l for l in window.run_log.lines())
-    assert "lane settled is not recorded" in window.statusBar().currentMessage()
+    settled = load_trace(tmp_path / "cmp-settled.jsonl")
+    assert settled.header["mode"] == "settled" and settled.provider == load_trace(paths[0]).provider
+    assert not window.session.record_notes
+    assert not any("not recorded" in l for l in window.run_log.lines())
+    assert any("lane settled: trace written to" in l for l in window.run_log.lines())
 
 
 def test_replay_at_2x_is_faster(make_window, qloop, demo_server, tmp_path):
