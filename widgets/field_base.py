@@ -194,6 +194,13 @@ class FieldWidget(QFrame):
 
     # -- user edits ---------------------------------------------------------------------------
 
+    def commit_pending_edit(self) -> None:
+        """Send an edit still in progress in the editor (typed, not yet confirmed by Return or by
+        leaving the field) to the model, so that a run started now snapshots it."""
+        edited = getattr(self, "_edited", None)
+        if callable(edited):
+            edited()
+
     def apply_edit(self, value: Any, invalid_reason: str | None = None) -> None:
         """Send the user's edit to the model (ignored while the widget itself is updating)."""
         if self._updating or self.form.running:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from core.form import FieldKind, FieldSpec, FormModel
 from widgets.bool_field import BoolField
@@ -83,6 +83,22 @@ class FormView(QScrollArea):
     def field(self, pointer: str) -> FieldWidget:
         """The widget of the field at `pointer`."""
         return self.fields[pointer]
+
+    def commit_pending_edits(self) -> None:
+        """Send every edit still in progress to the form (call before a run snapshots it): the
+        fields' editors, and a table cell being edited (its delegate commits on losing focus)."""
+        if self.form.running:
+            return
+        for widget in self.fields.values():
+            widget.commit_pending_edit()
+        focused = QApplication.focusWidget()
+        if focused is not None and self.isAncestorOf(focused):
+            parent = focused.parentWidget()
+            while parent is not None and parent is not self:
+                if isinstance(parent, QAbstractItemView) and parent.state() is QAbstractItemView.State.EditingState:
+                    focused.clearFocus()
+                    break
+                parent = parent.parentWidget()
 
     def detach(self) -> None:
         """Stop following the form model (before this view is thrown away)."""
