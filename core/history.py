@@ -11,8 +11,9 @@ lock serialises them, and O_APPEND puts every write at the end.
 A process killed mid-append leaves a torn last line (no closing newline). Under the lock, `append`
 looks at the file's last byte first: if it is not a newline, the new line is preceded by one, so
 the next record is never glued onto the torn one. `read` skips every line that is not a JSON object
-and notes it in `problems` (which file, which line, why); `new_problems()` hands each note to the
-caller once, for the run log. A torn line is never fatal.
+and notes it in `problems` (which file, which line, why); an `append` that found a torn tail notes
+that too; `new_problems()` hands each note to the caller once (a run puts it in its status and so
+in the run log). A torn line is never fatal.
 
 A write that fails (full disk, read-only directory) raises `HistoryWriteError`: one line naming
 the file and the reason. The run that committed keeps its result; the error goes to its status.
@@ -66,7 +67,8 @@ class History:
         self.path = Path(path) if path is not None else default_history_path()
         #: what the last `read()` skipped, one line each (which file, which line, why)
         self.problems: list[str] = []
-        self._reported: set[str] = set()
+        self._notes: list[tuple[int, str]] = []  # (where the bad line ends in the file, the note)
+        self._reported: set[int] = set()
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Append `record` as one line; written whole and fsynced before returning.
@@ -84,6 +86,8 @@ class History:
             size = os.fstat(fd).st_size
             if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # a torn last line: start this record on a line of its own
+                self._notes.append((size, f"{self.path}: its last record was torn (an app stopped while writing it);"
+                    " it is skipped when read, and the new record starts on a line of its own"))
             view = memoryview(data)
             while view:
                 written = os.write(fd, view)
@@ -105,26 +109,34 @@ class History:
         except FileNotFoundError:
             return []
         records: list[dict[str, Any]] = []
-        lines = raw.split(b"\n")
-        for number, line in enumerate(lines, start=1):
+        end = -1
+        for number, line in enumerate(raw.split(b"\n"), start=1):
+            end += len(line) + 1  # where this line's newline is (or would be)
             if not line.strip():
                 continue
             try:
                 record = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                self.problems.append(
-                    f"{self.path} line {number}: skipped a torn or damaged record"
-                    f" (an app stopped while writing it?): {' '.join(str(exc).split())}"
-                )
+                self._note(end, f"{self.path} line {number}: skipped a torn or damaged record"
+                           f" (an app stopped while writing it?): {' '.join(str(exc).split())}")
                 continue
             if not isinstance(record, dict):
-                self.problems.append(f"{self.path} line {number}: skipped, not a JSON object")
+                self._note(end, f"{self.path} line {number}: skipped, not a JSON object")
                 continue
             records.append(record)
         return records
 
+    def _note(self, end: int, note: str) -> None:
+        self.problems.append(note)
+        self._notes.append((end, note))
+
     def new_problems(self) -> list[str]:
-        """The notes of the last `read()` not handed out before (each is reported once)."""
-        fresh = [p for p in self.problems if p not in self._reported]
-        self._reported.update(fresh)
+        """The notes of the last `read()`, and of a torn tail an `append` found, not handed out
+        before (each is reported once)."""
+        fresh: list[str] = []
+        for end, note in self._notes:
+            if end not in self._reported:  # one bad line is reported once, by append or by read
+                self._reported.add(end)
+                fresh.append(note)
+        self._notes.clear()
         return fresh

@@ -419,15 +419,18 @@ class Run:
 
     def _finish(self, value: Any) -> None:
         check_document(self.form.schema_model, value)
-        history_error: str | None = None
+        reason = "committed"
         if self.history is not None:  # written (and fsynced) before the form shows it committed
             try:
                 self._append_history(value)
             except HistoryWriteError as exc:  # the valid result is kept; the status says so
-                history_error = str(exc)
+                reason = f"committed, but {exc}"
+            else:
+                notes = self.history.new_problems()  # e.g. a torn last record, said once
+                if notes:
+                    reason = f"committed ({'; '.join(notes)})"
         self.form.commit(value)
         self.result = value
-        reason = "committed" if history_error is None else f"committed, but {history_error}"
         self._fire(Trigger.COMMIT, reason=reason)
         self._end_trace("complete", None)
 

@@ -24,6 +24,7 @@ from core.history import History, HistoryWriteError
 from core.run import Phase
 from core.schemas import schema_model
 from tests.core.test_run import INVOICE, Script, complete, make_run
+from tests.gui.conftest import arun, make_window, qloop, wait_until  # noqa: F401 (fixtures)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,9 +60,13 @@ def test_an_append_after_a_torn_tail_starts_a_new_line_and_the_tear_is_reported_
     assert history.read() == [{"i": 1}, {"i": 3}]
     assert len(history.problems) == 1
     assert str(path) in history.problems[0] and "line 2" in history.problems[0]
-    assert history.new_problems() == history.problems
+    fresh = history.new_problems()
+    assert len(fresh) == 1 and "torn" in fresh[0] and str(path) in fresh[0]  # append found it: one note
     history.read()
     assert history.new_problems() == []  # reported once
+    later = History(path)  # another run of the app reads it: reported once there too
+    later.read()
+    assert later.new_problems() == later.problems and len(later.problems) == 1
     assert path.read_bytes().endswith(b'customer_na\n{"i":3}\n')
 
 
@@ -149,3 +154,37 @@ async def test_a_history_that_cannot_be_written_keeps_the_result_and_says_so(tmp
     assert "could not write the history file" in status.reason
     assert str(tmp_path / "history.jsonl") in status.reason and "No space left on device" in status.reason
     assert "internal error" not in status.reason
+
+
+async def test_a_torn_tail_found_on_append_is_said_once_in_the_runs_status(tmp_path):
+    path = tmp_path / "history.jsonl"
+    path.write_bytes(b'{"i":1}\n{"i":2,"extraction":{"customer_na')
+    form = FormModel(schema_model("invoice"))
+    first = await make_run(form, "blocking", Script(complete()), tmp_path).run()
+    assert first.phase is Phase.COMMITTED
+    assert "torn" in first.reason and str(path) in first.reason
+    second = await make_run(form, "blocking", Script(complete()), tmp_path).run()
+    assert second.phase is Phase.COMMITTED and second.reason == "committed"  # once is enough
+    records = History(path).read()
+    assert [r.get("i") for r in records] == [1, None, None]
+    assert records[1]["extraction"] == records[2]["extraction"] == INVOICE.output
+
+
+def test_the_window_keeps_the_result_and_says_the_history_could_not_be_written(make_window, qloop, monkeypatch):
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("core.history.os.write", full)
+    window = make_window(provider="anthropic", mode="partial")
+
+    async def scenario():
+        window.start()
+        await wait_until(lambda: not window.controller.active and window.controller.last_status is not None
+                         and window.controller.last_status.phase.final)
+
+    arun(qloop, scenario())
+    assert window.controller.last_status.phase is Phase.COMMITTED
+    assert window.form.committed == INVOICE.output
+    line = window.run_log.lines()[-1]
+    assert "could not write the history file" in line and str(window.history.path) in line
+    assert "could not write the history file" in window.status_line.text()
