@@ -77,17 +77,18 @@ class History:
         data = (json.dumps(dict(record), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
         except OSError as exc:
             raise HistoryWriteError(self.path, _reason(exc)) from exc
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size
-            if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            if size > 0 and os.lseek(fd, size - 1, os.SEEK_SET) >= 0 and os.read(fd, 1) != b"\n":
                 data = b"\n" + data  # a torn last line: start this record on a line of its own
-                self._notes.append((size, f"{self.path}: its last record was torn (an app stopped while writing it);"
-                    " it is skipped when read, and the new record starts on a line of its own"))
+                self._notes.append((size, f"{self.path}: its last record was torn (an app stopped while"
+                                          " writing it); it is skipped when read, and the new record"
+                                          " starts on a line of its own"))
             view = memoryview(data)
             while view:
                 written = os.write(fd, view)

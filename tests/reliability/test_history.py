@@ -24,7 +24,7 @@ from core.history import History, HistoryWriteError
 from core.run import Phase
 from core.schemas import schema_model
 from tests.core.test_run import INVOICE, Script, complete, make_run
-from tests.gui.conftest import arun, make_window, qloop, wait_until  # noqa: F401 (fixtures)
+from tests.gui.conftest import arun, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 
