@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
 from core.form import MISSING, FieldState, FormModel
 from core.run import Phase
@@ -113,3 +114,31 @@ def test_a_failed_validation_restores_the_typed_amount_exactly(make_window, qloo
     assert "twelve hundred" not in window.field("/amount").toolTip()
     assert "validation failed at /amount" in window.status_line.text()  # the error is said where it belongs
     assert "failed" in window.run_log.lines()[-1]
+
+
+def test_a_table_cell_being_edited_survives_keyboard_start_and_esc(make_window, qloop, qtbot):
+    window = make_window(speed=20, provider="anthropic", mode="partial")
+    window.form.load({"line_items": [{"sku": "A-1", "description": "old", "qty": 1, "unit_price": 2.0}]})
+    window.form_view.signals.flush()
+    window.activateWindow()
+    view = window.field("/line_items").view
+    index = view.model().index(0, 1)
+    assert window.field("/line_items").model.cell_pointer(0, 1) == "/line_items/0/description"
+    view.setFocus()
+    view.setCurrentIndex(index)
+    view.edit(index)
+    assert view.state() is QAbstractItemView.State.EditingState
+    cell = view.viewport().findChild(QLineEdit)
+    cell.selectAll()
+    qtbot.keyClicks(cell, "typed in the cell")
+    assert window.form.value("/line_items/0/description") == "old"  # still only in the cell editor
+
+    async def scenario():
+        qtbot.keyClick(window, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        await wait_until(lambda: window.controller.active, timeout=5)
+        qtbot.keyClick(window, Qt.Key.Key_Escape)
+        await wait_until(finished(window))
+
+    arun(qloop, scenario())
+    assert window.controller.last_status.phase is Phase.STOPPED, window.controller.last_status.reason
+    assert window.form.value("/line_items/0/description") == "typed in the cell"
