@@ -198,6 +198,7 @@ class FormModel:
         self._committed = _Layer()
         self._draft: _Layer | None = None
         self._annotations: dict[str, str] = {}
+        self._annotations_before_run: dict[str, str] = {}
         self._observers: list[Observer] = []
         self._by_template: dict[str, FieldSpec] = {}
         self._spec_cache: dict[str, FieldSpec | None] = {}
@@ -356,6 +357,7 @@ class FormModel:
         """Start an empty draft over the committed values (which stay aside, untouched)."""
         self._require_idle("begin a run")
         self._draft = _Layer()
+        self._annotations_before_run = dict(self._annotations)  # restore() gives them back
         self._annotations.clear()
         self._emit(FormUpdate(reset=True, running=True))
 
@@ -418,15 +420,17 @@ class FormModel:
         self._emit(FormUpdate(reset=True, running=False))
 
     def restore(self, invalid: Mapping[str, str] | None = None) -> None:
-        """End the run without a result: show the committed values and states exactly as before.
+        """End the run without a result: show the committed values, states and marks exactly as
+        they were before `begin_run()`.
 
-        `invalid` marks pointers INVALID with a reason (e.g. the field that failed validation)
-        until the next run or the user's next edit of that field; the values are not touched.
+        `invalid` (for a caller that wants it; a run does not pass it: its error belongs in the
+        status, not on the user's restored field) adds INVALID marks with a reason until the next
+        run or the user's next edit of that field; the values are not touched.
         """
         if self._draft is None:
             raise UsageError("restore() needs an active run")
         self._draft = None
-        self._annotations = dict(invalid or {})
+        self._annotations = {**self._annotations_before_run, **dict(invalid or {})}
         self._emit(FormUpdate(reset=True, running=False))
 
     def adopt_draft(self) -> None:

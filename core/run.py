@@ -65,7 +65,7 @@ from core.errors import (
 )
 from core.events import ArgsDelta, BlockStop, KeepAlive, Stop, TextDelta
 from core.form import MISSING, FormModel
-from core.history import History
+from core.history import History, HistoryWriteError
 from core.modes import MODES, Mode
 from core.readers import READERS, Reader
 from core.run_status import TRANSITIONS, Phase, RunStatus, Trigger
@@ -453,7 +453,23 @@ class Run:
 
     def _finish(self, value: Any) -> None:
         check_document(self.form.schema_model, value)
+        reason = "committed"
         if self.history is not None:  # written (and fsynced) before the form shows it committed
+            try:
+                self._append_history(value)
+            except HistoryWriteError as exc:  # the valid result is kept; the status says so
+                reason = f"committed, but {exc}"
+            else:
+                notes = self.history.new_problems()  # e.g. a torn last record, said once
+                if notes:
+                    reason = f"committed ({'; '.join(notes)})"
+        self.form.commit(value)
+        self.result = value
+        self._fire(Trigger.COMMIT, reason=reason)
+        self._end_trace("complete", None)
+
+    def _append_history(self, value: Any) -> None:
+        if self.history is not None:
             self.history.append(
                 {
                     "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -465,18 +481,17 @@ class Run:
                     "extraction": value,
                 }
             )
-        self.form.commit(value)
-        self.result = value
-        self._fire(Trigger.COMMIT, reason="committed")
-        self._end_trace("complete", None)
 
     # -- endings ----------------------------------------------------------------------------
 
-    def _end_form(self, invalid: Mapping[str, str] | None = None) -> None:
+    def _end_form(self) -> None:
+        """The form after a run without a result: exactly as before Start (the restoring modes;
+        the reason and the failing pointer go to the status and the run log, not onto the user's
+        restored field), or whatever the naive client showed."""
         if not self.form.running:
             return
         if self.config.mode.spec.restores_on_failure:
-            self.form.restore(invalid=invalid)
+            self.form.restore()
         else:
             self.form.adopt_draft()  # keeps whatever it showed
 
@@ -488,8 +503,7 @@ class Run:
     def _end_failed(self, exc: BaseException) -> None:
         reason, code = describe_failure(exc)
         pointer = getattr(exc, "pointer", None)
-        invalid = {pointer: reason} if isinstance(exc, ValidationFailed) and pointer else None
-        self._end_form(invalid)
+        self._end_form()
         self._fire(Trigger.FAIL, reason=reason, error_code=code, pointer=pointer)
         if self._trace is not None and not self._trace.begun:  # refused before any response
             retry = getattr(exc, "retry_after", None)

@@ -350,6 +350,7 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         """Start a run with the session's settings: the single form's, or every lane's (ignored while one is active)."""
         if self.active:
             return
+        self.commit_pending_edits()  # a value still being typed belongs to the form the run snapshots
         try:
             if self.comparing:
                 self.compare_view.start()
@@ -359,6 +360,12 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
             self.say(str(exc))
             return
         self._show_status()
+
+    def commit_pending_edits(self) -> None:
+        """Send every edit still in progress (cursor still in the field) to its form."""
+        for view in (self.form_view, *(lane.form_view for lane in self.lanes)):
+            if view is not None:
+                view.commit_pending_edits()
 
     def say(self, message: str) -> None:
         """One line in the status bar and the run log (a choice that cannot be used; nothing is lost)."""

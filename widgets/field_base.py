@@ -194,6 +194,15 @@ class FieldWidget(QFrame):
 
     # -- user edits ---------------------------------------------------------------------------
 
+    def commit_pending_edit(self) -> None:
+        """Send an edit still in progress in the editor (typed, not yet confirmed by Return or by
+        leaving the field) to the model, so that a run started now snapshots it."""
+        self._edited()
+
+    def _edited(self) -> None:
+        """A kind whose editor holds text until confirmed sends it to the model here (once: the
+        editor's modified flag is cleared); kinds that apply each click at once have nothing."""
+
     def apply_edit(self, value: Any, invalid_reason: str | None = None) -> None:
         """Send the user's edit to the model (ignored while the widget itself is updating)."""
         if self._updating or self.form.running:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemDelegate, QAbstractItemView, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from core.form import FieldKind, FieldSpec, FormModel
 from widgets.bool_field import BoolField
@@ -83,6 +83,22 @@ class FormView(QScrollArea):
     def field(self, pointer: str) -> FieldWidget:
         """The widget of the field at `pointer`."""
         return self.fields[pointer]
+
+    def commit_pending_edits(self) -> None:
+        """Send every edit still in progress to the form (call before a run snapshots it): the
+        fields' editors, and a table cell being edited (its delegate writes it to the model)."""
+        if self.form.running:
+            return
+        for widget in self.fields.values():
+            widget.commit_pending_edit()
+        for view in self.findChildren(QAbstractItemView):
+            if view.state() is not QAbstractItemView.State.EditingState:
+                continue
+            delegate = view.itemDelegate()
+            for editor in view.viewport().children():
+                if isinstance(editor, QWidget) and editor.isVisible():
+                    delegate.commitData.emit(editor)
+                    delegate.closeEditor.emit(editor, QAbstractItemDelegate.EndEditHint.NoHint)
 
     def detach(self) -> None:
         """Stop following the form model (before this view is thrown away)."""

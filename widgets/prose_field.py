@@ -55,12 +55,15 @@ class ProseField(FieldWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         if watched is self.editor and event.type() == QEvent.Type.FocusOut:
-            edit: QPlainTextEdit = self.editor  # type: ignore[assignment]
-            if edit.document().isModified():
-                edit.document().setModified(False)
-                text = edit.toPlainText()
-                self.apply_edit(text if text else MISSING)
+            self._edited()
         return super().eventFilter(watched, event)
+
+    def _edited(self) -> None:
+        edit: QPlainTextEdit = self.editor  # type: ignore[assignment]
+        if edit.document().isModified():
+            edit.document().setModified(False)
+            text = edit.toPlainText()
+            self.apply_edit(text if text else MISSING)
 
 
 def _wrapped_extra(edit: QPlainTextEdit) -> int:

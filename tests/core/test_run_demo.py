@@ -111,9 +111,7 @@ async def test_every_fault_ends_restored_with_its_reason(demo_server, tmp_path, 
     assert form.committed == before and form.document == before
     if fault == "invalid_value":
         assert status.pointer == "/amount"
-        assert form.state("/amount") is FieldState.INVALID
-    else:
-        assert form.states() == states
+    assert form.states() == states  # restored exactly: the run's error is in its status, not on a field
     assert history.read() == []
 
 
@@ -142,7 +140,7 @@ async def test_partial_fails_the_moment_an_invalid_value_settles(demo_server):
     status = await Run(form, config(demo_server, "partial", speed=150, fault="invalid_value@0.2")).run()
     assert status.phase is Phase.FAILED and status.error_code == "validation_failed", status.reason
     assert status.pointer == "/amount" and "twelve hundred" in status.reason
-    assert form.state("/amount") is FieldState.INVALID and form.document == before
+    assert form.state("/amount") is not FieldState.INVALID and form.document == before
     entry = await demo_request_entry(demo_server.url, since=0.0, run_id=status.run_id)
     assert entry is not None and entry["disconnected"], entry
     assert entry["tokens_sent"] < entry["tokens_total"]
