@@ -306,7 +306,10 @@ class DemoKnobs:
         for f in FIELDS:
             value = getattr(self, f.name)
             if value is not None:
-                object.__setattr__(self, f.name, f.parse(f.text(value)))
+                text = f.text(value)
+                if any(ord(c) < 32 or ord(c) == 127 for c in text):
+                    raise KnobError(f"{f.header}: control characters are not allowed, got {text!r}")
+                object.__setattr__(self, f.name, f.parse(text))
 
     # -- encoders ----------------------------------------------------------------------------
 

@@ -214,6 +214,8 @@ def _bad_request(message: str) -> JSONResponse:
 def _parse_job(raw: bytes) -> _Job | JSONResponse:
     try:
         data = json.loads(raw)
+    except RecursionError:
+        return _bad_request("the body is not JSON this relay takes: it is nested too deeply")
     except ValueError as exc:
         return _bad_request(f"the body is not JSON: {exc}")
     if not isinstance(data, dict):
@@ -439,11 +441,12 @@ def _own_base_url(scope: Scope) -> str | None:
 
 def relay_routes(settings: RelaySettings) -> list[Route]:
     """The relay's routes, to mount in any starlette app (the demo provider's included)."""
-    expected = f"Bearer {settings.token}".encode()
+    expected = settings.token.encode()
 
     async def extract(request: Request) -> Response:
-        given = request.headers.get("authorization", "").encode()
-        if not hmac.compare_digest(given, expected):
+        scheme, _, credential = request.headers.get("authorization", "").strip().partition(" ")
+        # The scheme is case-insensitive; the token is compared in constant time.
+        if not hmac.compare_digest(credential.strip().encode(), expected) or scheme.lower() != "bearer":
             return JSONResponse(
                 {"error": {"type": "unauthorized", "message": "send Authorization: Bearer <relay token>"}},
                 status_code=401,
@@ -504,4 +507,8 @@ def create_relay_app(settings: RelaySettings | None = None, **overrides: Any) ->
             settings = RelaySettings(**{**settings.__dict__, **overrides})
     elif overrides:
         settings = RelaySettings(**{**settings.__dict__, **overrides})
-    return Starlette(routes=relay_routes(settings))
+    from starlette.middleware import Middleware
+
+    from core.server.guard import Guard
+
+    return Starlette(routes=relay_routes(settings), middleware=[Middleware(Guard)])
