@@ -211,6 +211,15 @@ def _bad_request(message: str) -> JSONResponse:
     return JSONResponse({"error": {"type": "invalid_request", "message": message}}, status_code=400)
 
 
+def _control_characters(demo: Any) -> str | None:
+    """The first key of the body's "demo" object whose text holds a control character."""
+    items = demo.model_dump(exclude_none=True) if isinstance(demo, BaseModel) else (demo or {})
+    for key, value in dict(items).items():
+        if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
+            return str(key)
+    return None
+
+
 def _parse_job(raw: bytes) -> _Job | JSONResponse:
     try:
         data = json.loads(raw)
@@ -249,6 +258,9 @@ def _parse_job(raw: bytes) -> _Job | JSONResponse:
         else:
             schema = resolve_schema(body.schema_name)
         document = body.document
+    control = _control_characters(body.demo)
+    if control is not None:
+        return _bad_request(f"demo.{control}: control characters are not allowed")
     try:
         demo_headers = DemoKnobs.from_relay_demo(body.demo, scenario=demo_scenario).headers()
     except KnobError as exc:
