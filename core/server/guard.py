@@ -6,7 +6,8 @@ How this works
 error `{"error": {"type", "message"}}`, any request that
 - names a `Host` other than the address:port the server listens on (DNS rebinding) -> 421;
   loopback servers also answer to `localhost:PORT`; `--allow-remote` deployments add names with
-  `GuardLimits.allowed_hosts`;
+  `GuardLimits.allowed_hosts` (`--allowed-host`, or `LIVEFILL_ALLOWED_HOSTS=a,b:443` for a relay
+  served by `create_relay_app`; `*` turns the check off, for a proxy that checks hosts itself);
 - carries an `Origin` header (only a browser sends one; no livefill client does) -> 403;
 - posts to a JSON endpoint with a content type other than JSON (a cross-origin "simple" POST is
   `text/plain` or form-encoded) -> 415;
@@ -30,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Guard", "GuardLimits", "RefusalLog", "JSON_PATHS", "DEFAULT_MAX_BODY_BYTES"]
+__all__ = ["Guard", "GuardLimits", "limits_from_env", "RefusalLog", "JSON_PATHS", "DEFAULT_MAX_BODY_BYTES"]
 
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
 
@@ -113,6 +114,17 @@ def _is_json_type(value: bytes) -> bool:
     return media == b"application/json" or (media.startswith(b"application/") and media.endswith(b"+json"))
 
 
+def limits_from_env(environ: Any = None) -> GuardLimits:
+    """GuardLimits for a relay deployed with uvicorn: `LIVEFILL_ALLOWED_HOSTS` (comma-separated)
+    and `LIVEFILL_MAX_BODY_BYTES`."""
+    import os
+
+    env = os.environ if environ is None else environ
+    hosts = frozenset(h.strip() for h in env.get("LIVEFILL_ALLOWED_HOSTS", "").split(",") if h.strip())
+    size = env.get("LIVEFILL_MAX_BODY_BYTES", "").strip()
+    return GuardLimits(allowed_hosts=hosts, max_body_bytes=int(size) if size else DEFAULT_MAX_BODY_BYTES)
+
+
 class Guard:
     """ASGI middleware: refuse foreign hosts, browser origins, non-JSON posts, big or slow bodies."""
 
@@ -149,7 +161,9 @@ class Guard:
     def _check_head(self, scope: dict[str, Any]) -> None:
         hosts = _header(scope, b"host")
         allowed = _own_hosts(scope, self.limits.allowed_hosts)
-        if len(hosts) != 1 or hosts[0].decode("latin-1").strip().lower() not in allowed:
+        if "*" in allowed:
+            pass  # a deployment whose reverse proxy checks the host itself
+        elif len(hosts) != 1 or hosts[0].decode("latin-1").strip().lower() not in allowed:
             given = hosts[0].decode("latin-1") if hosts else "(none)"
             raise _Refused(421, "wrong_host", f"this server answers only to Host {' or '.join(sorted(allowed))}, not {given!r}")
         if _header(scope, b"origin"):

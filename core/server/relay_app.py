@@ -521,6 +521,6 @@ def create_relay_app(settings: RelaySettings | None = None, **overrides: Any) ->
         settings = RelaySettings(**{**settings.__dict__, **overrides})
     from starlette.middleware import Middleware
 
-    from core.server.guard import Guard
+    from core.server.guard import Guard, limits_from_env
 
-    return Starlette(routes=relay_routes(settings), middleware=[Middleware(Guard)])
+    return Starlette(routes=relay_routes(settings), middleware=[Middleware(Guard, limits=limits_from_env())])

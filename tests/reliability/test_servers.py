@@ -419,3 +419,14 @@ def test_the_first_relay_request_does_not_block_the_cold_server(tmp_path, how):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+def test_a_deployed_relay_takes_its_allowed_hosts_from_the_environment():
+    from core.server.guard import limits_from_env
+
+    limits = limits_from_env({"LIVEFILL_ALLOWED_HOSTS": "relay.example.com, relay.example.com:443", "LIVEFILL_MAX_BODY_BYTES": "1000"})
+    assert limits.allowed_hosts == frozenset({"relay.example.com", "relay.example.com:443"})
+    assert limits.max_body_bytes == 1000
+    with EmbeddedServer(limits=GuardLimits(allowed_hosts=frozenset({"*"})), warm=False) as srv:
+        assert _request(srv, "GET", "/v1/models", host="anything.example")[0] == 200
+        assert _request(srv, "GET", "/v1/models", headers={"origin": "https://x.example"})[0] == 403
