@@ -3,6 +3,10 @@
     app.py            build_app(relay_token=..., defaults=...) / create_app(): the Starlette app
     runner.py         EmbeddedServer: uvicorn on 127.0.0.1 in a background thread with its own loop
     cli.py            the `livefill-server` console script
+    guard.py          Guard: the middleware every app is served behind (Host, Origin, JSON
+                      content type, body size and time caps; refusals logged once per interval)
+    connection.py     per connection: request-head deadline, TCP_NODELAY; quiet client goodbyes;
+                      prewarm of what a first relay request imports
     demo_provider.py  the routes: /v1/messages, /v1/chat/completions, /v1/responses, /api/chat,
                       /api/generate, /raw/v1/extract, /_demo/scenarios, /_demo/requests
     knobs.py          DemoDefaults, and the knobs in force for one request (the x-demo-* headers

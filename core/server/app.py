@@ -10,21 +10,29 @@ from __future__ import annotations
 import secrets
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 
 from core.server import relay_app
 from core.server.demo_provider import DemoProvider
+from core.server.guard import Guard, GuardLimits
 from core.server.knobs import DemoDefaults
 
 __all__ = ["build_app", "create_app"]
 
 
-def build_app(*, relay_token: str, defaults: DemoDefaults | None = None) -> Starlette:
+def build_app(
+    *, relay_token: str, defaults: DemoDefaults | None = None, limits: GuardLimits | None = None
+) -> Starlette:
     """The server's Starlette app: demo-provider routes and the relay routes.
 
-    The relay's routes call the demo provider upstream over real HTTP on this same server.
+    The relay's routes call the demo provider upstream over real HTTP on this same server. Every
+    request passes `core.server.guard.Guard` first (host, origin, content type, body size/time).
     """
     demo = DemoProvider(defaults)
-    app = Starlette(routes=[*demo.routes(), *relay_app.routes(relay_token=relay_token)])
+    app = Starlette(
+        routes=[*demo.routes(), *relay_app.routes(relay_token=relay_token)],
+        middleware=[Middleware(Guard, limits=limits or GuardLimits())],
+    )
     app.state.demo = demo
     app.state.relay_token = relay_token
     return app

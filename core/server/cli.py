@@ -1,7 +1,12 @@
 """The `livefill-server` console script: the demo provider (and relay) as a standalone server.
 
-    livefill-server [--host 127.0.0.1] [--port 0] [--relay-token T] [--allow-remote]
-                    [--speed TOKENS_PER_S] [--ttft MS]
+    livefill-server [--host 127.0.0.1] [--port 0] [--relay-token-file PATH] [--allow-remote]
+                    [--allowed-host NAME[:PORT]]... [--max-body-bytes N] [--head-timeout S]
+                    [--max-connections N] [--speed TOKENS_PER_S] [--ttft MS]
+
+The relay token comes from `LIVEFILL_RELAY_TOKEN` or `--relay-token-file PATH` (preferred: a
+`--relay-token T` argument is visible to every local user in the process list), else is random
+and printed.
 
 The first line it prints is `livefill-server listening on http://HOST:PORT`, written (and
 flushed) only once the socket accepts connections. It binds loopback unless told otherwise and
@@ -35,9 +40,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port to bind (default 0: a free port)")
-    parser.add_argument("--relay-token", default=None, help="bearer token the relay requires (default: random)")
+    parser.add_argument(
+        "--relay-token",
+        default=None,
+        help="bearer token the relay requires (visible in the process list: prefer LIVEFILL_RELAY_TOKEN "
+        "or --relay-token-file; default: random)",
+    )
+    parser.add_argument("--relay-token-file", default=None, help="read the relay's bearer token from this file")
     parser.add_argument(
         "--allow-remote", action="store_true", help="allow binding a non-loopback host (anyone can connect)"
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        help="another Host header value (NAME or NAME:PORT) to answer to, e.g. behind --allow-remote",
+    )
+    parser.add_argument("--max-body-bytes", type=int, default=None, help="largest request body (default 2 MB)")
+    parser.add_argument(
+        "--head-timeout", type=float, default=10.0, help="seconds a client has to send a request head (default 10)"
+    )
+    parser.add_argument(
+        "--max-connections", type=int, default=500, help="connections beyond this get 503 (default 500)"
     )
     parser.add_argument("--speed", type=float, default=None, help="default tokens per second (0 = max)")
     parser.add_argument("--ttft", type=float, default=None, help="default milliseconds before the first token")
@@ -54,15 +78,42 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         return 2
+    import os
+
+    from core.server.guard import DEFAULT_MAX_BODY_BYTES, GuardLimits
     from core.server.knobs import DemoDefaults
     from core.server.runner import EmbeddedServer
+
+    token = args.relay_token or os.environ.get("LIVEFILL_RELAY_TOKEN") or None
+    if args.relay_token_file:
+        try:
+            with open(args.relay_token_file, encoding="utf-8") as f:
+                token = f.read().strip()
+        except OSError as exc:
+            print(f"livefill-server: cannot read the relay token file {args.relay_token_file}: {exc}", file=sys.stderr)
+            return 2
+        if not token:
+            print(f"livefill-server: the relay token file {args.relay_token_file} is empty", file=sys.stderr)
+            return 2
+    limits = GuardLimits(
+        max_body_bytes=args.max_body_bytes if args.max_body_bytes is not None else DEFAULT_MAX_BODY_BYTES,
+        allowed_hosts=frozenset(args.allowed_host),
+    )
 
     defaults = DemoDefaults()
     if args.speed is not None:
         defaults = replace(defaults, speed=args.speed)
     if args.ttft is not None:
         defaults = replace(defaults, ttft_ms=args.ttft)
-    server = EmbeddedServer(host=args.host, port=args.port, relay_token=args.relay_token, defaults=defaults)
+    server = EmbeddedServer(
+        host=args.host,
+        port=args.port,
+        relay_token=token,
+        defaults=defaults,
+        limits=limits,
+        head_timeout=args.head_timeout,
+        max_connections=args.max_connections,
+    )
     stop = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:
@@ -76,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"livefill-server: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr, flush=True)
         return 1
     print(f"livefill-server listening on {url}", flush=True)
-    if args.relay_token is None:
+    if token is None:
         print(f"relay token: {server.relay_token}", flush=True)
     try:
         while not stop.wait(0.5):

@@ -259,6 +259,8 @@ class DemoProvider:
                 body: Any = raw.decode("utf-8")
             else:
                 body = json.loads(raw)
+        except RecursionError:
+            return self._refuse(wire, entry, BadRequest("The request body is nested too deeply."))
         except ValueError:
             return self._refuse(wire, entry, BadRequest("The request body is not valid JSON."))
         try:

@@ -226,9 +226,20 @@ def _bad_request(message: str) -> JSONResponse:
     return JSONResponse({"error": {"type": "invalid_request", "message": message}}, status_code=400)
 
 
+def _control_characters(demo: Any) -> str | None:
+    """The first key of the body's "demo" object whose text holds a control character."""
+    items = demo.model_dump(exclude_none=True) if isinstance(demo, BaseModel) else (demo or {})
+    for key, value in dict(items).items():
+        if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
+            return str(key)
+    return None
+
+
 def _parse_job(raw: bytes) -> _Job | JSONResponse:
     try:
         data = json.loads(raw)
+    except RecursionError:
+        return _bad_request("the body is not JSON this relay takes: it is nested too deeply")
     except ValueError as exc:
         return _bad_request(f"the body is not JSON: {exc}")
     if not isinstance(data, dict):
@@ -262,6 +273,9 @@ def _parse_job(raw: bytes) -> _Job | JSONResponse:
         else:
             schema = resolve_schema(body.schema_name)
         document = body.document
+    control = _control_characters(body.demo)
+    if control is not None:
+        return _bad_request(f"demo.{control}: control characters are not allowed")
     try:
         demo_headers = DemoKnobs.from_relay_demo(body.demo, scenario=demo_scenario).headers()
     except KnobError as exc:
@@ -532,11 +546,12 @@ def _own_base_url(scope: Scope) -> str | None:
 
 def relay_routes(settings: RelaySettings) -> list[Route]:
     """The relay's routes, to mount in any starlette app (the demo provider's included)."""
-    expected = f"Bearer {settings.token}".encode()
+    expected = settings.token.encode()
 
     async def extract(request: Request) -> Response:
-        given = request.headers.get("authorization", "").encode()
-        if not hmac.compare_digest(given, expected):
+        scheme, _, credential = request.headers.get("authorization", "").strip().partition(" ")
+        # The scheme is case-insensitive; the token is compared in constant time.
+        if not hmac.compare_digest(credential.strip().encode(), expected) or scheme.lower() != "bearer":
             return JSONResponse(
                 {"error": {"type": "unauthorized", "message": "send Authorization: Bearer <relay token>"}},
                 status_code=401,
@@ -619,4 +634,8 @@ def create_relay_app(settings: RelaySettings | None = None, **overrides: Any) ->
             settings = RelaySettings(**{**settings.__dict__, **overrides})
     elif overrides:
         settings = RelaySettings(**{**settings.__dict__, **overrides})
-    return Starlette(routes=relay_routes(settings))
+    from starlette.middleware import Middleware
+
+    from core.server.guard import Guard, limits_from_env
+
+    return Starlette(routes=relay_routes(settings), middleware=[Middleware(Guard, limits=limits_from_env())])

@@ -24,6 +24,8 @@ import uvicorn
 
 from core.errors import UsageError
 from core.server.app import build_app
+from core.server.connection import install_quiet_logs, prewarm, protocol_class
+from core.server.guard import GuardLimits
 from core.server.knobs import DemoDefaults
 
 __all__ = ["EmbeddedServer"]
@@ -42,13 +44,21 @@ class EmbeddedServer:
         port: int = 0,
         relay_token: str | None = None,
         defaults: DemoDefaults | None = None,
-        start_timeout: float = 10.0,
+        start_timeout: float = 30.0,
+        limits: GuardLimits | None = None,
+        head_timeout: float = 10.0,
+        max_connections: int = 500,
+        warm: bool = True,
     ) -> None:
         self.host = host
         self.port = port
         self.relay_token = relay_token if relay_token is not None else secrets.token_urlsafe(24)
         self.defaults = defaults or DemoDefaults()
         self.start_timeout = start_timeout
+        self.limits = limits or GuardLimits()
+        self.head_timeout = head_timeout
+        self.max_connections = max_connections
+        self.warm = warm
         self.url: str | None = None
         self.app: Any = None
         self._server: uvicorn.Server | None = None
@@ -76,11 +86,12 @@ class EmbeddedServer:
             port = sock.getsockname()[1]
             shown = f"[{self.host}]" if family == socket.AF_INET6 else self.host
             url = f"http://{shown}:{port}"
-            self.app = build_app(relay_token=self.relay_token, defaults=self.defaults)
+            self.app = build_app(relay_token=self.relay_token, defaults=self.defaults, limits=self.limits)
             self.app.state.base_url = url
             config = uvicorn.Config(
                 self.app,
-                http="h11",
+                http=protocol_class(self.head_timeout),
+                limit_concurrency=self.max_connections,
                 lifespan="off",
                 log_config=None,
                 log_level="warning",
@@ -89,6 +100,7 @@ class EmbeddedServer:
                 timeout_keep_alive=5,
             )
             self._server = uvicorn.Server(config)
+            install_quiet_logs()
             ready = threading.Event()
             self._thread = threading.Thread(
                 target=self._serve, args=(sock, ready), name="livefill-server", daemon=True
@@ -113,6 +125,10 @@ class EmbeddedServer:
         server = self._server
 
         async def main() -> None:
+            if self.warm:
+                # The first relay request's imports must not run on the serving loop.
+                await loop.run_in_executor(None, prewarm)
+
             async def announce() -> None:
                 while not server.started and not server.should_exit:
                     await asyncio.sleep(0.005)

@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent(
     from core.server.knobs import DemoDefaults
     from core.server.runner import EmbeddedServer
 
-    server = EmbeddedServer(defaults=DemoDefaults(speed=0.0, ttft_ms=0.0))
+    server = EmbeddedServer(defaults=DemoDefaults(speed=0.0, ttft_ms=0.0), warm=False)
     server.start()
     if sys.argv[1] == "warm":
         transport.prewarm()

@@ -1,0 +1,138 @@
+"""The connection side of the local servers: uvicorn's h11 protocol with a request-head deadline
+and TCP_NODELAY, the log filters for a client's ordinary goodbyes, and the relay's prewarm.
+
+How this works
+--------------
+`protocol_class(head_timeout)` returns a subclass of uvicorn's `H11Protocol`. Each connection
+sets TCP_NODELAY on its socket (asyncio does so only for sockets it creates itself; the servers
+hand uvicorn a socket bound by hand, so without it small responses wait for Nagle + delayed ACK).
+A deadline runs from the moment a connection opens, or from the first byte of a next request on a
+kept-alive connection, until a whole request head has been parsed: a client that sends nothing,
+or sends headers one byte at a time, is closed after `head_timeout` seconds. Closings are counted
+in `CONNECTION_REFUSALS` (one log line per interval, not one per connection).
+
+`install_quiet_logs()` drops the tracebacks of a client that simply went away (starlette's
+`ClientDisconnect`, asyncio's "socket.send() raised exception.") from the server logs.
+
+`prewarm()` does, in the calling thread, the imports and one-off setup a first relay request
+would otherwise do on the server's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import socket
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from core.server.guard import RefusalLog
+
+__all__ = ["protocol_class", "install_quiet_logs", "prewarm", "CONNECTION_REFUSALS"]
+
+CONNECTION_REFUSALS = RefusalLog(10.0)
+
+
+class _GuardedH11(H11Protocol):
+    head_timeout: float = 10.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._arm_head_timer()
+
+    def _arm_head_timer(self) -> None:
+        if self._head_timer is None:
+            self._head_timer = self.loop.call_later(self.head_timeout, self._on_head_timeout)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _on_head_timeout(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            client = "%s:%d" % tuple(self.client[:2]) if self.client else "?"
+            CONNECTION_REFUSALS.note(
+                "slow_head", f"{client} sent no complete request head within {self.head_timeout:g}s; closed"
+            )
+            self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        waiting = self.cycle is None or self.cycle.response_complete
+        if waiting:
+            self._arm_head_timer()
+        before = self.cycle
+        super().data_received(data)
+        if self.cycle is not before:
+            self._disarm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_timer()
+        super().connection_lost(exc)
+
+
+def protocol_class(head_timeout: float) -> type[H11Protocol]:
+    """An h11 protocol class for `uvicorn.Config(http=...)` with this request-head deadline."""
+    return type("GuardedH11Protocol", (_GuardedH11,), {"head_timeout": float(head_timeout)})
+
+
+class _QuietGoodbyes(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("socket.send() raised exception"):
+            return False
+        exc = record.exc_info[1] if record.exc_info else None
+        while exc is not None:
+            if type(exc).__name__ == "ClientDisconnect":
+                return False
+            exc = exc.__cause__ or exc.__context__
+        return True
+
+
+_QUIET = _QuietGoodbyes()
+
+
+def install_quiet_logs() -> None:
+    """Keep a client's ordinary disconnects out of the asyncio and uvicorn logs (idempotent)."""
+    for name in ("asyncio", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        if _QUIET not in logger.filters:
+            logger.addFilter(_QUIET)
+
+
+_PREWARM_MODULES = (
+    "core.providers",
+    "core.providers.anthropic",
+    "core.providers.openai_chat",
+    "core.providers.openai_responses",
+    "core.providers.ollama",
+    "core.providers.raw",
+    "core.providers.request",
+    "core.scenarios",
+    "core.relay",
+    "core.user_schema",
+)
+
+
+def prewarm() -> None:
+    """Import what a first relay request needs, and warm the provider transport. Safe to skip:
+    any failure here is left for the request itself to report."""
+    for name in _PREWARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the request reports it properly
+            pass
+    try:
+        from core.providers.transport import prewarm as warm_transport
+
+        warm_transport()
+    except Exception:  # noqa: BLE001
+        pass
