@@ -5,6 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 RESULTS: dict[tuple[str, str, str], dict[str, Any]] = {}
+WIRES = ["anthropic", "openai-chat", "openai-responses", "ollama"]
+MODES = ["partial", "blocking", "settled", "hybrid"]
+
+
+def full_size() -> int:
+    """Cells of the whole matrix: every fault on every wire in every mode, blank_line on Ollama only."""
+    from core.demo_protocol import FaultName
+
+    return sum(len(MODES) * (1 if f is FaultName.BLANK_LINE else len(WIRES)) for f in FaultName)
 
 
 def cell_ok(row: dict[str, Any]) -> bool:
@@ -40,10 +49,6 @@ def mark(row: dict[str, Any] | None) -> str:
         if broken
     ]
     return "✗ " + ",".join(bad)
-
-
-WIRES = ["anthropic", "openai-chat", "openai-responses", "ollama"]
-MODES = ["partial", "blocking", "settled", "hybrid"]
 
 
 def render(results: dict[tuple[str, str, str], dict[str, Any]]) -> str:

@@ -28,10 +28,7 @@ from core.form import FormModel
 from core.run import Mode, Phase, Run, RunConfig
 from core.scenarios import get_scenario
 from core.schemas import schema_model
-from tests.reliability.matrix import RESULTS
-
-WIRES = ["anthropic", "openai-chat", "openai-responses", "ollama"]
-MODES = ["partial", "blocking", "settled", "hybrid"]
+from tests.reliability.matrix import MODES, RESULTS, WIRES, full_size
 FAULTS = [f.value for f in FaultName]
 OLLAMA_ONLY = {"blank_line"}
 OPEN = {"pending", "streaming"}
@@ -47,6 +44,7 @@ def cells():
                 fast = fault in OLLAMA_ONLY and m == i % 4 or (fault not in OLLAMA_ONLY and w == i % 4 and m == (i // 4) % 4)
                 marks = [] if fast else [pytest.mark.slow]
                 out.append(pytest.param(fault, wire, mode, marks=marks, id=f"{fault}-{wire}-{mode}"))
+    assert len(out) == full_size()
     return out
 
 
