@@ -31,7 +31,12 @@ Writer = Callable[[asyncio.StreamWriter], Awaitable[None]]
 async def hostile(respond: Writer) -> AsyncIterator[str]:
     """A loopback HTTP/1.1 server: reads one request (headers and body), then runs `respond`."""
 
+    handlers: set[asyncio.Task] = set()
+
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        handlers.add(task)
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             length = 0
@@ -41,9 +46,10 @@ async def hostile(respond: Writer) -> AsyncIterator[str]:
                     length = int(value)
             await reader.readexactly(length)
             await respond(writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass
         finally:
+            handlers.discard(task)
             writer.close()
             try:
                 await writer.wait_closed()
@@ -56,6 +62,9 @@ async def hostile(respond: Writer) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.close()
+        for task in list(handlers):
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
         await server.wait_closed()
 
 
@@ -139,7 +148,7 @@ async def test_a_gzip_bomb_stops_at_the_decoded_cap(bomb):
         with pytest.raises(ProtocolError) as info:
             await read_to_end(url)
     host = url.removeprefix("http://")
-    assert str(info.value) == f"test: {host} sent more than 64 MB in one response" or f"{host} sent more than 64 MB" in str(info.value)
+    assert f"{host} sent more than 64 MB in one response" in str(info.value)
     assert peak[0] < PEAK_LIMIT, f"peak {peak[0] / MB:.1f} MB"
 
 
@@ -224,12 +233,28 @@ async def test_a_relay_record_cap_is_configurable():
             await collect(url, max_records=10)
 
 
-async def test_a_gzip_bomb_from_a_relay_stops_at_the_decoded_cap(bomb):
-    async with hostile(await serve_bomb(bomb, "application/x-ndjson")) as url, measured() as peak:
+async def test_a_compressed_relay_body_stops_at_the_decoded_cap():
+    """Valid records, 8 KB each, gzip-compressed to a few KB: the byte cap ends it before the
+    record cap does."""
+    pack = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts = [pack.compress(record({"seq": 0, **START}))]
+    for i in range(2000):
+        item = {"seq": i + 1, "type": "item", "pointer": "/line_items", "index": i, "value": {"sku": "A" * 8000, "qty": 1}}
+        parts.append(pack.compress(record(item)))
+    packed = b"".join(parts) + pack.flush()
+    assert len(packed) < 1 * MB
+
+    async def respond(writer):
+        writer.write(head("200 OK", "application/x-ndjson", "content-encoding: gzip\r\n"))
+        for start in range(0, len(packed), 65536):
+            await chunk(writer, packed[start : start + 65536])
+        await asyncio.sleep(5)
+
+    async with hostile(respond) as url, measured() as peak:
         with pytest.raises(ProtocolError) as info:
             await collect(url, body_limit=8 * MB)
-    # zeros are not a record: either the line-length rule or the byte cap refuses them, clearly
-    assert "sent more than 8 MB" in str(info.value) or "longer" in str(info.value)
+    host = url.removeprefix("http://")
+    assert str(info.value) == f"{host} sent more than 8 MB in one response"
     assert peak[0] < PEAK_LIMIT
 
 
