@@ -272,5 +272,5 @@ async def test_a_relay_trickling_a_byte_every_50_ms_times_out_on_the_idle_rule()
         with pytest.raises(StreamTimeout) as info:
             await collect(url, idle_timeout=1.0)
         took = time.monotonic() - began
-    assert 1.0 <= took < 1.5 + 0.5, took
+    assert 1.0 <= took < 1.5, took
     assert "relay" in str(info.value)
