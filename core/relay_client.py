@@ -47,7 +47,7 @@ from core.idle import IdleWatch
 from core.modes import parse_mode
 from core.loopback import is_loopback_url
 from core.ndjson import NDJSONFramer
-from core.providers.transport import http_failure, read_error_body, translate_errors
+from core.providers.transport import BODY_LIMIT, bound_body, host_of, http_failure, read_error_body, translate_errors
 from core.schema import NodeKind, SchemaIndex
 from core.relay_records import (
     MAX_LINE_BYTES,
@@ -91,13 +91,17 @@ def failure_from_record(record: ErrorRecord) -> RunFailure:
 # --- sans-IO reader ---------------------------------------------------------------------------------
 
 
+MAX_RECORDS = 20_000  # records one relay response may carry (a form has far fewer values)
+
+
 class RecordReader:
     """Bytes of a relay v1 response in, checked records out (see the module docstring).
 
     `schema` / `schema_name`: what the request asked for; the `start` record must name the same
     schema (when neither is given, the schema `start` names must be one of core.schemas.SCHEMAS).
     `mode`: the requested mode; `delta` records are illegal unless it is "hybrid" (None: allowed).
-    `feed(data)` returns every record completed by `data` except a terminal, which `close()`
+    `max_records`: a response with more records is a ProtocolError (a hostile relay's endless
+    valid items never pile up). `feed(data)` returns every record completed by `data` except a terminal, which `close()`
     returns once the body has ended with nothing after it.
     """
 
@@ -108,9 +112,11 @@ class RecordReader:
         schema_name: str | None = None,
         mode: str | None = None,
         max_line_bytes: int = MAX_LINE_BYTES,
+        max_records: int = MAX_RECORDS,
         tap: WireTap | None = None,
     ) -> None:
         self._framer = NDJSONFramer(max_line_bytes)
+        self._max_records = max_records
         self._schema = schema
         self._schema_name = schema_name
         self._mode = mode
@@ -165,6 +171,8 @@ class RecordReader:
         if self._terminal is not None:
             raise ProtocolError(f"a record after the terminal {self._terminal.type!r} record: {line[:80]!r}")
         record = parse_record(line)
+        if record.seq >= self._max_records:
+            raise ProtocolError(f"the relay sent more than {self._max_records} records in one response")
         if record.seq != self._next_seq:
             raise ProtocolError(f"seq {record.seq} where {self._next_seq} was due (seq must rise by exactly 1 from 0)")
         self._next_seq += 1
@@ -284,9 +292,18 @@ class RelayStream:
     """
 
     def __init__(
-        self, response: httpx.Response, reader: RecordReader, tap: WireTap | None, watch: IdleWatch | None = None
+        self,
+        response: httpx.Response,
+        reader: RecordReader,
+        tap: WireTap | None,
+        watch: IdleWatch | None = None,
+        *,
+        host: str = "the relay",
+        body_limit: int = BODY_LIMIT,
     ) -> None:
         self._response = response
+        self._host = host
+        self._body_limit = body_limit
         self._reader = reader
         self._tap = tap
         self._watch = watch
@@ -304,7 +321,7 @@ class RelayStream:
 
     async def _records(self) -> AsyncIterator[Any]:
         reader, tap, watch = self._reader, self._tap, self._watch
-        chunks = self._response.aiter_bytes()
+        chunks = bound_body(self._response, self._host, self._body_limit)
         try:
             with translate_errors("relay"):
                 while True:
@@ -322,6 +339,9 @@ class RelayStream:
         finally:
             if watch is not None:
                 watch.close()
+            # a record that broke a rule leaves the body generator suspended: close it here, in
+            # this task (the garbage collector would finalise httpx's generators outside any loop)
+            await chunks.aclose()
         (terminal,) = reader.close()
         if isinstance(terminal, ErrorRecord):
             raise failure_from_record(terminal)
@@ -352,6 +372,8 @@ async def open_relay(
     upstream_key: str | None = None,
     record_path: str | None = None,
     record_document: bool = True,
+    body_limit: int = BODY_LIMIT,
+    max_records: int = MAX_RECORDS,
 ) -> AsyncIterator[RelayStream]:
     """POST `body` to the relay at `base_url` and yield a `RelayStream` of checked records.
 
@@ -369,7 +391,8 @@ async def open_relay(
     A non-200 answer raises its ProviderHTTPError (a wrong token: KeyRefused) with the relay's
     message and `.status`, its body read at most 64 KB; a relay that cannot be reached raises its
     CannotConnect ("nothing is listening at http://..."). Leaving the
-    context closes the response. `client` lets the caller share a connection pool.
+    context closes the response. `client` lets the caller share a connection pool. A response is
+    read at most `body_limit` decoded bytes and `max_records` records (ProtocolError past either).
 
     `body["schema"]` is a bundled schema's name or a JSON Schema object (RELAY.md's body, plus an
     inline schema: `{"schema": {"type": "object", "properties": {…}}, "document": "…"}`); an
@@ -378,7 +401,7 @@ async def open_relay(
     """
     schema_name, schema = _requested_schema(body)
     mode = body.get("mode", "settled") if isinstance(body.get("mode", "settled"), str) else None
-    reader = RecordReader(schema=schema, schema_name=schema_name, mode=mode, tap=tap)
+    reader = RecordReader(schema=schema, schema_name=schema_name, mode=mode, max_records=max_records, tap=tap)
     url = base_url.rstrip("/") + EXTRACT_PATH
     headers = {"authorization": f"Bearer {token}", "accept": "application/x-ndjson"}
     if upstream_key is not None:
@@ -413,7 +436,7 @@ async def open_relay(
         if ctype != "application/x-ndjson":
             raise ProtocolError(f"relay answered with content-type {ctype!r}, not application/x-ndjson")
         watch = IdleWatch(idle_timeout, "relay") if idle_timeout is not None else None
-        stream = RelayStream(response, reader, tap, watch)
+        stream = RelayStream(response, reader, tap, watch, host=host_of(url), body_limit=body_limit)
         try:
             yield stream
         finally:

@@ -22,7 +22,9 @@ The typed errors' messages are one line a person can act on, naming the host ("t
 refused by api.anthropic.com (401 authentication_error: invalid x-api-key)"); their fields
 (`host`, `status`, `retry_after`, `provider_message`) are for the UI. An error status's body is
 read at most `_ERROR_BODY_LIMIT` bytes, by us and by the SDK alike (a response hook caps the
-stream), then the connection is closed: a huge error body is never read whole.
+stream), then the connection is closed: a huge error body is never read whole. A streamed body is read at
+most `BODY_LIMIT` decoded bytes (`bound_body`; a compressed one is decoded a slice at a time, so
+a gzip bomb never inflates whole) before a ProtocolError "HOST sent more than N MB".
 
 Nothing above this module catches a foreign exception. The openers return a `BodyStream`: an open
 streaming response whose `read()` hands back each network read as received (after content
@@ -69,7 +71,9 @@ from core.errors import (
 )
 
 __all__ = [
+    "BODY_LIMIT",
     "BodyStream",
+    "bound_body",
     "connect_failure",
     "host_of",
     "http_failure",
@@ -89,6 +93,8 @@ _TRANSPORT = (httpx.TransportError, httpx2.TransportError, OSError)
 _MISUSE = (httpx.StreamError, httpx2.StreamError)
 _STATUS = (httpx.HTTPStatusError, httpx2.HTTPStatusError)
 _ERROR_BODY_LIMIT = 65536
+BODY_LIMIT = 64 * 1024 * 1024  # decoded bytes one streamed response may deliver
+_ENCODED_SLICE = 1024  # a compressed body is decoded this many raw bytes at a time
 _UNWIND_READS = 10_000  # reads of already-buffered data allowed while unwinding a closed body
 _UNWIND_SECONDS = 2.0
 
@@ -427,6 +433,59 @@ async def read_error_body(response: Any) -> bytes:
     return await response.aread()
 
 
+class _SlicedBody:
+    """A content-encoded response's raw byte stream handed on in `_ENCODED_SLICE`-byte pieces:
+    httpx decodes each raw piece whole, so a decompression bomb inflates at most ~1 MB at a time
+    (deflate's ratio is bounded near 1032:1) and the decoded-size cap stops it early."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            for start in range(0, len(chunk), _ENCODED_SLICE):
+                yield chunk[start : start + _ENCODED_SLICE]
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _SlicedHttpx(_SlicedBody, httpx.AsyncByteStream):
+    pass
+
+
+class _SlicedHttpx2(_SlicedBody, httpx2.AsyncByteStream):
+    pass
+
+
+async def bound_body(response: Any, host: str, limit: int = BODY_LIMIT) -> AsyncIterator[bytes]:
+    """`response.aiter_bytes()` (content-decoded network reads), ProtocolError "HOST sent more
+    than N MB" once the decoded bytes pass `limit`: a hostile or broken server (a gzip bomb, an
+    endless body) never makes the client hold more than about `limit`."""
+    if response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
+        if not isinstance(response.stream, _SlicedBody):
+            sliced = _SlicedHttpx2 if isinstance(response, httpx2.Response) else _SlicedHttpx
+            response.stream = sliced(response.stream)
+    chunks = response.aiter_bytes()
+    total, ended = 0, False
+    try:
+        async for chunk in chunks:
+            total += len(chunk)
+            if total > limit:
+                raise ProtocolError(f"{host} sent more than {_megabytes(limit)} MB in one response")
+            yield chunk
+        ended = True
+    finally:
+        if not ended:  # close the response, then unwind httpx's generators here, in this task
+            with suppress(Exception):
+                await response.aclose()
+            await _unwind(chunks)
+
+
+def _megabytes(limit: int) -> str:
+    return f"{limit / (1024 * 1024):g}"
+
+
 @cache
 def _ssl_context() -> ssl.SSLContext:
     # Building a verifying context loads the CA bundle (~50 ms, on the event loop): do it once and
@@ -525,6 +584,7 @@ async def open_httpx(
     expect: tuple[str, ...] | None,
     what: str,
     service: str | None = None,
+    body_limit: int = BODY_LIMIT,
 ) -> BodyStream:
     """POST `body` as JSON to `url` and return the streaming response body.
 
@@ -532,7 +592,8 @@ async def open_httpx(
     named is the body's "model"), a connection not made its CannotConnect (`service`: the server
     software the message names, "Ollama"); a content-type not
     in `expect` raises ProtocolError. The body is read with `aiter_bytes()` (network reads, after
-    content decoding) — never `aiter_lines()`, which splits on U+2028.
+    content decoding) — never `aiter_lines()`, which splits on U+2028 — at most `body_limit`
+    decoded bytes (`bound_body`).
     """
     model = body.get("model") if isinstance(body, Mapping) and isinstance(body.get("model"), str) else None
     auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
@@ -553,7 +614,7 @@ async def open_httpx(
                 raw = await read_error_body(response)
                 raise http_failure(response.status_code, raw, url=url, headers=response.headers, model=model, secret=secret)
             _check_content_type(response.headers, expect, what)
-            return BodyStream(response.aiter_bytes(), stack, what, response.headers)
+            return BodyStream(bound_body(response, host_of(url), body_limit), stack, what, response.headers)
     except BaseException:
         with translate_errors(what, url=url):
             await stack.aclose()
@@ -567,6 +628,7 @@ async def open_anthropic(
     params: Mapping[str, Any],
     headers: Mapping[str, str],
     what: str = "Anthropic Messages",
+    body_limit: int = BODY_LIMIT,
 ) -> BodyStream:
     """Open a streaming Messages request through the anthropic SDK and return its raw body.
 
@@ -598,7 +660,7 @@ async def open_anthropic(
             )
             http = response.http_response
             _check_content_type(http.headers, ("text/event-stream",), what)
-            return BodyStream(http.aiter_bytes(), stack, what, http.headers)
+            return BodyStream(bound_body(http, host_of(base_url), body_limit), stack, what, http.headers)
     except BaseException:
         with translate_errors(what, url=base_url):
             await stack.aclose()
