@@ -344,9 +344,13 @@ def test_a_flood_of_refusals_writes_one_line(server, caplog):
     assert len(lines) <= 1
 
 
-def test_client_goodbyes_are_kept_out_of_the_log(caplog):
+def test_client_goodbyes_are_kept_out_of_the_log(caplog, monkeypatch):
     from starlette.requests import ClientDisconnect
 
+    # uvicorn's own logging config (applied by any server started earlier in the session) stops
+    # "uvicorn" from propagating to the root logger, where caplog listens: let it propagate here
+    for name in ("asyncio", "uvicorn", "uvicorn.error"):
+        monkeypatch.setattr(logging.getLogger(name), "propagate", True)
     install_quiet_logs()
     with caplog.at_level(logging.WARNING):
         logging.getLogger("asyncio").warning("socket.send() raised exception.")
