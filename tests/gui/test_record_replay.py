@@ -130,6 +130,7 @@ def test_compare_recording_records_every_lane_the_relay_ones_by_the_embedded_rel
     assert any("lane settled: trace written to" in l for l in window.run_log.lines())
 
 
+@pytest.mark.slow  # real-time replay
 def test_replay_at_2x_is_faster(make_window, qloop, demo_server, tmp_path):
     window = make_window(speed=60, provider="openai-chat")
     path = _record(window, qloop, str(tmp_path / "slow.jsonl"))
@@ -149,6 +150,7 @@ def test_replay_at_2x_is_faster(make_window, qloop, demo_server, tmp_path):
     assert elapsed[1.0] * 1000 >= recorded_ms * 0.9
 
 
+@pytest.mark.slow  # real-time replay
 def test_stop_during_replay_restores_and_the_server_saw_the_cancel(make_window, qloop, demo_server, tmp_path):
     window = make_window(speed=40, provider="anthropic")
     path = _record(window, qloop, str(tmp_path / "stop.jsonl"))

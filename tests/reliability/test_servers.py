@@ -393,6 +393,7 @@ class _Port:
         self.relay_token = token
 
 
+@pytest.mark.slow  # a cold server subprocess
 @pytest.mark.parametrize("how", ["env", "file"])
 def test_the_first_relay_request_does_not_block_the_cold_server(tmp_path, how):
     token = "cold-token-" + how
