@@ -18,9 +18,16 @@ import asyncio
 import gc
 import os
 import selectors
+import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Tests never touch the user's own data or config (history, recordings, QSettings): every process
+# of the run, subprocesses included, gets private XDG folders.
+_PRIVATE_XDG = Path(tempfile.mkdtemp(prefix="livefill-tests-"))
+os.environ["XDG_DATA_HOME"] = str(_PRIVATE_XDG / "data")
+os.environ["XDG_CONFIG_HOME"] = str(_PRIVATE_XDG / "config")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -172,3 +179,55 @@ def _qt_garbage_on_the_gui_thread(request):
     gc.freeze()
     with collect_between():
         yield
+
+
+# --- no trace written by any test holds a credential ----------------------------------------------
+
+_CREDENTIAL_WORDS = ("authorization", "x-api-key", "bearer ")
+
+
+def traces_holding_credentials(root: Path) -> list[str]:
+    """Every livefill trace under `root` that names a credential header or a bearer token, in its
+    header, trailer or any read's decoded bytes: "path: word"."""
+    import base64
+    import json
+
+    found: list[str] = []
+    for path in root.rglob("*.jsonl"):
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        if not lines or '"trace": "livefill"' not in lines[0] and '"trace":"livefill"' not in lines[0]:
+            continue
+        texts = []
+        for line in lines:
+            texts.append(line)
+            try:
+                obj = json.loads(line)
+                if isinstance(obj, dict) and isinstance(obj.get("b64"), str):
+                    texts.append(base64.b64decode(obj["b64"]).decode("utf-8", "replace"))
+            except ValueError:
+                continue
+        for word in _CREDENTIAL_WORDS:
+            if any(word in text.lower() for text in texts):
+                found.append(f"{path}: {word.strip()}")
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _traces_never_hold_credentials(request):
+    """After each test that used a tmp_path: no trace it wrote names a credential."""
+    root = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    if root is not None:
+        found = traces_holding_credentials(root)
+        assert not found, f"traces holding credentials: {found}"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The recordings folder (the private XDG data folder of this run) is checked the same way."""
+    found = traces_holding_credentials(_PRIVATE_XDG)
+    if found:
+        session.config.get_terminal_writer().line(f"traces holding credentials: {found}", red=True)
+        session.exitstatus = 1

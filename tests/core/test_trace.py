@@ -341,3 +341,15 @@ def test_the_recordings_list_shows_good_traces_and_bad_ones_with_their_error(tmp
     assert listed["cut.jsonl"].end == "truncated"
     assert "line 1: a network read before the header" in listed["bad.jsonl"].error
     assert list_recordings(tmp_path / "none") == []
+
+
+def test_the_suite_wide_trace_check_finds_a_planted_credential(tmp_path_factory):
+    from tests.conftest import traces_holding_credentials
+
+    root = tmp_path_factory.mktemp("planted")
+    good = root / "good.jsonl"
+    good.write_text('{"trace": "livefill", "version": 1}\n{"t_ms": 0.0, "b64": "e30="}\n', encoding="utf-8")
+    assert traces_holding_credentials(root) == []
+    leaked = base64.b64encode(b"Authorization: Bearer sk-x").decode()
+    (root / "bad.jsonl").write_text(f'{{"trace": "livefill", "version": 1}}\n{{"t_ms": 0.0, "b64": "{leaked}"}}\n', encoding="utf-8")
+    assert sorted(traces_holding_credentials(root)) == [f"{root / 'bad.jsonl'}: authorization", f"{root / 'bad.jsonl'}: bearer"]
