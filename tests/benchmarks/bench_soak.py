@@ -18,7 +18,8 @@ disconnected. Printed:
 
 - streams completed / cancelled / errors (a completed stream ends with `complete` and the exact
   scenario output; anything else is an error), and whether every stream is one or the other;
-- the server's VmRSS and open file count at start (after a warm-up) and at the end (after the
+- the server's VmRSS and open file count sampled every 2 s during the run (open files count its
+  connections: client-side and upstream, live and kept alive), and at start (after a warm-up) and at the end (after the
   streams drained), and the upstream requests the log still shows open at the end;
 - cancel (client close) -> upstream disconnect latency p50 / p95 / max;
 - the server's stderr tracebacks, and `os.getloadavg()` at start and end.
@@ -89,8 +90,10 @@ def start_server(token: str, stderr_file) -> tuple[subprocess.Popen, str]:
 
 
 class Soak:
-    def __init__(self, args: argparse.Namespace, url: str, token: str) -> None:
+    def __init__(self, args: argparse.Namespace, url: str, token: str, pid: int) -> None:
         self.args = args
+        self.pid = pid
+        self.samples: list[tuple[float, int, int]] = []  # (seconds into the run, VmRSS KiB, open files)
         self.url = url
         self.token = token
         self.rng = random.Random(args.seed)
@@ -158,8 +161,10 @@ class Soak:
         return done
 
     async def poll_log(self, stop: asyncio.Event) -> None:
+        t0 = time.monotonic()
         async with httpx.AsyncClient(timeout=10) as client:
             while True:
+                self.samples.append((time.monotonic() - t0, rss_kb(self.pid), open_files(self.pid)))
                 for entry in (await client.get(self.url + "/_demo/requests")).json():
                     self.log[entry["id"]] = entry
                 if stop.is_set():
@@ -203,7 +208,7 @@ async def main_async(args: argparse.Namespace) -> int:
             await asyncio.wait_for(warm_up(url, token), 60)
             await asyncio.sleep(1.0)
             rss0, fds0, load0 = rss_kb(proc.pid), open_files(proc.pid), loadavg()
-            soak = Soak(args, url, token)
+            soak = Soak(args, url, token, proc.pid)
             async with asyncio.timeout(args.seconds + 90):
                 cancels_issued = await soak.run()
             await asyncio.sleep(1.0)  # idle again, as at the start
@@ -242,6 +247,10 @@ async def main_async(args: argparse.Namespace) -> int:
     for tag, o in list(errors.items())[:10]:
         print(f"    error {tag}: {o}")
     print(f"  server RSS: start {rss0 / 1024:.1f} MiB  end {rss1 / 1024:.1f} MiB  ({(rss1 - rss0) / 1024:+.1f} MiB)")
+    every = max(1, len(soak.samples) // 8)
+    series = soak.samples[::every]
+    print("  server RSS / open files during the run: " + ", ".join(
+        f"{t:.0f}s {kb / 1024:.0f} MiB/{n}" for t, kb, n in series))
     print(f"  server open files: start {fds0}  end {fds1}  ({fds1 - fds0:+d})")
     print(f"  upstream requests logged for soak streams: {len(by_tag)}; still open at the end: {len(still_open)}")
     if latencies:
