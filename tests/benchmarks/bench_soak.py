@@ -21,7 +21,8 @@ disconnected. Printed:
 - the server's VmRSS and open file count sampled every 2 s during the run (open files count its
   connections: client-side and upstream, live and kept alive), and at start (after a warm-up) and at the end (after the
   streams drained), and the upstream requests the log still shows open at the end;
-- cancel (client close) -> upstream disconnect latency p50 / p95 / max;
+- cancel (client close) -> upstream disconnect latency p50 / p95 / max (a stream cancelled after
+  its upstream request had finished — the relay still sending the last records — is counted apart);
 - the server's stderr tracebacks, and `os.getloadavg()` at start and end.
 
 Bounded: every stream has a deadline, the whole run is cut off at `--seconds + 90`, and the
@@ -228,9 +229,12 @@ async def main_async(args: argparse.Namespace) -> int:
     cancelled = sum(1 for o in outcomes.values() if o == "cancelled")
     errors = {tag: o for tag, o in outcomes.items() if o not in ("complete", "cancelled")}
     by_tag = {e["tag"]: e for e in soak.log.values() if e.get("tag", "") and e["tag"].startswith("soak-")}
-    latencies, missing = [], []
+    latencies, missing, finished_first = [], [], []
     for tag, closed in soak.closed_at.items():
         entry = by_tag.get(tag)
+        if entry is not None and entry["finished"] and entry["finished_at"] is not None and entry["finished_at"] <= closed:
+            finished_first.append(tag)  # the upstream had written everything before the client closed
+            continue
         if entry is None or not entry["disconnected"] or entry["disconnected_at"] is None:
             missing.append((tag, None if entry is None else entry["outcome"]))
             continue
@@ -259,6 +263,9 @@ async def main_async(args: argparse.Namespace) -> int:
               f"p95 {p95:.2f} ms  max {max(latencies):.2f} ms  (target p95 < 100 ms: {'met' if p95 < 100 else 'MISSED'})")
     else:
         print("  cancel -> upstream disconnect: no cancel matched")
+    if finished_first:
+        print(f"  cancelled after their upstream request had already finished (no disconnect to time): "
+              f"{len(finished_first)} {finished_first[:5]}")
     if missing:
         print(f"  cancelled streams without an upstream disconnect in the log: {len(missing)} {missing[:5]}")
     print(f"  server stderr: {len(server_stderr.splitlines())} lines, {tracebacks} tracebacks")
