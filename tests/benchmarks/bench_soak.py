@@ -1,0 +1,293 @@
+"""A bounded soak: the demo provider + relay serving N concurrent relay streams, with random cancels.
+
+One `livefill-server` process (`python -m core.server.cli`, 127.0.0.1, a free port) serves both
+the relay and its demo upstream, so its RSS and open file descriptors can be read from /proc/PID.
+This script keeps `--streams` (default 100) settled-mode relay streams open for `--seconds`
+(default 60): each a bundled scenario (cycling over `--scenarios`; `catalog` is left out by
+default: its 21 KB output takes about 100 s at 50 tokens/s, longer than the run) from a provider wire (cycling) at `--speed`
+(default 50) tokens/s; a new stream starts as soon as one ends. `--cancels` (default 50) times
+are drawn at random over the run; at each one a random stream that has received at least one
+record and has not finished is cancelled (the client leaves `open_relay`, which closes the
+response, as the app's Stop does). After `--seconds` no new stream starts and the open ones run
+to their end.
+
+Every stream carries `demo.tag` = its own label, which the relay forwards upstream as
+`x-demo-tag`; the demo provider's request log (`GET /_demo/requests`, polled during the run since
+it is bounded) gives, for a cancelled stream, the moment the relay's upstream request was seen
+disconnected. Printed:
+
+- streams completed / cancelled / errors (a completed stream ends with `complete` and the exact
+  scenario output; anything else is an error), and whether every stream is one or the other;
+- the server's VmRSS and open file count sampled every 2 s during the run (open files count its
+  connections: client-side and upstream, live and kept alive), and at start (after a warm-up) and at the end (after the
+  streams drained), and the upstream requests the log still shows open at the end;
+- cancel (client close) -> upstream disconnect latency p50 / p95 / max (a stream cancelled after
+  its upstream request had finished — the relay still sending the last records — is counted apart);
+- the server's stderr tracebacks, and `os.getloadavg()` at start and end.
+
+Bounded: every stream has a deadline, the whole run is cut off at `--seconds + 90`, and the
+server is stopped at the end whatever happens. Loopback only.
+
+Run: python tests/benchmarks/bench_soak.py [--seconds 60] [--streams 100] [--cancels 50] [--speed 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from core.relay_client import RecordAssembler, open_relay
+from core.relay_records import CompleteRecord
+from core.scenarios import SCENARIO_NAMES, get_scenario
+
+PROVIDERS = ["anthropic", "openai-chat", "openai-responses", "ollama"]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+def open_files(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def loadavg() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def start_server(token: str, stderr_file) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core.server.cli", "--host", "127.0.0.1", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=stderr_file,
+        text=True,
+        env={**os.environ, "LIVEFILL_RELAY_TOKEN": token},
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline().strip()
+    if not first.startswith("livefill-server listening on "):
+        proc.kill()
+        raise SystemExit(f"server did not start: {first!r}")
+    return proc, first.rsplit(" ", 1)[1]
+
+
+class Soak:
+    def __init__(self, args: argparse.Namespace, url: str, token: str, pid: int) -> None:
+        self.args = args
+        self.pid = pid
+        self.samples: list[tuple[float, int, int]] = []  # (seconds into the run, VmRSS KiB, open files)
+        self.url = url
+        self.token = token
+        self.rng = random.Random(args.seed)
+        self.outcomes: dict[str, str] = {}  # tag -> complete / cancelled / error kind
+        self.closed_at: dict[str, float] = {}  # tag -> wall time the client closed a cancelled stream
+        self.progress: dict[str, int] = {}  # tag -> records received, for streams still open
+        self.tasks: dict[str, asyncio.Task] = {}
+        self.log: dict[str, dict] = {}  # demo provider's request log, by request id, merged over polls
+        self.started = 0
+
+    async def stream(self, i: int, client: httpx.AsyncClient, deadline: float) -> None:
+        tag = f"soak-{self.args.seed}-{i}"
+        scenario = self.args.scenarios[i % len(self.args.scenarios)]
+        body = {
+            "scenario": scenario,
+            "provider": PROVIDERS[i % len(PROVIDERS)],
+            "mode": "settled",
+            "demo": {"speed": self.args.speed, "seed": i, "ttft": 0, "tag": tag},
+        }
+        assembler = RecordAssembler()
+        last = None
+        self.progress[tag] = 0
+        try:
+            async with asyncio.timeout(max(1.0, deadline - time.monotonic())):
+                async with open_relay(self.url, self.token, body, idle_timeout=30, client=client) as records:
+                    async for record in records:
+                        assembler.apply(record)
+                        last = record
+                        self.progress[tag] += 1
+            ok = isinstance(last, CompleteRecord) and assembler.value == get_scenario(scenario).output
+            self.outcomes[tag] = "complete" if ok else "wrong-output"
+        except asyncio.CancelledError:
+            self.closed_at[tag] = time.time()  # open_relay has closed the response on the way out
+            self.outcomes[tag] = "cancelled"
+        except TimeoutError:
+            self.outcomes[tag] = "deadline"
+        except Exception as exc:  # noqa: BLE001 - reported as a count by kind
+            self.outcomes[tag] = f"{type(exc).__name__}: {exc}"[:160]
+        finally:
+            self.progress.pop(tag, None)
+            self.tasks.pop(tag, None)
+
+    async def keep_open(self, client: httpx.AsyncClient, slot: int, until: float, deadline: float) -> None:
+        """One of the N slots: a stream after another until `until`."""
+        await asyncio.sleep(slot * 0.01)  # spread the first wave over a second
+        while time.monotonic() < until:
+            i = self.started
+            self.started += 1
+            task = asyncio.create_task(self.stream(i, client, deadline))
+            self.tasks[f"soak-{self.args.seed}-{i}"] = task
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def cancels(self, start: float, seconds: float) -> int:
+        times = sorted(self.rng.uniform(0.05 * seconds, 0.9 * seconds) for _ in range(self.args.cancels))
+        done = 0
+        for t in times:
+            await asyncio.sleep(max(0.0, start + t - time.monotonic()))
+            for _ in range(100):  # a stream mid-way: a record received, not finished
+                candidates = [tag for tag, n in self.progress.items() if n >= 1 and tag in self.tasks]
+                if candidates:
+                    self.tasks[self.rng.choice(candidates)].cancel()
+                    done += 1
+                    break
+                await asyncio.sleep(0.05)
+        return done
+
+    async def poll_log(self, stop: asyncio.Event) -> None:
+        t0 = time.monotonic()
+        async with httpx.AsyncClient(timeout=10) as client:
+            while True:
+                self.samples.append((time.monotonic() - t0, rss_kb(self.pid), open_files(self.pid)))
+                for entry in (await client.get(self.url + "/_demo/requests")).json():
+                    self.log[entry["id"]] = entry
+                if stop.is_set():
+                    return
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 2.0)
+
+    async def run(self) -> int:
+        seconds = self.args.seconds
+        limits = httpx.Limits(max_connections=self.args.streams + 20, max_keepalive_connections=self.args.streams + 20)
+        stop = asyncio.Event()
+        poller = asyncio.create_task(self.poll_log(stop))
+        async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(30, connect=10)) as client:
+            start = time.monotonic()
+            until = start + seconds
+            deadline = until + 60  # a stream started at the very end still has a minute to finish
+            slots = [asyncio.create_task(self.keep_open(client, s, until, deadline)) for s in range(self.args.streams)]
+            cancels = await self.cancels(start, seconds)
+            await asyncio.gather(*slots)
+            elapsed = time.monotonic() - start
+        await asyncio.sleep(0.5)  # let the last disconnects land in the log
+        stop.set()
+        await poller
+        self.elapsed = elapsed
+        return cancels
+
+
+async def warm_up(url: str, token: str) -> None:
+    """One fast run per provider, so first-use costs (imports, adapters) are not in the figures."""
+    for provider in PROVIDERS:
+        async with open_relay(url, token, {"scenario": "invoice", "provider": provider, "demo": {"speed": 0}}) as records:
+            async for _ in records:
+                pass
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    token = secrets.token_urlsafe(24)
+    with tempfile.TemporaryFile("w+") as stderr_file:
+        proc, url = start_server(token, stderr_file)
+        try:
+            await asyncio.wait_for(warm_up(url, token), 60)
+            await asyncio.sleep(1.0)
+            rss0, fds0, load0 = rss_kb(proc.pid), open_files(proc.pid), loadavg()
+            soak = Soak(args, url, token, proc.pid)
+            async with asyncio.timeout(args.seconds + 90):
+                cancels_issued = await soak.run()
+            await asyncio.sleep(1.0)  # idle again, as at the start
+            rss1, fds1, load1 = rss_kb(proc.pid), open_files(proc.pid), loadavg()
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+        stderr_file.seek(0)
+        server_stderr = stderr_file.read()
+
+    outcomes = soak.outcomes
+    completed = sum(1 for o in outcomes.values() if o == "complete")
+    cancelled = sum(1 for o in outcomes.values() if o == "cancelled")
+    errors = {tag: o for tag, o in outcomes.items() if o not in ("complete", "cancelled")}
+    by_tag = {e["tag"]: e for e in soak.log.values() if e.get("tag", "") and e["tag"].startswith("soak-")}
+    latencies, missing, finished_first = [], [], []
+    for tag, closed in soak.closed_at.items():
+        entry = by_tag.get(tag)
+        if entry is not None and entry["finished"] and entry["finished_at"] is not None and entry["finished_at"] <= closed:
+            finished_first.append(tag)  # the upstream had written everything before the client closed
+            continue
+        if entry is None or not entry["disconnected"] or entry["disconnected_at"] is None:
+            missing.append((tag, None if entry is None else entry["outcome"]))
+            continue
+        latencies.append((entry["disconnected_at"] - closed) * 1000)
+    still_open = [e["tag"] for e in by_tag.values() if e["outcome"] in ("pending", "streaming")]
+    tracebacks = server_stderr.count("Traceback")
+
+    print(f"soak: {args.streams} concurrent relay streams for {args.seconds:g} s (ran {soak.elapsed:.1f} s incl. drain), "
+          f"{args.speed:g} tokens/s, settled mode, scenarios {'/'.join(args.scenarios)}, providers {'/'.join(PROVIDERS)}")
+    print(f"  load average at start: {load0}   at end: {load1}   (cores: {os.cpu_count()})")
+    print(f"  streams started {soak.started}: completed {completed}, cancelled {cancelled} (cancels issued "
+          f"{cancels_issued}/{args.cancels}), errors {len(errors)}")
+    print(f"  every stream complete or cancelled: {'yes' if not errors and len(outcomes) == soak.started else 'NO'}")
+    for tag, o in list(errors.items())[:10]:
+        print(f"    error {tag}: {o}")
+    print(f"  server RSS: start {rss0 / 1024:.1f} MiB  end {rss1 / 1024:.1f} MiB  ({(rss1 - rss0) / 1024:+.1f} MiB)")
+    every = max(1, len(soak.samples) // 8)
+    series = soak.samples[::every]
+    print("  server RSS / open files during the run: " + ", ".join(
+        f"{t:.0f}s {kb / 1024:.0f} MiB/{n}" for t, kb, n in series))
+    print(f"  server open files: start {fds0}  end {fds1}  ({fds1 - fds0:+d})")
+    print(f"  upstream requests logged for soak streams: {len(by_tag)}; still open at the end: {len(still_open)}")
+    if latencies:
+        p95 = pct(latencies, 95)
+        print(f"  cancel -> upstream disconnect ({len(latencies)} matched): p50 {pct(latencies, 50):.2f} ms  "
+              f"p95 {p95:.2f} ms  max {max(latencies):.2f} ms  (target p95 < 100 ms: {'met' if p95 < 100 else 'MISSED'})")
+    else:
+        print("  cancel -> upstream disconnect: no cancel matched")
+    if finished_first:
+        print(f"  cancelled after their upstream request had already finished (no disconnect to time): "
+              f"{len(finished_first)} {finished_first[:5]}")
+    if missing:
+        print(f"  cancelled streams without an upstream disconnect in the log: {len(missing)} {missing[:5]}")
+    print(f"  server stderr: {len(server_stderr.splitlines())} lines, {tracebacks} tracebacks")
+    ok = not errors and not missing and not still_open and cancelled == cancels_issued
+    return 0 if ok else 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--streams", type=int, default=100)
+    parser.add_argument("--cancels", type=int, default=50)
+    parser.add_argument("--speed", type=float, default=50.0, help="tokens per second of each upstream stream")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--scenarios", default="invoice,weather,ticket,multilingual", help="comma-separated, cycled")
+    args = parser.parse_args()
+    args.scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    unknown = [s for s in args.scenarios if s not in SCENARIO_NAMES]
+    if unknown or not args.scenarios:
+        parser.error(f"--scenarios: unknown {unknown}; known: {', '.join(SCENARIO_NAMES)}")
+    sys.exit(asyncio.run(main_async(args)))
+
+
+if __name__ == "__main__":
+    main()
