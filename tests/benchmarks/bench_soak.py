@@ -47,6 +47,8 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 from core.relay_client import RecordAssembler, open_relay
 from core.relay_records import CompleteRecord
 from core.scenarios import SCENARIO_NAMES, get_scenario
