@@ -344,23 +344,38 @@ def test_a_flood_of_refusals_writes_one_line(server, caplog):
     assert len(lines) <= 1
 
 
-def test_client_goodbyes_are_kept_out_of_the_log(caplog, monkeypatch):
+def test_client_goodbyes_are_kept_out_of_the_log():
     from starlette.requests import ClientDisconnect
 
-    # uvicorn's own logging config (applied by any server started earlier in the session) stops
-    # "uvicorn" from propagating to the root logger, where caplog listens: let it propagate here
-    for name in ("asyncio", "uvicorn", "uvicorn.error"):
-        monkeypatch.setattr(logging.getLogger(name), "propagate", True)
-    install_quiet_logs()
-    with caplog.at_level(logging.WARNING):
+    class Collect(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.DEBUG)
+            self.messages: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.messages.append(record.getMessage())
+
+    # a handler on each logger itself: what passes the logger's own filters, exactly once,
+    # whatever propagation earlier servers' logging config left behind
+    collect = Collect()
+    loggers = [logging.getLogger("asyncio"), logging.getLogger("uvicorn.error")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(collect)
+        lg.setLevel(logging.WARNING)
+    try:
+        install_quiet_logs()
         logging.getLogger("asyncio").warning("socket.send() raised exception.")
         try:
             raise ClientDisconnect()
         except ClientDisconnect:
             logging.getLogger("uvicorn.error").exception("Exception in ASGI application")
         logging.getLogger("uvicorn.error").warning("something else")
-    messages = [r.getMessage() for r in caplog.records]
-    assert messages == ["something else"]
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.removeHandler(collect)
+            lg.setLevel(level)
+    assert collect.messages == ["something else"]
 
 
 # --- a cold server process --------------------------------------------------------------------
