@@ -42,6 +42,7 @@ from typing import Any
 from core.animation import Capture, CaptureKeeper, ReadClock, check_output, frame_schedule, write_animation
 from core.errors import InputError, UsageError
 from core.modes import Mode
+from gui.cli_args import compare_modes, frame_rate, frame_width
 
 HOLD_MS = 2000.0
 """How long the finished window (the metrics table) stays on screen at the end."""
@@ -77,27 +78,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("trace", help="a trace (.jsonl) recorded by livefill")
     parser.add_argument("out", help="the animation to write: OUT.gif, or OUT.mp4 (needs imageio-ffmpeg)")
-    parser.add_argument("--compare", metavar="MODES", help="compare view with these lanes, e.g. naive,partial,settled")
+    parser.add_argument("--compare", metavar="MODES", type=compare_modes, help="compare view with these lanes, e.g. naive,partial,settled")
     parser.add_argument("--mode", default="partial", choices=[m.value for m in Mode], help="the single form's mode")
-    parser.add_argument("--fps", type=float, default=10.0, help="frames per second of the recorded clock (default 10)")
-    parser.add_argument("--width", type=int, default=1280, help="width of the animation in pixels (default 1280)")
+    parser.add_argument("--fps", type=frame_rate, default=10.0, help="frames per second of the recorded clock (default 10)")
+    parser.add_argument("--width", type=frame_width, default=1280, help="width of the animation in pixels (default 1280)")
     parser.add_argument("--render-speed", type=float, default=None, metavar="X",
                         help="replay speed while rendering (default 1: the metrics table shows the recorded times; "
                              "0 = as fast as possible, fewer pictures, the table shows the replay's times)")
     args = parser.parse_args(argv)
     if args.render_speed is not None and not 0 <= args.render_speed <= 100:
         parser.error("--render-speed: give 0 (as fast as possible) to 100")
-    if not 0 < args.fps <= 50:
-        parser.error("--fps: give a number above 0 and at most 50")
-    if not 200 <= args.width <= 3840:
-        parser.error("--width: give 200 to 3840 pixels")
-    if args.compare:
-        from core.session import parse_modes
-
-        try:
-            args.compare = [m.value for m in parse_modes(args.compare)]
-        except ValueError as exc:
-            parser.error(f"--compare: {exc}")
     return args
 
 

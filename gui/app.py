@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 from core.modes import Mode
+from gui.cli_args import compare_modes, frame_rate, frame_width
 
 STYLE = Path(__file__).resolve().parent.parent / "assets" / "styles" / "livefill.qss"
 
@@ -79,7 +80,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--autostart", action="store_true", help="start a run as soon as the window is up")
     parser.add_argument("--screenshot", metavar="PATH", help="headless: save PATH-mid.png mid-stream and PATH at the end, then exit")
     parser.add_argument("--history", metavar="FILE", help="history file (default: the user data dir)")
-    parser.add_argument("--compare", metavar="MODES", help="open the compare view with these lanes, e.g. naive,partial,settled (2 to 5)")
+    parser.add_argument("--compare", metavar="MODES", type=compare_modes, help="open the compare view with these lanes, e.g. naive,partial,settled (2 to 5)")
     parser.add_argument("--seed", type=int, default=None, help="demo seed for every run (default: the demo provider's)")
     parser.add_argument("--slice", dest="slicing", default=None, type=_slicing_arg, help="demo slicing: event | N (bytes) | coalesce:MS")
     parser.add_argument("--autoplay", action="store_true", help="replay the scenario in a loop with a pause between runs")
@@ -104,8 +105,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X", help="replay speed: 1 as recorded (default), 0.5, 2, 0 = as fast as possible")
     parser.add_argument("--animate", metavar="OUT", default=None,
                         help="with --replay: render the replayed run headless to OUT.gif (or OUT.mp4 with imageio-ffmpeg) and exit")
-    parser.add_argument("--fps", type=float, default=None, help="with --animate: frames per second (default 10)")
-    parser.add_argument("--width", type=int, default=None, metavar="PX", help="with --animate: width in pixels (default 1280)")
+    parser.add_argument("--fps", type=frame_rate, default=None, help="with --animate: frames per second (default 10)")
+    parser.add_argument("--width", type=frame_width, default=None, metavar="PX", help="with --animate: width in pixels (default 1280)")
     parser.add_argument("--exit-after-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--close-after", type=float, default=None, help=argparse.SUPPRESS)  # tests: close the window
     args = parser.parse_args(argv)
@@ -128,13 +129,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.replay_speed < 0:
         parser.error(f"--replay-speed must be >= 0, got {args.replay_speed:g}")
     _check_live_args(parser, args)
-    if args.compare:
-        from core.session import parse_modes
-
-        try:
-            args.compare = [m.value for m in parse_modes(args.compare)]
-        except ValueError as exc:
-            parser.error(f"--compare: {exc}")
     return args
 
 
@@ -153,10 +147,6 @@ def _check_animate_args(parser: argparse.ArgumentParser, args: argparse.Namespac
         check_output(args.animate)
     except UsageError as exc:
         parser.error(f"--animate: {exc}")
-    if args.fps is not None and not 0 < args.fps <= 50:
-        parser.error("--fps: give a number above 0 and at most 50")
-    if args.width is not None and not 200 <= args.width <= 3840:
-        parser.error("--width: give 200 to 3840 pixels")
 
 
 def _check_live_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

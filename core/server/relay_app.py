@@ -226,6 +226,10 @@ def _bad_request(message: str) -> JSONResponse:
     return JSONResponse({"error": {"type": "invalid_request", "message": message}}, status_code=400)
 
 
+def _forbidden(message: str) -> JSONResponse:
+    return JSONResponse({"error": {"type": "forbidden", "message": message}}, status_code=403)
+
+
 def _control_characters(demo: Any) -> str | None:
     """The first key of the body's "demo" object whose text holds a control character."""
     items = demo.model_dump(exclude_none=True) if isinstance(demo, BaseModel) else (demo or {})
@@ -563,15 +567,9 @@ def relay_routes(settings: RelaySettings) -> list[Route]:
         handed_key = request.headers.get(UPSTREAM_KEY_HEADER)
         if handed_key is not None:
             if not settings.accept_upstream_key or not _is_loopback_peer(request.scope):
-                return JSONResponse(
-                    {
-                        "error": {
-                            "type": "forbidden",
-                            "message": f"this relay takes no {UPSTREAM_KEY_HEADER}: only the app's embedded relay "
-                            "does, over loopback; a deployed relay reads its keys from its own environment",
-                        }
-                    },
-                    status_code=403,
+                return _forbidden(
+                    f"this relay takes no {UPSTREAM_KEY_HEADER}: only the app's embedded relay "
+                    "does, over loopback; a deployed relay reads its keys from its own environment"
                 )
             if job.upstream != "live":
                 return _bad_request(f'{UPSTREAM_KEY_HEADER} applies only to "upstream": "live"')
@@ -579,15 +577,9 @@ def relay_routes(settings: RelaySettings) -> list[Route]:
         record = request.headers.get(RECORD_HEADER)
         if record is not None:
             if not settings.accept_record or not _is_loopback_peer(request.scope):
-                return JSONResponse(
-                    {
-                        "error": {
-                            "type": "forbidden",
-                            "message": f"this relay takes no {RECORD_HEADER}: only the app's embedded relay "
-                            "records, for a loopback peer; a relay deployed on its own cannot record",
-                        }
-                    },
-                    status_code=403,
+                return _forbidden(
+                    f"this relay takes no {RECORD_HEADER}: only the app's embedded relay "
+                    "records, for a loopback peer; a relay deployed on its own cannot record"
                 )
             from urllib.parse import unquote
 
