@@ -18,6 +18,7 @@ import asyncio
 import gc
 import os
 import selectors
+import sys
 import tempfile
 from pathlib import Path
 
@@ -159,18 +160,25 @@ def _one_ca_bundle():
         yield
 
 
+def _qt_app_exists() -> bool:
+    widgets = sys.modules.get("PySide6.QtWidgets")
+    return widgets is not None and widgets.QApplication.instance() is not None
+
+
 @pytest.fixture(autouse=True)
 def _qt_garbage_on_the_gui_thread(request):
     """Qt tests: no automatic garbage collection in other threads (see gui/gui_thread_gc.py).
 
     A cycle holding a Qt object left by one test could otherwise be collected by the demo
-    server's thread, or inside a later test's event processing, and crash Qt.
+    server's thread, or inside a later test's event processing, and crash Qt. So once a
+    QApplication exists in the process, every later test runs this way too, Qt or not (under
+    `-n 2` a worker runs server tests after Qt tests, and one crashed there without it).
 
     What is still alive once the garbage is gone (modules, the session's fixtures) is frozen out
     of later collections, so the collections around each test scan only what the test made: a
     full collection of the whole test process costs ~0.3 s, and there are several per test.
     """
-    if not {"qapp", "qtbot", "qloop"} & set(request.fixturenames):
+    if not {"qapp", "qtbot", "qloop"} & set(request.fixturenames) and not _qt_app_exists():
         yield
         return
     from gui.gui_thread_gc import collect_between
