@@ -18,7 +18,7 @@ One GET per page, in each API's own shape:
 
 An empty base URL means the provider's live address (`core.providers.request.live_base_url`).
 Network failures and error statuses go through the one translation boundary
-(`core.providers.transport.translate_errors` / `error_from_body`) and arrive as core.errors
+(`core.providers.transport.translate_errors` / `http_failure`) and arrive as core.errors
 (UpstreamError with `.status`, ConnectionLost, StreamTimeout); a body of the wrong shape is a
 ProtocolError. The key is sent only as a header, never put in a message.
 """
@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
 from core.errors import ProtocolError, UsageError
 from core.providers.request import PROVIDERS, join_url, live_base_url
-from core.providers.transport import _is_loopback, _ssl_context, error_from_body, translate_errors
+from core.loopback import is_loopback_url
+from core.providers.transport import _cap_error_body, _ssl_context, host_of, http_failure, translate_errors
 
 __all__ = ["ANTHROPIC_VERSION", "list_models"]
 
@@ -60,18 +60,21 @@ async def list_models(provider: str, base_url: str, api_key: str | None) -> list
             headers["x-api-key"] = api_key
     elif api_key:
         headers["authorization"] = f"Bearer {api_key}"
-    what = f"{provider} model list at {_host(url)}"
+    what = f"{provider} model list at {host_of(url)}"
     async with httpx.AsyncClient(
-        timeout=httpx.Timeout(15.0), trust_env=not _is_loopback(url), verify=_ssl_context()
+        timeout=httpx.Timeout(15.0),
+        trust_env=not is_loopback_url(url),
+        verify=_ssl_context(),
+        event_hooks={"response": [_cap_error_body]},  # an error body is read to 64 KB at most
     ) as client:
         if provider == "ollama":
-            return _ollama_names(await _get(client, url, headers, what), what)
+            return _ollama_names(await _get(client, url, headers, what, api_key), what)
         if provider != "anthropic":
-            return _openai_names(await _get(client, url, headers, what), what)
+            return _openai_names(await _get(client, url, headers, what, api_key), what)
         names: list[str] = []
         params: dict[str, str] = {"limit": str(_PAGE_LIMIT)}
         for _ in range(_MAX_PAGES):
-            page = await _get(client, url, headers, what, params)
+            page = await _get(client, url, headers, what, api_key, params)
             names += _openai_names(page, what)
             last = page.get("last_id")
             if page.get("has_more") is not True or not isinstance(last, str) or not last:
@@ -80,21 +83,21 @@ async def list_models(provider: str, base_url: str, api_key: str | None) -> list
         return names
 
 
-def _host(url: str) -> str:
-    try:
-        return urlsplit(url).hostname or url
-    except ValueError:
-        return url
-
-
 async def _get(
-    client: httpx.AsyncClient, url: str, headers: dict[str, str], what: str, params: dict[str, str] | None = None
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    what: str,
+    api_key: str | None,
+    params: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    with translate_errors(what):
+    with translate_errors(what, url=url, secret=api_key):
         response = await client.get(url, headers=headers, params=params)
-        body = response.content[:_BODY_LIMIT]
+        body = response.content
     if response.status_code >= 400:
-        raise error_from_body(response.status_code, body, what)
+        raise http_failure(response.status_code, body, url=url, headers=response.headers, secret=api_key)
+    if len(body) > _BODY_LIMIT:
+        raise ProtocolError(f"{what}: the answer is larger than {_BODY_LIMIT // (1024 * 1024)} MB")
     try:
         data = json.loads(body)
     except ValueError:

@@ -69,6 +69,7 @@ from core.errors import (
     TLSFailed,
     UsageError,
 )
+from core.loopback import is_loopback_url
 
 __all__ = [
     "BODY_LIMIT",
@@ -253,11 +254,6 @@ def http_failure(
     if 400 <= status < 500:
         return RequestRejected(f"{host} rejected the request ({status}): {message}" if message else f"{host} rejected the request ({detail})", **fields)
     return ProviderHTTPError(f"{host} answered HTTP {detail}", **fields)
-
-
-def error_from_body(status: int, body: bytes, what: str, *, url: str | None = None) -> ProviderHTTPError:
-    """`http_failure` for a body read by hand (`what` names the host when the URL is unknown)."""
-    return http_failure(status, body, url=url or what)
 
 
 # --- why no connection was made ----------------------------------------------------------------------
@@ -520,11 +516,6 @@ def prewarm() -> None:
             pass
 
 
-def _is_loopback(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
-    return host in ("localhost", "::1") or host.startswith("127.")
-
-
 def _check_content_type(headers: Mapping[str, str], expect: tuple[str, ...] | None, what: str) -> None:
     if not expect:
         return
@@ -604,7 +595,7 @@ async def open_httpx(
             client = await stack.enter_async_context(
                 httpx.AsyncClient(
                     timeout=httpx.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
-                    trust_env=not _is_loopback(url),
+                    trust_env=not is_loopback_url(url),
                     verify=_ssl_context(),
                     event_hooks={"response": [_cap_error_body]},
                 )
@@ -642,7 +633,7 @@ async def open_anthropic(
         with translate_errors(what, url=base_url, model=model, secret=api_key):
             http_client = anthropic.DefaultAsyncHttpxClient(
                 verify=_ssl_context(),
-                trust_env=not _is_loopback(base_url),
+                trust_env=not is_loopback_url(base_url),
                 timeout=anthropic.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
                 event_hooks={"response": [_cap_error_body]},
             )

@@ -16,21 +16,12 @@ refuses a non-loopback host without `--allow-remote`. Ctrl+C (or SIGTERM) stops 
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import signal
 import sys
 import threading
 from dataclasses import replace
 
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` names the loopback interface (127.0.0.0/8, ::1 or "localhost")."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from core.loopback import is_loopback_host as is_loopback
 
 
 def _parser() -> argparse.ArgumentParser:

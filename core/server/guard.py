@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.loopback import is_loopback_host
+
 __all__ = ["Guard", "GuardLimits", "limits_from_env", "RefusalLog", "JSON_PATHS", "DEFAULT_MAX_BODY_BYTES"]
 
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
@@ -98,7 +100,7 @@ def _own_hosts(scope: dict[str, Any], extra: frozenset[str]) -> set[str]:
         host, port = str(server[0]), int(server[1])
         shown = f"[{host}]" if ":" in host else host
         hosts.add(f"{shown}:{port}".lower())
-        if host == "127.0.0.1" or host == "::1" or host.startswith("127."):
+        if is_loopback_host(host):
             hosts.add(f"localhost:{port}")
         if port == 80:
             hosts.add(shown.lower())

@@ -55,6 +55,37 @@ async def test_an_error_status_is_a_typed_upstream_error(demo_server) -> None:
     assert "sk-unique-Q7vX2" not in str(info.value)
 
 
+async def test_a_refused_key_names_the_host_masks_the_key_and_reads_retry_after() -> None:
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from core.errors import KeyRefused, RateLimited
+    from tests.core.test_relay_support import LoopbackServer
+
+    key = "sk-unique-echoed-Zq81"
+
+    async def models(request):  # a provider that echoes the key it refuses, then rate-limits
+        if request.headers.get("x-api-key") == key:
+            body = {"type": "error", "error": {"type": "authentication_error", "message": f"bad key {key}"}}
+            return JSONResponse(body, status_code=401)
+        return JSONResponse({"error": {"message": "slow down", "type": "rate_limit"}}, status_code=429,
+                            headers={"retry-after": "7"})
+
+    server = LoopbackServer(Starlette(routes=[Route("/v1/models", models)]))
+    server.start()
+    try:
+        with pytest.raises(KeyRefused) as refused:
+            await list_models("anthropic", server.url, key)
+        with pytest.raises(RateLimited) as limited:
+            await list_models("openai-compatible", server.url, "")
+    finally:
+        server.stop()
+    assert str(refused.value).startswith("the key was refused by 127.0.0.1")
+    assert key not in str(refused.value) and "***" in str(refused.value)
+    assert limited.value.retry_after == 7
+
+
 async def test_nothing_listening_is_connection_lost() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

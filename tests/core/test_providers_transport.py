@@ -34,7 +34,7 @@ from core.providers.openai_chat import chat_body
 from core.providers.openai_responses import responses_body
 from core.providers.raw import raw_body
 from core.providers.strict_schema import openai_subset, strict_json_schema
-from core.providers.transport import error_from_body, translate_errors
+from core.providers.transport import http_failure, translate_errors
 from core.schemas import schema_model
 from core.taps import WireFrame
 
@@ -192,8 +192,8 @@ def test_translate_errors_leaves_our_errors_and_plain_bugs_alone() -> None:
         (b"", "http_error", "had a server error (502)"),
     ],
 )
-def test_error_from_body_reads_each_providers_error_shape(body: bytes, kind: str, text: str) -> None:
-    err = error_from_body(502, body, "op")
+def test_http_failure_reads_each_providers_error_shape(body: bytes, kind: str, text: str) -> None:
+    err = http_failure(502, body, url="op")
     assert (err.status, err.kind) == (502, kind)
     assert text in err.message
 
