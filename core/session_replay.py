@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from core.run import relay_can_record
-from core.trace import Trace, new_trace_path
+from core.trace import Trace, free_path, new_trace_path
 
 __all__ = ["recorded_structured", "ReplaySource", "ReplayChanged", "RecordChanged", "trace_settings", "lane_record_config", "free_path"]
 
@@ -99,15 +99,6 @@ def trace_settings(trace: Trace) -> dict[str, Any]:
     return {"document": document, "document_name": f"replay: {name}", "document_path": None, "schema_name": schema}
 
 
-def free_path(path: Path) -> Path:
-    """`path`, or `stem-2.suffix`, `stem-3.suffix`, ... when it is taken."""
-    candidate, n = path, 2
-    while candidate.exists():
-        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
-        n += 1
-    return candidate
-
-
 def lane_record_config(
     config: Any, *, target: str | None, lane: str | None, label: str, taken: set[str] | None = None
 ) -> tuple[Any, str | None]:
@@ -125,10 +116,10 @@ def lane_record_config(
     words = label if lane is None else f"{label}-{lane}"
     chosen = Path(target).expanduser() if target else None
     if chosen is None or chosen.is_dir() or target.endswith(("/", "\\")):
-        path = new_trace_path(words, config.provider, directory=chosen)
+        path = new_trace_path(words, config.provider, directory=chosen)  # already free
     else:
         path = chosen if lane is None else chosen.with_name(f"{chosen.stem}-{lane.replace(' ', '-')}{chosen.suffix}")
-    path = free_path(path)
+        path = free_path(path)
     while str(path) in taken:
         path = free_path(path.with_name(f"{path.stem}-x{path.suffix}"))
     taken.add(str(path))

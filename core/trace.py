@@ -54,6 +54,7 @@ __all__ = [
     "list_recordings",
     "new_trace_path",
     "recordings_dir",
+    "free_path",
     "FORMAT",
     "KEPT_HEADERS",
     "REPLAY_WIRES",
@@ -560,12 +561,16 @@ def new_trace_path(label: str, provider: str, *, directory: str | os.PathLike[st
     stamp = datetime.fromtimestamp(time.time() if now is None else now, UTC).strftime("%Y-%m-%d_%H%M%S")
     words = [re.sub(r"[^A-Za-z0-9._-]+", "-", w).strip("-.")[:40] for w in (label, provider)]
     stem = "_".join([stamp, *[w for w in words if w]])
-    path = folder / f"{stem}.jsonl"
-    n = 2
-    while path.exists():
-        path = folder / f"{stem}-{n}.jsonl"
+    return free_path(folder / f"{stem}.jsonl")
+
+
+def free_path(path: Path) -> Path:
+    """`path`, or `stem-2.suffix`, `stem-3.suffix`, ... when it is taken."""
+    candidate, n = path, 2
+    while candidate.exists():
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
         n += 1
-    return path
+    return candidate
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -586,37 +591,56 @@ class TraceSummary:
     error: str | None = None  # the TraceError's one line: listed, not openable
 
 
-def list_recordings(directory: str | os.PathLike[str] | None = None) -> list[TraceSummary]:
-    """Every `*.jsonl` in `directory` (None: `recordings_dir()`), newest first; a bad trace is
-    listed with its `error` instead of raising."""
+def list_recordings(directory: str | os.PathLike[str] | None = None, *, limit: int | None = None) -> list[TraceSummary]:
+    """The `*.jsonl` in `directory` (None: `recordings_dir()`), newest first, at most `limit` of
+    them; a bad trace is listed with its `error` instead of raising. Only the files listed are
+    read, and a file unchanged since it was last summarised is not read again."""
     folder = Path(directory) if directory is not None else recordings_dir()
     if not folder.is_dir():
         return []
-    found: list[TraceSummary] = []
-    for path in sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
+    stamped = []
+    for path in folder.glob("*.jsonl"):
         try:
-            trace = load_trace(path, replayable=False)
-        except TraceError as exc:
-            found.append(TraceSummary(path=path, error=str(exc)))
+            stat = path.stat()
+        except OSError:
             continue
+        stamped.append((stat.st_mtime, stat.st_size, path))
+    stamped.sort(key=lambda item: item[0], reverse=True)
+    return [_summary(path, mtime, size) for mtime, size, path in stamped[:limit]]
+
+
+_SUMMARIES: dict[tuple[Path, float, int], TraceSummary] = {}
+
+
+def _summary(path: Path, mtime: float, size: int) -> TraceSummary:
+    key = (path, mtime, size)
+    cached = _SUMMARIES.get(key)
+    if cached is not None:
+        return cached
+    try:
+        trace = load_trace(path, replayable=False)
+    except TraceError as exc:
+        summary = TraceSummary(path=path, error=str(exc))
+    else:
         h = trace.header
-        found.append(
-            TraceSummary(
-                path=path,
-                started_at=str(h.get("started_at", "")),
-                provider=trace.provider,
-                model=trace.model,
-                schema_name=str(h.get("schema_name") or h["schema"].get("title") or ""),
-                label=str(h.get("label") or ""),
-                mode=str(h.get("mode") or ""),
-                end=trace.end,
-                reason=(trace.trailer or {}).get("reason"),
-                reads=len(trace.reads),
-                duration_ms=trace.duration_ms,
-                error=None if trace.wire in REPLAY_WIRES else f"{path}: the {trace.wire} wire cannot be replayed",
-            )
+        summary = TraceSummary(
+            path=path,
+            started_at=str(h.get("started_at", "")),
+            provider=trace.provider,
+            model=trace.model,
+            schema_name=str(h.get("schema_name") or h["schema"].get("title") or ""),
+            label=str(h.get("label") or ""),
+            mode=str(h.get("mode") or ""),
+            end=trace.end,
+            reason=(trace.trailer or {}).get("reason"),
+            reads=len(trace.reads),
+            duration_ms=trace.duration_ms,
+            error=None if trace.wire in REPLAY_WIRES else f"{path}: the {trace.wire} wire cannot be replayed",
         )
-    return found
+    if len(_SUMMARIES) > 256:
+        _SUMMARIES.clear()
+    _SUMMARIES[key] = summary
+    return summary
 
 
 # --- replaying ------------------------------------------------------------------------------------

@@ -211,7 +211,7 @@ class Recordings(QObject):
 
     def rebuild_menu(self) -> None:
         self.menu.clear()
-        found = list_recordings(self.directory)[:MAX_LISTED]
+        found = list_recordings(self.directory, limit=MAX_LISTED)
         if not found:
             empty = self.menu.addAction("No recordings yet (File → Record runs)")
             empty.setEnabled(False)

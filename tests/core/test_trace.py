@@ -343,6 +343,26 @@ def test_the_recordings_list_shows_good_traces_and_bad_ones_with_their_error(tmp
     assert list_recordings(tmp_path / "none") == []
 
 
+def test_the_recordings_list_reads_only_the_newest_and_only_files_that_changed(tmp_path, fake_key, monkeypatch):
+    import os
+
+    import core.trace as trace_module
+
+    for n in range(5):
+        write_trace(tmp_path / f"t{n}.jsonl", fake_key, label=f"run{n}")
+        os.utime(tmp_path / f"t{n}.jsonl", (1000 + n, 1000 + n))
+    loaded: list[str] = []
+    real = trace_module.load_trace
+    monkeypatch.setattr(trace_module, "load_trace", lambda path, **kw: loaded.append(Path(path).name) or real(path, **kw))
+    assert [s.label for s in list_recordings(tmp_path, limit=2)] == ["run4", "run3"]
+    assert loaded == ["t4.jsonl", "t3.jsonl"]
+    assert [s.label for s in list_recordings(tmp_path, limit=2)] == ["run4", "run3"]
+    assert loaded == ["t4.jsonl", "t3.jsonl"]  # unchanged files are not read again
+    os.utime(tmp_path / "t3.jsonl", (2000, 2000))
+    assert [s.label for s in list_recordings(tmp_path, limit=1)] == ["run3"]
+    assert loaded[-1] == "t3.jsonl"
+
+
 def test_the_suite_wide_trace_check_finds_a_planted_credential(tmp_path_factory):
     from tests.conftest import traces_holding_credentials
 
