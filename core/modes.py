@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["Mode", "ModeSpec", "MODES", "spec_of", "parse_mode"]
+__all__ = ["Mode", "ModeSpec", "MODES", "parse_mode"]
 
 
 class Mode(Enum):
@@ -91,11 +91,6 @@ MODES: dict[Mode, ModeSpec] = {
         restores_on_failure=False,
     ),
 }
-
-
-def spec_of(mode: Mode | str) -> ModeSpec:
-    """The table row of a mode, given the Mode or its value ("partial", ...)."""
-    return MODES[parse_mode(mode)]
 
 
 def parse_mode(mode: Mode | str) -> Mode:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -47,10 +46,22 @@ from core.idle import IdleWatch
 from core.modes import parse_mode
 from core.loopback import is_loopback_url
 from core.ndjson import NDJSONFramer
-from core.providers.transport import BODY_LIMIT, bound_body, host_of, http_failure, read_error_body, translate_errors
+from core.providers.transport import (
+    BODY_LIMIT,
+    _ssl_context,
+    bound_body,
+    host_of,
+    http_failure,
+    read_error_body,
+    translate_errors,
+)
 from core.schema import NodeKind, SchemaIndex
 from core.relay_records import (
+    EXTRACT_PATH,
     MAX_LINE_BYTES,
+    RECORD_DOCUMENT_HEADER,
+    RECORD_HEADER,
+    UPSTREAM_KEY_HEADER,
     CompleteRecord,
     DeltaRecord,
     ErrorRecord,
@@ -71,10 +82,6 @@ __all__ = [
     "open_relay",
 ]
 
-EXTRACT_PATH = "/relay/v1/extract"
-UPSTREAM_KEY_HEADER = "x-livefill-upstream-key"  # the app's key, for its embedded relay only
-RECORD_HEADER = "x-livefill-record"  # where the embedded relay writes a trace of its upstream
-RECORD_DOCUMENT_HEADER = "x-livefill-record-document"  # "0": the trace keeps only the document's hash
 
 
 def failure_from_record(record: ErrorRecord) -> RunFailure:
@@ -456,11 +463,3 @@ def _requested_schema(body: Mapping[str, Any]) -> tuple[str | None, type[BaseMod
     return None, None
 
 
-_SSL: list[ssl.SSLContext] = []
-
-
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for every client this module makes (building one costs tens of ms)."""
-    if not _SSL:
-        _SSL.append(httpx.create_ssl_context())
-    return _SSL[0]

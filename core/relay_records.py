@@ -26,6 +26,10 @@ from core.errors import ProtocolError
 
 __all__ = [
     "ERROR_CODES",
+    "EXTRACT_PATH",
+    "RECORD_DOCUMENT_HEADER",
+    "RECORD_HEADER",
+    "UPSTREAM_KEY_HEADER",
     "MAX_LINE_BYTES",
     "PROTOCOL_VERSION",
     "CompleteRecord",
@@ -43,6 +47,10 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 MAX_LINE_BYTES = 16384  # a line longer than this (not counting its "\n") is illegal
+EXTRACT_PATH = "/relay/v1/extract"  # the one endpoint: POST a job, read NDJSON records
+UPSTREAM_KEY_HEADER = "x-livefill-upstream-key"  # the app's key, for its embedded relay only (loopback)
+RECORD_HEADER = "x-livefill-record"  # where the embedded relay writes a trace of its upstream (loopback)
+RECORD_DOCUMENT_HEADER = "x-livefill-record-document"  # "0": the trace keeps only the document's hash
 
 ErrorCode = Literal[
     "upstream_error", "truncated", "validation_failed", "protocol_error", "cancelled", "timeout"

@@ -24,17 +24,21 @@ __all__ = ["match_entries", "request_notes", "spec_leaves"]
 
 async def request_notes(lanes: Sequence[Any], base_url: str, *, since: float, wait: float = 2.0) -> dict[str, str]:
     """Each lane's `server_note`, by lane name (lanes whose request was not found are left out)."""
+    import httpx
+
     deadline = time.monotonic() + wait
-    while True:
-        try:
-            entries = [e for e in await demo_requests(base_url) if float(e.get("started_at") or 0) >= since]
-        except Exception:  # noqa: BLE001 - a missing note must never break anything
-            return {}
-        matched = match_entries(lanes, entries)
-        done = all(e is not None and (e.get("disconnected") or e.get("finished")) for e in matched.values())
-        if done or time.monotonic() > deadline:
-            break
-        await asyncio.sleep(0.05)
+    async with httpx.AsyncClient(timeout=5.0) as client:  # one client for every poll
+        while True:
+            try:
+                log = await demo_requests(base_url, client=client)
+            except Exception:  # noqa: BLE001 - a missing note must never break anything
+                return {}
+            entries = [e for e in log if float(e.get("started_at") or 0) >= since]
+            matched = match_entries(lanes, entries)
+            done = all(e is not None and (e.get("disconnected") or e.get("finished")) for e in matched.values())
+            if done or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.05)
     return {name: server_note(entry) for name, entry in matched.items() if entry is not None}
 
 

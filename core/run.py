@@ -66,7 +66,7 @@ from core.errors import (
 from core.events import ArgsDelta, BlockStop, KeepAlive, Stop, TextDelta
 from core.form import MISSING, FormModel
 from core.history import History, HistoryWriteError
-from core.modes import MODES, Mode
+from core.modes import Mode
 from core.readers import READERS, Reader
 from core.run_status import TRANSITIONS, Phase, RunStatus, Trigger
 from core.scenarios import get_scenario
@@ -74,7 +74,6 @@ from core.schema import check_document
 from core.taps import ReadWatch, WireTap, tee
 from core.user_schema import SchemaSource, resolve_schema
 
-MODE_LABELS: dict[Mode, str] = {m: spec.label for m, spec in MODES.items()}
 
 _NOT_SECRETS = frozenset({"", "demo", "ollama"})  # the placeholder keys of the keyless servers
 
@@ -554,7 +553,6 @@ class Run:
 
 __all__ = [
     "DemoKnobs",
-    "MODE_LABELS",
     "Mode",
     "Phase",
     "Run",

@@ -89,7 +89,15 @@ from starlette.types import Receive, Scope, Send
 from core.demo_protocol import DemoKnobs, KnobError, RelayDemoBody
 from core.errors import InputError, ProtocolError, RunFailure, UsageError
 from core.relay import Settler
-from core.relay_records import CompleteRecord, ErrorRecord, encode_record
+from core.relay_records import (
+    EXTRACT_PATH,
+    RECORD_DOCUMENT_HEADER,
+    RECORD_HEADER,
+    UPSTREAM_KEY_HEADER,
+    CompleteRecord,
+    ErrorRecord,
+    encode_record,
+)
 from core.schemas import SCHEMAS
 from core.taps import ReadWatch, tee
 from core.user_schema import SchemaSource, resolve_schema
@@ -98,8 +106,6 @@ __all__ = ["EXTRACT_PATH", "RelaySettings", "create_relay_app", "relay_routes", 
 
 log = logging.getLogger("livefill.relay")
 
-EXTRACT_PATH = "/relay/v1/extract"
-RELAY_PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama")
 
 #: Which environment variable holds each live provider's key (the relay deployed on its own).
 LIVE_KEYS: dict[str, str] = {
@@ -108,11 +114,6 @@ LIVE_KEYS: dict[str, str] = {
     "openai-responses": "OPENAI_API_KEY",
 }
 
-#: The request header that hands the embedded relay the app's key (loopback peers only).
-UPSTREAM_KEY_HEADER = "x-livefill-upstream-key"
-#: The request header asking the embedded relay to record its upstream wire (loopback peers only).
-RECORD_HEADER = "x-livefill-record"
-RECORD_DOCUMENT_HEADER = "x-livefill-record-document"
 
 _RESPONSE_HEADERS = [
     (b"content-type", b"application/x-ndjson"),

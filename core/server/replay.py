@@ -57,14 +57,6 @@ class TraceShelf:
         with self._lock:
             return self._traces.get(trace_id)
 
-    def remove(self, trace_id: str) -> None:
-        with self._lock:
-            self._traces.pop(trace_id, None)
-
-    def ids(self) -> list[str]:
-        with self._lock:
-            return list(self._traces)
-
 
 def _raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
     return [(k.lower().encode("latin-1"), v.encode("latin-1", "replace")) for k, v in headers.items()]
