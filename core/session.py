@@ -44,7 +44,7 @@ from core.session_lane import LaneEvent, LaneFinished, LaneModeChanged, SessionL
 from core.session_replay import (
     RecordChanged, ReplayChanged, ReplaySource, lane_record_config, recorded_structured, trace_settings,
 )
-from core.settings import DEFAULT_SEED, RunSettings
+from core.settings import DEFAULT_SEED, RunSettings, base_url_setting, model_setting
 from core.timeline import TimelineModel
 from core.timeline_feed import TimelineFeed
 from core.wiretap import DEFAULT_MAX_BYTES
@@ -441,24 +441,31 @@ class Session:
         if seed is None and self._comparing:
             seed = DEFAULT_SEED  # said explicitly, so every lane's request shows the same seed
         label = f"{self._what()} · {s.provider}" + (f" · fault {s.fault}" if s.fault else "")
-        return RunConfig(
-            mode=s.mode,
-            provider=s.provider,
+        return replace(
+            self._common_config(),
             base_url=s.base_url,
-            schema_name=self.schema_name(),
-            document=self.document(),
             model=s.model,
             api_key="demo",
             demo=DemoKnobs(scenario=s.scenario, speed=s.speed, seed=seed, slice=s.slicing or None, fault=s.fault),
-            relay_token=s.relay_token,
             structured=s.structured,
             relay_url=s.relay_url,
             relay_embedded=s.relay_embedded,
             fine_grained=s.fine_grained,
+            label=label,
+        )
+
+    def _common_config(self) -> RunConfig:
+        """The part of a run's config that a demo and a live run take alike from the settings."""
+        s = self._settings
+        return RunConfig(
+            mode=s.mode,
+            provider=s.provider,
+            schema_name=self.schema_name(),
+            document=self.document(),
+            relay_token=s.relay_token,
             idle_timeout=s.idle_timeout,
             show_provisional_strings=s.show_provisional_strings,
             show_provisional_numbers=s.show_provisional_numbers,
-            label=label,
         )
 
     def _what(self) -> str:
@@ -478,23 +485,17 @@ class Session:
         s = self._settings
         provider = s.provider
         keys = self.keys if self.keys is not None else KeyStore()
-        if provider == "openai-compatible":
-            base_url = s.compatible_base_url
-            if not base_url:
-                raise InputError(
-                    "No base URL for the OpenAI-compatible server: enter one in Settings (or start with --base-url)"
-                )
-            model = s.compatible_model
-        elif provider == "ollama":
-            base_url = s.ollama_base_url or default_ollama_url()
-            model = s.ollama_model
-        else:
-            base_url = s.provider_base_url
-            model = s.model
-        if provider in ("openai-compatible",):
-            key = keys.get(provider, base_url)
-        elif provider == "ollama":
+        base_url = getattr(s, base_url_setting(provider))
+        model = getattr(s, model_setting(provider))
+        if provider == "openai-compatible" and not base_url:
+            raise InputError(
+                "No base URL for the OpenAI-compatible server: enter one in Settings (or start with --base-url)"
+            )
+        if provider == "ollama":
+            base_url = base_url or default_ollama_url()
             key = None
+        elif provider == "openai-compatible":
+            key = keys.get(provider, base_url)
         else:
             # the vendor's key, or the key kept for the address its environment variable moves it
             # to (as the settings dialog keeps it: core.keys.key_slot)
@@ -507,23 +508,16 @@ class Session:
         base_url, api_key, model = self.live_endpoint()
         choices = STRUCTURED_CHOICES[s.provider]
         structured = s.structured if s.structured in choices else choices[0]
-        return RunConfig(
-            mode=s.mode,
-            provider=s.provider,
+        return replace(
+            self._common_config(),
             base_url=base_url,
-            schema_name=self.schema_name(),
-            document=self.document(),
             model=model,
             api_key=api_key,
             demo=None,
-            relay_token=s.relay_token,
             structured=structured,
             relay_url=s.base_url,  # the embedded relay: used by the lanes whose mode needs one
             relay_embedded=True,
             fine_grained=s.fine_grained and s.provider == "anthropic",
-            idle_timeout=s.idle_timeout,
-            show_provisional_strings=s.show_provisional_strings,
-            show_provisional_numbers=s.show_provisional_numbers,
             label=f"{self._what()} · {s.provider} (live)",
         )
 
