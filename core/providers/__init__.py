@@ -101,22 +101,14 @@ async def _open_anthropic(request: ExtractionRequest) -> BodyStream:
 
 
 async def _open_chat(request: ExtractionRequest) -> BodyStream:
+    """The Chat Completions wire, OpenAI's own or an OpenAI-compatible server's."""
+    compatible = request.provider == "openai-compatible"
     return await open_httpx(
         request.url("/v1/chat/completions"),
         body=_chat.chat_body(request),
         headers={"accept": "text/event-stream", **_bearer(request)},
         expect=("text/event-stream",),
-        what="OpenAI Chat Completions",
-    )
-
-
-async def _open_compatible(request: ExtractionRequest) -> BodyStream:
-    return await open_httpx(
-        request.url("/v1/chat/completions"),
-        body=_chat.chat_body(request),
-        headers={"accept": "text/event-stream", **_bearer(request)},
-        expect=("text/event-stream",),
-        what=f"the OpenAI-compatible server at {request.base_url}",
+        what=f"the OpenAI-compatible server at {request.base_url}" if compatible else "OpenAI Chat Completions",
     )
 
 
@@ -170,7 +162,7 @@ _WIRES: dict[str, _Wire] = {
     "anthropic": _Wire(_open_anthropic, SSEDecoder, lambda r: _anthropic.AnthropicDecoder(), sse_frame),
     "openai-chat": _Wire(_open_chat, SSEDecoder, _chat_decoder, sse_frame),
     "openai-responses": _Wire(_open_responses, SSEDecoder, _responses_decoder, sse_frame),
-    "openai-compatible": _Wire(_open_compatible, SSEDecoder, _chat_decoder, sse_frame),
+    "openai-compatible": _Wire(_open_chat, SSEDecoder, _chat_decoder, sse_frame),
     "ollama": _Wire(_open_ollama, NDJSONFramer, lambda r: _ollama.OllamaDecoder(), _ndjson_frame),
     "raw": _Wire(_open_raw, _raw.RawFramer, lambda r: _raw.RawDecoder(), _raw_frame),
 }

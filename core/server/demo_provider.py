@@ -27,10 +27,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from core.demo_protocol import HTTP_FAULTS, DemoKnobs, Fault, FaultName, KnobError
+from core.demo_protocol import HTTP_FAULTS, Fault, FaultName, KnobError
 from core.scenarios import Scenario, load_scenarios
 from core.server.faults import check_fault, make_plan, program
-from core.server.knobs import DemoDefaults, parse_knobs
+from core.server.knobs import DemoDefaults, Knobs, parse_knobs
 from core.server.replay import ReplayResponse, TraceShelf
 from core.server.request_log import LogEntry, RequestLog, credential_fingerprint
 from core.server.streaming import DelayedResponse, StepResponse, install_log_filter
@@ -265,9 +265,8 @@ class DemoProvider:
             return self._refuse(wire, entry, BadRequest("The request body is not valid JSON."))
         try:
             parsed = wire.parse(body, request.headers)
-            asked = DemoKnobs.from_headers(request.headers)
-            if asked.replay is not None:
-                return self._replay(wire, entry, asked, parsed.model)
+            if knobs.replay is not None:
+                return self._replay(wire, entry, knobs, parsed.model)
             if knobs.fault is not None and knobs.fault.name in HTTP_FAULTS:
                 return self._refuse_with_status(wire, entry, knobs.fault, parsed.model)
             if knobs.scenario is not None:
@@ -341,21 +340,20 @@ class DemoProvider:
             abort=fault is FaultName.DISCONNECT,
         )
 
-    def _replay(self, wire: WireSpec, entry: LogEntry, asked: DemoKnobs, model: str) -> Any:
-        assert asked.replay is not None
-        trace = self.traces.get(asked.replay)
-        entry.replay = asked.replay
+    def _replay(self, wire: WireSpec, entry: LogEntry, knobs: Knobs, model: str) -> Any:
+        assert knobs.replay is not None
+        trace = self.traces.get(knobs.replay)
+        entry.replay = knobs.replay
         entry.model = model
         if trace is None:
-            raise BadRequest(f"x-demo-replay: no trace {asked.replay!r} on this server (add it first)")
+            raise BadRequest(f"x-demo-replay: no trace {knobs.replay!r} on this server (add it first)")
         if trace.wire != wire.name:
             raise BadRequest(
-                f"x-demo-replay: the trace {trace.name or asked.replay} was recorded on the {trace.wire} wire; "
+                f"x-demo-replay: the trace {trace.name or knobs.replay} was recorded on the {trace.wire} wire; "
                 f"replay it there, not on {wire.name}"
             )
         entry.tokens_total = len(trace.reads)
-        speed = 1.0 if asked.replay_speed is None else asked.replay_speed
-        return ReplayResponse(trace=trace, speed=speed, entry=entry, shutdown=self._shutdown_event())
+        return ReplayResponse(trace=trace, speed=knobs.replay_speed, entry=entry, shutdown=self._shutdown_event())
 
     def requests(self) -> list[dict[str, Any]]:
         """The request log, oldest first (any thread)."""

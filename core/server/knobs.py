@@ -38,6 +38,8 @@ class Knobs:
     slicing: Slicing
     fault: Fault | None
     ping_interval: float
+    replay: str | None = None  # a trace id: answer with that trace instead of generating
+    replay_speed: float = 1.0  # 1 = as recorded, 0 = as fast as possible
 
     def as_log(self) -> dict[str, object]:
         return {
@@ -64,4 +66,6 @@ def parse_knobs(headers: Mapping[str, str], defaults: DemoDefaults) -> Knobs:
         # `x-demo-fault: none` is a value (no fault), not an absent header: it overrides a default fault
         fault=defaults.fault if headers.get("x-demo-fault") is None else asked.fault,
         ping_interval=defaults.ping_interval if asked.ping is None else asked.ping,
+        replay=asked.replay,
+        replay_speed=1.0 if asked.replay_speed is None else asked.replay_speed,
     )
