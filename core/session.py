@@ -472,27 +472,38 @@ class Session:
         s = self._settings
         return s.document_name if s.document is not None and s.document_name else s.scenario
 
-    def live_endpoint(self, *, require_key: bool = True) -> tuple[str, str, str | None]:
-        """Where a live run of the provider chosen goes: (base_url, api_key, model).
+    def live_address(self, settings: RunSettings | None = None) -> tuple[str, str | None]:
+        """Where a live run of the provider chosen goes, without its key: (base_url, model).
 
         base_url "" is Anthropic's / OpenAI's own address (or the one their environment variable
         names); an OpenAI-compatible server needs its base URL (InputError without one); Ollama
-        defaults to OLLAMA_HOST, else http://127.0.0.1:11434. api_key "" when there is none
-        (`MissingKey` instead, with `require_key`, when the provider needs one)."""
+        defaults to OLLAMA_HOST, else http://127.0.0.1:11434. Reads no keyring."""
         from core.app_settings import default_ollama_url
         from core.errors import InputError
 
-        s = self._settings
-        provider = s.provider
-        keys = self.keys if self.keys is not None else KeyStore()
-        base_url = getattr(s, base_url_setting(provider))
-        model = getattr(s, model_setting(provider))
-        if provider == "openai-compatible" and not base_url:
+        s = settings if settings is not None else self._settings
+        base_url = getattr(s, base_url_setting(s.provider))
+        model = getattr(s, model_setting(s.provider))
+        if s.provider == "openai-compatible" and not base_url:
             raise InputError(
                 "No base URL for the OpenAI-compatible server: enter one in Settings (or start with --base-url)"
             )
-        if provider == "ollama":
+        if s.provider == "ollama":
             base_url = base_url or default_ollama_url()
+        return base_url, model
+
+    def live_endpoint(
+        self, *, require_key: bool = True, settings: RunSettings | None = None
+    ) -> tuple[str, str, str | None]:
+        """`live_address()` and the key: (base_url, api_key, model). api_key "" when there is none
+        (`MissingKey` instead, with `require_key`, when the provider needs one). The key may come
+        from the system keyring: call this off the GUI thread where it can wait (`settings`: the
+        snapshot to read, default the current one)."""
+        s = settings if settings is not None else self._settings
+        provider = s.provider
+        base_url, model = self.live_address(s)
+        keys = self.keys if self.keys is not None else KeyStore()
+        if provider == "ollama":
             key = None
         elif provider == "openai-compatible":
             key = keys.get(provider, base_url)

@@ -25,6 +25,7 @@ in one click.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt
@@ -313,8 +314,8 @@ class RunToolbar(QObject):
         if not s.live:
             return None
         try:
-            base_url, key, _model = self.session.live_endpoint()
-        except Exception:  # noqa: BLE001 - no address or no key yet: the list waits, a typed name works
+            base_url, _model = self.session.live_address()
+        except Exception:  # noqa: BLE001 - no address yet: the list waits, a typed name works
             return None
         target = (s.provider, base_url)
         if target == self._models_for and not force:
@@ -324,13 +325,18 @@ class RunToolbar(QObject):
             loop = asyncio.get_event_loop()
         except RuntimeError:
             return None  # no event loop (a window built outside qasync): the combo stays editable
-        future = loop.run_in_executor(None, _list_models, s.provider, base_url, key)
+        session = self.session
+        # the key is looked up in the worker too: a system keyring may take its time
+        future = loop.run_in_executor(None, _list_models, s.provider, base_url, lambda: session.live_endpoint(settings=s)[1])
         result: asyncio.Future[list[str]] = loop.create_future()
 
         def done(f: asyncio.Future[tuple[list[str], str | None]]) -> None:
             names, error = f.result() if not f.cancelled() else ([], None)
             if self._models_task is result:  # not superseded by a newer request
-                self._fill_models(s.provider, target, names, error)
+                if error is _NO_KEY:
+                    self._models_for = None  # no key yet: ask again once the settings change
+                else:
+                    self._fill_models(s.provider, target, names, error)
             if not result.done():
                 result.set_result(names)
 
@@ -483,11 +489,20 @@ class RunToolbar(QObject):
         self._send(show_provisional_numbers=on)
 
 
-def _list_models(provider: str, base_url: str, key: str) -> tuple[list[str], str | None]:
-    """The provider's model names, or ([], the one line saying why not). Runs in a worker thread."""
+_NO_KEY = "no key yet"
+
+
+def _list_models(provider: str, base_url: str, key_of: Callable[[], str]) -> tuple[list[str], str | None]:
+    """The provider's model names, or ([], the one line saying why not; `_NO_KEY` when the key
+    the provider needs is not there yet). Runs in a worker thread, the key lookup included."""
+    from core.errors import InputError
     from core.providers.models import list_models
     from core.run import describe_failure
 
+    try:
+        key = key_of()
+    except InputError:
+        return [], _NO_KEY
     try:
         # a plain loop of its own: under qasync's policy a new loop would be a Qt one
         with asyncio.Runner(loop_factory=asyncio.SelectorEventLoop) as runner:

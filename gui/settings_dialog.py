@@ -174,7 +174,7 @@ class SettingsDialog(QDialog):
             field.show_key(key.masked(), key_source_text(key, self.store), forgettable=key.source is not KeySource.ENV)
 
     def _on_session_event(self, event: Any) -> None:
-        if isinstance(event, SettingsChanged):
+        if isinstance(event, SettingsChanged) and self.isVisible():  # opening it renders it anew
             self.render()
 
     def _say(self, message: str) -> None:
