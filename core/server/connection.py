@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import os
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -42,6 +43,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from core.server.guard import RefusalLog
 
 __all__ = [
+    "GuardedH11Protocol",
     "protocol_class",
     "install_quiet_logs",
     "prewarm",
@@ -160,6 +162,26 @@ class _GuardedH11(H11Protocol):
 def protocol_class(head_timeout: float) -> type[H11Protocol]:
     """An h11 protocol class for `uvicorn.Config(http=...)` with this request-head deadline."""
     return type("GuardedH11Protocol", (_GuardedH11,), {"head_timeout": float(head_timeout)})
+
+
+def _head_timeout_from_env() -> float:
+    try:
+        value = float(os.environ.get("LIVEFILL_HEAD_TIMEOUT", "10"))
+    except ValueError:
+        return 10.0
+    return value if value > 0 else 10.0
+
+
+class GuardedH11Protocol(_GuardedH11):
+    """The protocol by import string, for uvicorn configurations made elsewhere (worker processes,
+    `uvicorn.Config(http="core.server.connection:GuardedH11Protocol")`): the head deadline is
+    LIVEFILL_HEAD_TIMEOUT seconds (default 10), read when the process first makes a connection."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if "head_timeout" not in GuardedH11Protocol.__dict__:
+            GuardedH11Protocol.head_timeout = _head_timeout_from_env()
+            install_quiet_logs()
+        super().__init__(*args, **kwargs)
 
 
 class _QuietGoodbyes(logging.Filter):
