@@ -299,7 +299,8 @@ async def _nodelay_of_accepted(http: object, sock: socket.socket | None) -> int:
         pytest.param(GuardedH11Protocol, True, True, id="livefill-protocol"),
     ],
 )
-def test_tcp_nodelay_on_accepted_connections(http, hand_bound, nodelay):
+def test_tcp_nodelay_on_accepted_connections(http, hand_bound, nodelay, monkeypatch):
+    monkeypatch.setenv("LIVEFILL_HEAD_TIMEOUT", "5")  # uvicorn_settings() sets it; restored after the test
     sock = _hand_bound() if hand_bound else None
     try:
         value = asyncio.run(_nodelay_of_accepted(http, sock))
