@@ -25,10 +25,20 @@ disconnected. Printed:
   its upstream request had finished — the relay still sending the last records — is counted apart);
 - the server's stderr tracebacks, and `os.getloadavg()` at start and end.
 
+- the server's CPU time over the run and per upstream token (from /proc/PID/stat).
+
+`--compare DIR` (repeatable) soaks a server from another source tree too, with the same settings,
+one after the other (`--rounds N` repeats the set, alternating who goes first), and `--streams
+10,20,100` runs each count in turn; a side-by-side table with the load average at the start and
+end of each run closes the output. E.g. before/after a change: `git archive main | tar -x -C
+/tmp/base`, then `--compare /tmp/base`. `--profile PATH` samples the server with py-spy
+(`pip install py-spy`) into PATH.<run>.txt (collapsed stacks).
+
 Bounded: every stream has a deadline, the whole run is cut off at `--seconds + 90`, and the
 server is stopped at the end whatever happens. Loopback only.
 
 Run: python tests/benchmarks/bench_soak.py [--seconds 60] [--streams 100] [--cancels 50] [--speed 50]
+         [--compare DIR] [--rounds N] [--profile PATH]
 """
 
 from __future__ import annotations
@@ -311,6 +321,8 @@ async def soak_once(args: argparse.Namespace, root: Path, label: str) -> dict:
     if missing:
         print(f"  cancelled streams without an upstream disconnect in the log: {len(missing)} {missing[:5]}")
     print(f"  server stderr: {len(server_stderr.splitlines())} lines, {tracebacks} tracebacks", flush=True)
+    for line in server_stderr.splitlines()[:3]:
+        print(f"    | {line[:160]}")
     ok = not errors and not still_open and cancelled == cancels_issued
     return {
         "label": label, "streams": args.streams, "ok": ok, "load": f"{load0} -> {load1}",
