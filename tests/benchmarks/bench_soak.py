@@ -276,9 +276,12 @@ async def soak_once(args: argparse.Namespace, root: Path, label: str) -> dict:
     cancelled = sum(1 for o in outcomes.values() if o == "cancelled")
     errors = {tag: o for tag, o in outcomes.items() if o not in ("complete", "cancelled")}
     by_tag = {e["tag"]: e for e in soak.log.values() if e.get("tag", "") and e["tag"].startswith("soak-")}
-    latencies, missing, finished_first = [], [], []
+    latencies, missing, finished_first, never_sent = [], [], [], []
     for tag, closed in soak.closed_at.items():
         entry = by_tag.get(tag)
+        if entry is None:
+            never_sent.append(tag)  # cancelled after `start`, before the relay's upstream request was logged
+            continue
         if entry is not None and entry["finished"] and entry["finished_at"] is not None and entry["finished_at"] <= closed:
             finished_first.append(tag)  # the upstream had written everything before the client closed
             continue
@@ -318,8 +321,12 @@ async def soak_once(args: argparse.Namespace, root: Path, label: str) -> dict:
     if finished_first:
         print(f"  cancelled after their upstream request had already finished (no disconnect to time): "
               f"{len(finished_first)} {finished_first[:5]}")
+    if never_sent:
+        print(f"  cancelled before the demo provider logged their upstream request (nothing to time): "
+              f"{len(never_sent)} {never_sent[:5]}")
     if missing:
-        print(f"  cancelled streams without an upstream disconnect in the log: {len(missing)} {missing[:5]}")
+        print(f"  cancelled streams whose upstream request finished after the cancel (the cancel arrived too late): "
+              f"{len(missing)} {missing[:5]}")
     print(f"  server stderr: {len(server_stderr.splitlines())} lines, {tracebacks} tracebacks", flush=True)
     for line in server_stderr.splitlines()[:3]:
         print(f"    | {line[:160]}")
