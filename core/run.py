@@ -78,6 +78,10 @@ from core.user_schema import SchemaSource, resolve_schema
 _NOT_SECRETS = frozenset({"", "demo", "ollama"})  # the placeholder keys of the keyless servers
 
 
+RELAY_IDLE_GRACE = 3.0
+"""Seconds the relay client waits beyond the idle limit, for the relay's own idle verdict."""
+
+
 def relay_can_record(cfg: RunConfig) -> bool:
     """Whether the run's relay can record: the app's embedded one (for a demo run with no relay
     address, the demo provider's own server), over loopback."""
@@ -359,7 +363,9 @@ class Run:
                 cfg.relay_token or "",
                 body,
                 tap=self._tap,
-                idle_timeout=idle,
+                # the relay watches its upstream with the same limit and says which silence it
+                # was (keep-alives or nothing); its record must arrive before this side gives up
+                idle_timeout=None if idle is None else idle + RELAY_IDLE_GRACE,
                 upstream_key=cfg.api_key if hand_key else None,
                 record_path=str(self._relay_record.path) if record is not None else None,
                 record_document=cfg.record_document,
@@ -435,20 +441,19 @@ class Run:
         """What an event tells the status: content (counted or not), the stop reason."""
         if isinstance(event, ArgsDelta):
             self._payload_bytes += len(event.text.encode("utf-8", "surrogatepass"))
-            self._content(count=True)
+            self._content(deltas_received=self.status.deltas_received + 1)
         elif isinstance(event, TextDelta):
-            self._content(count=False)
+            self._content()
         elif isinstance(event, Stop):
             self._update(stop_reason=event.raw or event.reason.value)
         elif not isinstance(event, (BlockStop, KeepAlive)):  # a relay record
-            self._content(count=True)
+            self._content(records_received=self.status.records_received + 1)
 
-    def _content(self, count: bool) -> None:
-        tokens = self.status.tokens_received + (1 if count else 0)
+    def _content(self, **counts: int) -> None:
         if self.status.phase is Phase.CONNECTING:
-            self._fire(Trigger.CONTENT, reason="streaming", tokens_received=tokens)
+            self._fire(Trigger.CONTENT, reason="streaming", **counts)
         else:
-            self._update(tokens_received=tokens)
+            self._update(**counts)
 
     def _finish(self, value: Any) -> None:
         check_document(self.form.schema_model, value)
