@@ -199,7 +199,8 @@ class Run:
 
     `source` replaces the network (tests, replays); by default the mode picks the provider stream
     or the relay from `config`. `history` receives the committed extraction (None: no history).
-    `clock` gives the seconds `RunStatus.elapsed` is measured in.
+    `clock` gives the seconds `RunStatus.elapsed` is measured in; `t0` (on that clock) is the
+    start elapsed counts from when it is shared with other runs (the lanes of one compare run).
     """
 
     def __init__(
@@ -211,6 +212,7 @@ class Run:
         source: Source | None = None,
         tap: WireTap | None = None,
         clock: Callable[[], float] = time.monotonic,
+        t0: float | None = None,
     ) -> None:
         self.form = form
         self.config = config
@@ -223,6 +225,7 @@ class Run:
         self._task: asyncio.Task[Any] | None = None
         self._stop_requested = False
         self._t0: float | None = None
+        self._shared_t0 = t0  # the start of a compare run, shared by its lanes (on `clock`)
         self._payload_bytes = 0
         self.status = RunStatus(run_id="run_" + uuid.uuid4().hex[:8], mode=config.mode)
         self.result: Any = MISSING  # the committed extraction, once committed
@@ -247,6 +250,12 @@ class Run:
         self.status = replace(self.status, bytes_received=bytes_received, elapsed=elapsed, **changes)
         for cb in list(self._observers):
             cb(self.status)
+
+    def tick(self) -> None:
+        """Bring `status.elapsed` up to now while the run is active (the clock runs during a
+        stall too: the lane calls this on a timer, not only when bytes arrive)."""
+        if self.status.phase.active:
+            self._update()
 
     def _fire(self, trigger: Trigger, **changes: Any) -> None:
         key = (self.status.phase, trigger)
@@ -294,7 +303,7 @@ class Run:
             self._fire(Trigger.STOP, reason="stopped by the user", error_code="cancelled")
             return self.status
         self._task = asyncio.current_task()
-        self._t0 = self._clock()
+        self._t0 = self._shared_t0 if self._shared_t0 is not None else self._clock()
         reader = READERS[self.config.mode](self.config, self.form.schema_model)
         self.form.begin_run()
         self._fire(Trigger.START, reason="connecting", started_at=time.time())

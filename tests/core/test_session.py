@@ -349,3 +349,31 @@ def test_marking_follows_the_mode_table_not_a_name():
         session.replace(mode=mode)
         assert session.form.marking is mode.spec.marks_states
     assert FieldState.PROVISIONAL  # the form's states are the core's own
+
+
+class HandClock:
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_the_elapsed_clock_ticks_through_a_stall_and_one_compare_run_has_one_start():
+    clock = HandClock()
+    script = Script(complete()[:5], hold=True)  # a few deltas, then nothing: a stall
+    session = Session(source=script, clock=clock, fetch_notes=False)
+    session.enter_compare(["naive", "partial", "blocking"])
+    session.start()
+    await asyncio.sleep(0.05)
+    clock.now += 6.0  # six seconds with no byte
+    await asyncio.sleep(0.3)  # the lanes' 10 Hz refresh, not a byte, moves the clock
+    assert [lane.status.elapsed for lane in session.lanes] == [6.0, 6.0, 6.0]
+    clock.now += 9.4
+    await asyncio.sleep(0.3)
+    assert [round(lane.status.elapsed, 6) for lane in session.lanes] == [15.4] * 3
+    assert session.stop()
+    statuses = await session.wait()
+    assert all(round(s.elapsed, 6) == 15.4 for s in statuses)  # measured from the one shared start
+    ticks = [lane._ticker for lane in session.lanes]
+    assert ticks == [None, None, None]  # no refresh left running after the run
