@@ -377,7 +377,11 @@ class FormProbe:
         for pointer in sorted(update.pointers):
             value = form.value(pointer)
             if isinstance(value, (dict, list)) and value:
-                continue  # containers: their leaves report themselves
+                # a container: the timeline shows when it settles (its closing byte); the metrics
+                # count its leaves, which report themselves
+                if self.timeline is not None:
+                    self.timeline.record(self.lane, pointer, form.state(pointer), t)
+                continue
             state = form.state(pointer)
             name = state.name.lower()
             if self.timeline is not None:

@@ -32,7 +32,6 @@ from typing import Any
 from core.form import MISSING, FormModel
 from core.history import History
 from core.keys import KeyStore
-from core.metrics import leaves
 from core.modes import Mode, parse_mode
 from core.providers.request import BASE_URL_VARIABLES, STRUCTURED_CHOICES
 from core.request_notes import match_entries, request_notes, spec_leaves
@@ -46,7 +45,7 @@ from core.session_replay import (
 )
 from core.settings import DEFAULT_SEED, RunSettings, base_url_setting, model_setting
 from core.timeline import TimelineModel
-from core.timeline_feed import TimelineFeed
+from core.timeline_feed import TimelineFeed, rows_of
 from core.wiretap import DEFAULT_MAX_BYTES
 
 __all__ = [
@@ -544,7 +543,7 @@ class Session:
         final: Any = MISSING
         if config.demo is not None and config.demo.scenario and self._settings.document is None:
             final = get_scenario(config.demo.scenario).output
-            fields = [p for p, _ in leaves(final)]
+            fields = rows_of(final)
         else:
             fields = spec_leaves(self.lanes[0].form)
         feed = self.feed

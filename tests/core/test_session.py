@@ -377,3 +377,22 @@ async def test_the_elapsed_clock_ticks_through_a_stall_and_one_compare_run_has_o
     assert all(round(s.elapsed, 6) == 15.4 for s in statuses)  # measured from the one shared start
     ticks = [lane._ticker for lane in session.lanes]
     assert ticks == [None, None, None]  # no refresh left running after the run
+
+
+async def test_after_a_committed_run_every_container_row_of_the_timeline_has_settled():
+    session = Session(RunSettings(mode="partial"), source=Script(complete()), fetch_notes=False)
+    session.start()
+    statuses = await session.wait()
+    assert statuses[0].phase is Phase.COMMITTED
+    model = session.single_feed.model
+    containers = ["", "/line_items", "/line_items/0", "/line_items/1", "/line_items/2"]
+    assert all(p in model.fields for p in containers)
+    assert model.fields.index("/line_items") < model.fields.index("/line_items/0") < model.fields.index("/line_items/0/sku")
+    for pointer in model.fields:
+        bar = model.bar(SINGLE, pointer)
+        assert bar is not None and bar.settled is not None, pointer  # every row, containers included
+    settled = {p: model.bar(SINGLE, p).settled for p in model.fields}
+    for row in ("/line_items/0", "/line_items/1", "/line_items/2"):  # a row settles after its cells
+        assert all(settled[row] >= settled[f"{row}/{c}"] for c in ("sku", "description", "qty", "unit_price"))
+    assert settled["/line_items"] >= max(settled[r] for r in ("/line_items/0", "/line_items/1", "/line_items/2"))
+    assert settled[""] == max(settled.values())  # the object closes last
