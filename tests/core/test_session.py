@@ -396,3 +396,42 @@ async def test_after_a_committed_run_every_container_row_of_the_timeline_has_set
         assert all(settled[row] >= settled[f"{row}/{c}"] for c in ("sku", "description", "qty", "unit_price"))
     assert settled["/line_items"] >= max(settled[r] for r in ("/line_items/0", "/line_items/1", "/line_items/2"))
     assert settled[""] == max(settled.values())  # the object closes last
+
+
+async def test_clear_all_lanes_and_undo_put_back_exactly_what_each_lane_held():
+    from core.session import UndoChanged
+
+    script = Script(complete()[:20], hold=True)
+    session = Session(source=script, fetch_notes=False)
+    session.enter_compare(["naive", "partial"])
+    naive, partial = session.lanes
+    partial.form.set_value("/notes", "typed")
+    session.start()
+    await asyncio.sleep(0.05)
+    with pytest.raises(RuntimeError, match="press Stop first"):
+        session.clear_forms()
+    session.stop()
+    await session.wait()
+    assert naive.form.committed  # naive kept the wrong values it showed
+    before = [(lane.form.document, lane.form.states(), lane.form.origins()) for lane in session.lanes]
+    seen = events_of(session)
+    assert session.clear_forms() == 2
+    assert all(lane.form.document == {} and lane.form.states() == {} for lane in session.lanes)
+    assert seen[-1] == UndoChanged("Undo clear all lanes") and session.undo_text == "Undo clear all lanes"
+    assert session.undo_clear()
+    assert [(lane.form.document, lane.form.states(), lane.form.origins()) for lane in session.lanes] == before
+    assert seen[-1] == UndoChanged(None) and not session.undo_clear()
+    session.clear_forms()
+    session.start()  # a new run ends the undo: its values must not be overwritten later
+    assert session.undo_text is None and UndoChanged(None) in seen
+    session.stop()
+    await session.wait()
+
+
+def test_clear_form_in_the_single_view_and_a_change_of_view_ends_the_undo():
+    session = Session()
+    session.form.set_value("/customer_name", "Mine")
+    session.clear_forms()
+    assert session.undo_text == "Undo clear form" and session.form.document == {}
+    session.enter_compare()
+    assert session.undo_text is None and session.form.document == {}
