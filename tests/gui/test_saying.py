@@ -169,3 +169,20 @@ def test_the_elapsed_clock_ticks_while_nothing_arrives(make_window, qloop):
     count, first, count_later, later = arun(qloop, scenario())
     assert count == count_later  # no content arrived...
     assert later - first >= 0.4  # ...and the clock moved anyway
+
+
+def test_each_stall_says_what_happened(make_window, qloop):
+    said = {}
+    for fault in ("stall@0.3", "stall_silent@0.3"):
+        window = make_window(fault=fault, idle_timeout=2)
+
+        async def run(window=window):
+            window.start()
+            await wait_until(lambda: not window.active and window.controller.run.status.phase.final, timeout=20)
+
+        arun(qloop, run())
+        assert window.controller.run.status.phase is Phase.FAILED
+        said[fault] = window.status_line.text()
+    assert "only keep-alives for 2 s, no content" in said["stall@0.3"]  # pings kept coming
+    assert "nothing arrived for 2 s" in said["stall_silent@0.3"]  # nothing at all was sent
+    assert "keep-alives" not in said["stall_silent@0.3"]
