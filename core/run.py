@@ -79,7 +79,8 @@ _NOT_SECRETS = frozenset({"", "demo", "ollama"})  # the placeholder keys of the 
 
 
 RELAY_IDLE_GRACE = 3.0
-"""Seconds the relay client waits beyond the idle limit, for the relay's own idle verdict."""
+"""Seconds (at most; 15 % of a shorter limit) the relay client waits beyond the idle limit, for
+the relay's own verdict on its upstream, which says whether keep-alives or nothing came."""
 
 
 def relay_can_record(cfg: RunConfig) -> bool:
@@ -374,7 +375,7 @@ class Run:
                 tap=self._tap,
                 # the relay watches its upstream with the same limit and says which silence it
                 # was (keep-alives or nothing); its record must arrive before this side gives up
-                idle_timeout=None if idle is None else idle + RELAY_IDLE_GRACE,
+                idle_timeout=None if idle is None else idle + min(RELAY_IDLE_GRACE, 0.15 * idle),
                 upstream_key=cfg.api_key if hand_key else None,
                 record_path=str(self._relay_record.path) if record is not None else None,
                 record_document=cfg.record_document,
