@@ -189,5 +189,14 @@ def _build_legend(window: Any, menu: Any) -> None:
             store.sync()
 
     window.legend_action.toggled.connect(toggled)
+
+    def marking(event: Any = None) -> None:  # the single form's mode decides whether it marks
+        from core.session import SettingsChanged
+
+        if event is None or isinstance(event, SettingsChanged) and "mode" in event.changed:
+            window.legend.set_marking(window.session.single.mode.spec.marks_states)
+
+    window.session.subscribe(marking)
+    marking()
     window.legend.hideRequested.connect(lambda: window.legend_action.setChecked(False))
     menu.addAction(window.legend_action)

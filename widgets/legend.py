@@ -2,8 +2,8 @@
 
 Each entry is the very marker a field shows (same text, same `state` / `origin` properties, so the
 QSS that colours a field's marker colours the legend's), followed by a few words. Its hide button
-(and View ▸ Legend) hides it; the window remembers the choice. The legend owns no state but its
-own visibility.
+(and View ▸ Legend) hides it; the window remembers the choice. For a mode that shows no marks
+(naive) `set_marking(False)` says so instead. The legend owns no state but its own visibility.
 """
 
 from __future__ import annotations
@@ -47,6 +47,12 @@ class Legend(QFrame):
         flow = FlowLayout(entries, spacing=2)  # wraps onto a second line in a narrow pane
         flow.setContentsMargins(0, 0, 0, 0)
         row.addWidget(entries, 1)
+        self.entries = entries
+        self.no_marks = QLabel("naive mode shows no marks: every value looks final (incorrect on purpose)")
+        self.no_marks.setObjectName("legendText")
+        self.no_marks.setWordWrap(True)
+        self.no_marks.hide()
+        row.addWidget(self.no_marks, 1)
         self.markers: list[QLabel] = []
         for marker, state, origin, words, tip in ENTRIES:
             entry = QWidget()
@@ -76,6 +82,11 @@ class Legend(QFrame):
         self.hide_button.clicked.connect(self.hideRequested)
         row.addWidget(self.hide_button, 0, Qt.AlignmentFlag.AlignTop)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def set_marking(self, marking: bool) -> None:
+        """Explain the marks (True), or say that the form's mode shows none (False)."""
+        self.entries.setVisible(marking)
+        self.no_marks.setVisible(not marking)
 
     def text(self) -> str:
         """Everything the legend says, in reading order (tests, accessibility)."""

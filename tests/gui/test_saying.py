@@ -43,6 +43,11 @@ def test_the_legend_explains_every_marker_hides_and_the_choice_is_remembered(mak
         assert not marker or marker in legend.text()
     assert [m.text() for m in legend.markers] == [e[0] for e in ENTRIES]
     assert legend.markers[0].property("state") == "settled" and legend.markers[-1].property("origin") == "user"
+    window.mode_combo.setCurrentIndex(window.mode_combo.findData("naive"))
+    assert window.session.single.mode.value == "naive"
+    assert legend.no_marks.isVisible() and not legend.entries.isVisible()  # no marks to explain
+    window.mode_combo.setCurrentIndex(window.mode_combo.findData("partial"))
+    assert legend.entries.isVisible() and not legend.no_marks.isVisible()
     legend.hide_button.click()
     assert not legend.isVisible() and not window.legend_action.isChecked()
     assert store.value(LEGEND_KEY) == "hidden"
