@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QStandardPaths, Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QToolButton, QWidget
+from PySide6.QtCore import QEvent, QObject, QStandardPaths, Qt
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QPlainTextEdit, QTextEdit, QToolButton, QWidget
 
 from gui.errors import reporting
 
@@ -166,9 +166,38 @@ def _build_clear(window: Any, menu: Any) -> None:
         undo = session.undo_text
         window.undo_clear_action.setText(undo or "Undo clear")
         window.undo_clear_action.setEnabled(undo is not None and not session.active)
+        app = QApplication.instance()
+        if undo is not None:  # watched only while there is a clear to undo (not on every event)
+            app.installEventFilter(keys)
+        else:
+            app.removeEventFilter(keys)
 
+    keys = _UndoClearKeys(window)
     session.subscribe(sync)
     sync()
+
+
+class _UndoClearKeys(QObject):
+    """Ctrl+Z in a text field with nothing of its own to undo (e.g. the field a clear just
+    emptied) is Undo clear: the field does not get to claim the shortcut."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self._window = window
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if event.type() != QEvent.Type.ShortcutOverride or not isinstance(watched, (QLineEdit, QPlainTextEdit, QTextEdit)):
+            return False
+        window = self._window
+        if window.session.undo_text is None or not window.isAncestorOf(watched):
+            return False
+        if not (isinstance(event, QKeyEvent) and event.matches(QKeySequence.StandardKey.Undo)):
+            return False
+        if isinstance(watched, QLineEdit):
+            own = watched.isUndoAvailable()
+        else:
+            own = watched.document().isUndoAvailable()
+        return not own  # True: the editor does not see it, so the window's Undo clear runs
 
 
 def _build_legend(window: Any, menu: Any) -> None:
