@@ -248,7 +248,7 @@ class SessionLane:
         self.status = run.status
         run.subscribe(self._on_status)
         self._task = asyncio.ensure_future(self._drive(run))
-        self._ticker = asyncio.ensure_future(self._tick(run))
+        self._ticker = asyncio.ensure_future(self._tick(run, t0))
         self._emit(LaneStarted(self.name, run))
         return run
 
@@ -289,10 +289,12 @@ class SessionLane:
         self.status = status
         self._emit(LaneStatus(self.name, status))
 
-    async def _tick(self, run: Run) -> None:
-        """Refresh the run's elapsed time every TICK_SECONDS while it runs, bytes or not."""
+    async def _tick(self, run: Run, t0: float) -> None:
+        """Refresh the run's elapsed time every TICK_SECONDS while it runs, bytes or not, on a grid
+        counted from the shared `t0`: the lanes of one compare run tick at the same moments."""
         while True:
-            await asyncio.sleep(TICK_SECONDS)
+            delay = TICK_SECONDS - (self.clock() - t0) % TICK_SECONDS
+            await asyncio.sleep(delay if delay >= TICK_SECONDS / 2 else delay + TICK_SECONDS)
             run.tick()
 
     async def _drive(self, run: Run) -> None:
