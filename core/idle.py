@@ -56,7 +56,7 @@ class IdleWatch:
         """What the silence was, for a person: keep-alives without content, or nothing at all."""
         if self.heard_since_content:
             return f"{self.what}: only keep-alives for {self.limit:g} s, no content"
-        return f"{self.what}: nothing arrived for {self.limit:g} s (the connection went silent)"
+        return f"{self.what}: nothing arrived for {self.limit:g} s"
 
     def close(self) -> None:
         """Stop watching (the stream ended)."""

@@ -113,7 +113,7 @@ async def test_a_silent_stream_and_a_pinging_stream_say_different_things():
     silent.check()
     with pytest.raises(StreamTimeout) as caught:
         await task
-    assert str(caught.value) == "demo: nothing arrived for 5 s (the connection went silent)"
+    assert str(caught.value) == "demo: nothing arrived for 5 s"
     silent.close()
 
     pinging = IdleWatch(5.0, "demo", clock=clock)
