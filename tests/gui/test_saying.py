@@ -191,3 +191,23 @@ def test_each_stall_says_what_happened(make_window, qloop):
     assert "only keep-alives for 2 s, no content" in said["stall@0.3"]  # pings kept coming
     assert "nothing arrived for 2 s" in said["stall_silent@0.3"]  # nothing at all was sent
     assert "keep-alives" not in said["stall_silent@0.3"]
+
+
+def test_the_timeline_shows_every_container_settled_after_a_committed_run(make_window, qloop):
+    window = make_window(speed=0)
+    window.timeline_action.trigger()
+    view = window.timeline_dock.view
+
+    async def run():
+        window.start()
+        await wait_until(lambda: not window.active and window.controller.run.status.phase.final, timeout=30)
+
+    arun(qloop, run())
+    assert window.controller.run.status.phase is Phase.COMMITTED
+    model = view.model
+    assert model is window.session.single_feed.model
+    for pointer in ("", "/line_items", "/line_items/0", "/line_items/1", "/line_items/2", "/notes"):
+        assert pointer in model.fields, pointer
+        bar = model.bar("single", pointer)
+        assert bar is not None and bar.settled is not None, pointer  # a row, and it settled
+        assert view.bar_rect(pointer, "single") is not None  # drawn
