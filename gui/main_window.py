@@ -62,6 +62,7 @@ from gui.window_documents import WindowDocuments
 from gui.window_menus import build_menus, save_picture
 from gui.window_views import ViewSwitching
 from widgets.document_bar import DocumentBar
+from widgets.legend import Legend
 from widgets.run_log import RunLog
 from widgets.source_view import SourceView
 from widgets.status_line import StatusLine
@@ -226,6 +227,9 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         self.form_holder.setObjectName("formHolder")
         layout = QVBoxLayout(self.form_holder)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        self.legend = Legend()  # what the markers mean (View ▸ Legend; gui.window_menus)
+        layout.addWidget(self.legend)
         layout.addWidget(self.single_view)
         self.stack = QStackedWidget()
         self.stack.setObjectName("viewStack")

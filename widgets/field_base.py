@@ -7,7 +7,9 @@ pointer it reads the model — state, display text, reason — and sets the dyna
 `state` (empty / pending / provisional / settled / invalid) and `displayValue` on itself and its
 children, then unpolishes/polishes them so the QSS in assets/styles keyed on `[state="..."]`
 applies. A state is never shown by colour alone: the marker label beside the editor says it in
-text too ("… still arriving", "✓", "✗ invalid", "waiting"). When a value settles during a run the
+text too ("… still arriving", "✓", "✗ invalid", "waiting"). A value the user typed (the model's
+`Origin.USER`) says "✎ yours" instead of "✓", and the widgets carry an `origin` property ("user",
+"extracted" or "") for the QSS, so a typed value never looks like a settled extracted one. When a value settles during a run the
 widget sets `flash="on"` for a moment (the short highlight when it lands).
 
 Subclasses provide the editor (`make_editor`), show a value in it (`show_value`) and turn the
@@ -23,7 +25,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from core.form import MISSING, FieldSpec, FieldState, FormModel
+from core.form import MISSING, FieldSpec, FieldState, FormModel, Origin
 from widgets.form_signals import FormSignals
 
 MARKERS: dict[FieldState, str] = {
@@ -33,6 +35,9 @@ MARKERS: dict[FieldState, str] = {
     FieldState.SETTLED: "✓",
     FieldState.INVALID: "✗ invalid",
 }
+
+USER_MARKER = "✎ yours"
+"""The marker of a settled value the user typed (not extracted by a run)."""
 
 PLACEHOLDERS: dict[FieldState, str] = {
     FieldState.PENDING: "waiting for its value…",
@@ -160,12 +165,17 @@ class FieldWidget(QFrame):
         marking = form.marking
         shown_state = state.value if marking or state is FieldState.INVALID else ("settled" if value is not MISSING else "empty")
         marker = MARKERS[state] if marking or state is FieldState.INVALID else ""
+        origin = form.origin(self.pointer) if value is not MISSING else None
+        if marker and state is FieldState.SETTLED and origin is Origin.USER:
+            marker = USER_MARKER
+        origin_name = origin.value if origin is not None and marking else ""
         self.marker.setText(marker)
         reason = form.reason(self.pointer)
         tip = reason if state is FieldState.INVALID and reason else (self.spec.description or "")
         self.setToolTip(tip)
         self.editor.setToolTip(tip)
-        changed = self.property("state") != shown_state  # QSS keys on state (and flash) only
+        changed = self.property("state") != shown_state or self.property("origin") != origin_name  # QSS keys on these
+        self.setProperty("origin", origin_name)
         if self.property("displayValue") != text:
             self.setProperty("displayValue", text)
         if state is FieldState.SETTLED and previous not in (None, FieldState.SETTLED) and form.running and marking:
@@ -175,8 +185,10 @@ class FieldWidget(QFrame):
             self._set_state_property(shown_state)
 
     def _set_state_property(self, value: str) -> None:
+        origin = self.property("origin") or ""
         for w in (self, self.label, self.marker, self.editor, *self.extra_styled()):
             w.setProperty("state", value)
+            w.setProperty("origin", origin)
             w.setProperty("flash", self.property("flash"))
             repolish(w)
 
