@@ -426,6 +426,12 @@ def main(argv: list[str] | None = None) -> int:
         return animate_main(argv_from_app(args))
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from gui.platform_check import xcb_problem
+
+    problem = xcb_problem()  # a missing X11 library: one line naming it, not Qt's abort
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
     t0 = time.monotonic()
     sys.setswitchinterval(SWITCH_INTERVAL)
     # The provider SDKs (anthropic above all) take seconds to import. They are imported in a
