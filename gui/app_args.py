@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core.cli_types import Parser
 from core.modes import Mode
 from gui.cli_args import (
     compare_modes,
@@ -75,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     from core.scenarios import SCENARIO_NAMES
     from core.settings import PROVIDERS
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="livefill", usage=USAGE, description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add = parser.add_argument
