@@ -1,4 +1,4 @@
-"""The relay's HTTP side: `POST /relay/v1/extract` (livefill relay v1, RELAY.md) as starlette routes.
+"""The relay's HTTP side: `POST /relay/v1/extract` (livefill relay v1, docs/relay-v1.md) as starlette routes.
 
 How this works
 --------------
