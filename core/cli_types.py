@@ -21,11 +21,11 @@ __all__ = ["Parser", "number", "whole_number", "existing_file", "output_file", "
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but bad usage is one line on stderr (`PROG: error: ... (see PROG --help)`) and exit 2,
-    without the usage block before it."""
+    """argparse, but bad usage is one line on stderr (`PROG: error: ...`) and exit 2, without the
+    usage block before it."""
 
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def _range_text(low: float | None, high: float | None, *, low_open: bool, whole: bool) -> str:
