@@ -166,10 +166,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     _check_live_args(parser, args)
     _check_demo_args(parser, args, PROVIDERS)
     _check_headless_args(parser, args)
-    if args.record:
+    if args.record:  # a folder to record into, or a trace file (a taken name gets -2, -3, ...)
         path = Path(args.record).expanduser()
-        if path.exists() and not path.is_dir() and path.suffix.lower() != ".jsonl":
-            parser.error(f"--record {args.record}: that file is not a trace (.jsonl); give a new file or a folder")
+        try:
+            output_file()(str(path / "trace.jsonl") if path.is_dir() else args.record)
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"--record: {exc}")
     args.speed = DEFAULT_SPEED if args.speed is None else args.speed
     args.autoplay_pause = DEFAULT_AUTOPLAY_PAUSE if args.autoplay_pause is None else args.autoplay_pause
     return args

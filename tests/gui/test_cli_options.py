@@ -51,6 +51,7 @@ def _app_error(capsys, argv: list[str]) -> str:
         (["--screenshot", "/proc/livefill.png"], "cannot write /proc/livefill.png"),
         (["--screenshot", "x.png", "--autoplay"], "does not go with --autoplay"),
         (["--history", "/proc/history.jsonl"], "--history: cannot write"),
+        (["--record", "/proc/run.jsonl"], "--record: cannot write"),
         (["--fps", "5"], "go with --animate"),
     ],
 )
