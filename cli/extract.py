@@ -56,36 +56,41 @@ NO_KEY = "none"
 MODES = ("partial", "settled", "hybrid", "blocking")
 STRUCTURED = ("tools", "json_schema", "json_object")
 
-USAGE = (
-    "livefill extract --schema NAME|FILE.json (--document FILE|- | --scenario NAME | --replay TRACE) [OPTIONS]"
-)
+USAGE = """\
+livefill extract --schema NAME|FILE.json
+                        (--document FILE|- | --scenario NAME | --replay TRACE)
+                        [OPTIONS]"""
 
 DESCRIPTION = """\
-Run one extraction in the terminal and print each value as the form would show it, one JSON line
-per change, then the result.
+Run one extraction in the terminal and print each value as the form would
+show it, one JSON line per change, then the result.
 
 examples:
   # the demo provider reads a bundled scenario (no key needed)
   livefill extract --scenario invoice --schema invoice
 
-  # your PDF, read by Anthropic (key from ANTHROPIC_API_KEY or the system keyring), as a table
-  livefill extract --document invoice.pdf --schema invoice --provider anthropic --pretty
+  # your PDF, read by Anthropic (key: ANTHROPIC_API_KEY or the keyring)
+  livefill extract --document invoice.pdf --schema invoice \\
+      --provider anthropic --pretty
 
-  # standard input, your own schema, a local llama.cpp server forcing structure by json_object
+  # standard input, your own schema, a local llama.cpp server
   cat mail.txt | livefill extract --document - --schema ticket.json \\
-      --provider openai-compatible --base-url http://127.0.0.1:8080/v1 --structured json_object
+      --provider openai-compatible --base-url http://127.0.0.1:8080/v1 \\
+      --structured json_object
 
-  # settled values only, through the relay started in this process (the key stays on loopback)
-  livefill extract --document mail.txt --schema ticket --provider openai-chat --mode settled
+  # settled values only, through the relay started in this process
+  livefill extract --document mail.txt --schema ticket \\
+      --provider openai-chat --mode settled
 
   # the demo provider cut off halfway, at full speed
-  livefill extract --scenario invoice --schema invoice --speed 0 --fault disconnect"""
+  livefill extract --scenario invoice --schema invoice --speed 0 \\
+      --fault disconnect"""
 
 EPILOG = """\
 output: one line per change {"t_ms", "pointer", "state", "value"}, then
   {"result": "committed" | "failed" | "stopped", "reason", "object"}
-exit status: 0 committed, 1 failed, 2 bad usage (one line saying why; nothing sent),
-  130 interrupted (Ctrl-C stops the request)
+exit status: 0 committed, 1 failed, 2 bad usage (one line saying why;
+  nothing sent), 130 interrupted (Ctrl-C stops the request)
 """
 
 

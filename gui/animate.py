@@ -73,23 +73,29 @@ class RenderReport:
     size_bytes: int
 
 
-USAGE = "livefill animate TRACE OUT.gif [--compare MODES | --mode MODE] [--fps N] [--width PX] [--render-speed X]"
+USAGE = """\
+livefill animate TRACE OUT.gif [--compare MODES | --mode MODE]
+                        [--fps N] [--width PX] [--render-speed X]"""
 
 DESCRIPTION = """\
-Replay a run recorded by livefill in its window, headless, and save it as an animated GIF (or MP4)
-that plays at the recorded speed.
+Replay a run recorded by livefill in its window, headless, and save it as an
+animated GIF (or MP4) that plays at the recorded speed.
 
 examples:
   # the bundled demo trace, read three ways side by side
-  livefill animate docs/traces/invoice-demo.jsonl out.gif --compare naive,partial,settled
+  livefill animate docs/traces/invoice-demo.jsonl out.gif \\
+      --compare naive,partial,settled
 
   # one of your recordings, in settled mode, small and smooth
-  livefill animate ~/.local/share/livefill/recordings/run.jsonl run.gif --mode settled --width 800 --fps 15
+  livefill animate ~/.local/share/livefill/recordings/run.jsonl run.gif \\
+      --mode settled --width 800 --fps 15
 
   # an MP4 (needs: pip install imageio-ffmpeg)
   livefill animate docs/traces/invoice-demo.jsonl out.mp4"""
 
-EPILOG = "exit status: 0 written, 1 rendering failed, 2 bad usage (one line saying why; nothing rendered)"
+EPILOG = """\
+exit status: 0 written, 1 rendering failed, 2 bad usage (one line saying why;
+nothing rendered)"""
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

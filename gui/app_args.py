@@ -37,37 +37,43 @@ DEFAULT_AUTOPLAY_PAUSE = 3.0
 
 USAGE = """\
 livefill [OPTIONS]
-       livefill extract [OPTIONS]    (livefill extract --help)
-       livefill animate TRACE OUT.gif [OPTIONS]    (livefill animate --help)"""
+       livefill extract ...     (see livefill extract --help)
+       livefill animate ...     (see livefill animate --help)"""
 
 DESCRIPTION = """\
-Watch a language model fill in a form while it is still writing, each value marked provisional
-until it has settled; it runs offline on a built-in demo provider, no key needed.
+Watch a language model fill in a form while it is still writing, each value
+marked provisional until it has settled; it runs offline, no key needed.
 
 examples:
-  livefill                                        the invoice scenario on the demo provider
-  livefill --compare naive,partial,settled        one stream read three ways, side by side
-  livefill --scenario catalog --speed 100 --fault disconnect
-                                                  a 20 KB catalog at 100 tokens/s, cut off halfway
-  livefill --provider ollama --fault blank_line   a fault only Ollama's wire has
-  livefill --present --autoplay                   full screen, replaying in a loop (a booth)
-  livefill --live --provider anthropic --document invoice.pdf
-                                                  your own document, read by the real API
-  livefill --screenshot out.png --compare naive,partial,settled
-                                                  headless: out-mid.png mid-stream, out.png at the end
-  livefill --replay run.jsonl --animate run.gif   a recorded run rendered to an animated GIF
+  # the invoice scenario on the built-in demo provider
+  livefill
 
-in the window: Start Ctrl+Return, Stop Esc, Compare Ctrl+K, wire inspector Ctrl+I,
-timeline Ctrl+T, presentation F11."""
+  # one stream read three ways, side by side
+  livefill --compare naive,partial,settled
+
+  # a 20 KB catalog at 100 tokens/s, cut off halfway
+  livefill --scenario catalog --speed 100 --fault disconnect
+
+  # full screen, replaying in a loop (a booth screen)
+  livefill --present --autoplay
+
+  # your own document, read by the real API (key: ANTHROPIC_API_KEY)
+  livefill --live --provider anthropic --document invoice.pdf
+
+  # headless: out-mid.png mid-stream, out.png at the end, then exit
+  livefill --screenshot out.png --compare naive,partial,settled
+
+in the window: Start Ctrl+Return, Stop Esc, Compare Ctrl+K,
+wire inspector Ctrl+I, timeline Ctrl+T, presentation F11."""
 
 EPILOG = """\
 more commands:
-  livefill extract --help    the same run in the terminal, one JSON line per value
-  livefill animate --help    a recorded run replayed into a GIF or MP4
-  livefill-server --help     the demo provider and relay as a server of their own
+  livefill extract --help   the same run in the terminal, a JSON line a value
+  livefill animate --help   a recorded run replayed into a GIF or MP4
+  livefill-server --help    the demo provider and relay as a server
 
-exit status: 0 done (with --screenshot: the run committed), 1 the run failed or Qt could not
-start, 2 bad usage (one line saying why; nothing started)
+exit status: 0 done (--screenshot: the run committed); 1 the run failed or
+Qt could not start; 2 bad usage (one line saying why; nothing started)
 """
 
 

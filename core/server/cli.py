@@ -27,11 +27,11 @@ from core.loopback import is_loopback_host as is_loopback
 
 
 DESCRIPTION = """\
-Serve livefill's demo provider (the Anthropic, OpenAI and Ollama streaming wires, with faults on
-demand) and its relay on your machine, for SDKs, curl and other clients; no key, no network.
+Serve livefill's demo provider (the Anthropic, OpenAI and Ollama streaming
+wires, with faults on demand) and its relay on your machine; no key needed.
 
 examples:
-  # on a free loopback port; the first line says where, the second the relay token
+  # on a free loopback port; it prints where, then the relay token
   livefill-server
 
   # a fixed port and a token of your own, kept out of the process list
@@ -40,14 +40,17 @@ examples:
   # slower, with a pause before the first token, for a demo on a projector
   livefill-server --port 8700 --speed 15 --ttft 800
 
-  # then, from another terminal
-  curl -sN http://127.0.0.1:8700/v1/messages -H 'content-type: application/json' \\
+  # then, from another terminal: the weather scenario, cut off halfway
+  curl -sN http://127.0.0.1:8700/v1/messages \\
+      -H 'content-type: application/json' \\
       -H 'x-demo-scenario: weather' -H 'x-demo-fault: disconnect' \\
-      -d '{"model":"demo","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"hi"}]}'"""
+      -d '{"model": "demo", "max_tokens": 1024, "stream": true,
+           "messages": [{"role": "user", "content": "hi"}]}'"""
 
 EPILOG = """\
 the relay's protocol: docs/relay-v1.md
-exit status: 0 stopped (Ctrl+C or SIGTERM), 1 could not listen, 2 bad usage (one line saying why)
+exit status: 0 stopped (Ctrl+C or SIGTERM), 1 could not listen, 2 bad usage
+(one line saying why)
 """
 
 
@@ -56,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = Parser(
         prog="livefill-server",
-        usage="livefill-server [--host H] [--port N] [--speed TOKENS_PER_S] [--ttft MS] [OPTIONS]",
+        usage="livefill-server [--host H] [--port N] [--speed TOKENS/S] [OPTIONS]",
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
