@@ -7,13 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import PySide6
 import pytest
 
 from gui import platform_check
 from gui.platform_check import XCB_LIBRARIES, missing_libraries, platform_is_xcb, xcb_problem
 
 REPO = Path(__file__).resolve().parents[2]
-P = Path(sys.modules["PySide6"].__file__ if "PySide6" in sys.modules else __import__("PySide6").__file__).parent
+QT = Path(PySide6.__file__).parent / "Qt"
 
 
 def _needed(path: Path) -> set[str]:
@@ -40,8 +41,7 @@ def _needed(path: Path) -> set[str]:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the xcb plugin is Linux's")
 def test_the_list_covers_every_system_library_the_xcb_plugin_needs():
-    qt = P / "Qt"
-    needed = _needed(qt / "plugins" / "platforms" / "libqxcb.so") | _needed(qt / "lib" / "libQt6XcbQpa.so.6")
+    needed = _needed(QT / "plugins" / "platforms" / "libqxcb.so") | _needed(QT / "lib" / "libQt6XcbQpa.so.6")
     system = {n for n in needed if not n.startswith(("libQt6", "libc.", "libm.", "libstdc++", "libgcc_s", "ld-linux"))}
     listed = {soname for soname, _ in XCB_LIBRARIES}
     # glib ships with every desktop and with Python's own dependencies; the rest must be listed
