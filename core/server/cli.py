@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
         type=_host,
         help="another Host header value (NAME or NAME:PORT) to answer to, e.g. behind --allow-remote",
     )
-    parser.add_argument("--max-body-bytes", type=whole_number(1024, 1 << 30, what="bytes"), default=None,
+    parser.add_argument("--max-body-bytes", type=whole_number(1, 1 << 30, what="bytes"), default=None,
                         help="largest request body (default 2 MB)")
     parser.add_argument(
         "--head-timeout", type=number(0, 3600, low_open=True, what="seconds"), default=10.0,
