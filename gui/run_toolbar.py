@@ -36,7 +36,7 @@ from core.modes import Mode
 from core.scenarios import SCENARIO_NAMES, get_scenario
 from core.session import Session, SettingsChanged
 from core.providers.request import STRUCTURED_CHOICES
-from core.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, model_setting
+from core.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, fault_problem, faults_for, model_setting
 from gui.errors import reporting
 
 __all__ = ["RunToolbar", "PROVIDER_LABELS", "LIVE_LABELS", "LIVE_PREFIX", "STRUCTURED_LABELS", "SPEEDS", "OWN_DOCUMENT"]
@@ -251,6 +251,9 @@ class RunToolbar(QObject):
             self.speed_combo.addItem(f"{s.speed:g} tokens/s", s.speed)
             self.speed_combo.blockSignals(False)
         _select(self.speed_combo, s.speed)
+        offered = set(faults_for(s.provider))  # only the faults that apply to this wire
+        for fault_name, fault_action in self.fault_actions.items():
+            fault_action.setVisible(fault_name is None or fault_name in offered)
         name = (s.fault or "").partition("@")[0] or None
         action = self.fault_actions.get(name) or self.fault_actions[None]
         if not action.isChecked():
@@ -448,6 +451,8 @@ class RunToolbar(QObject):
         choices = STRUCTURED_CHOICES.get(provider, ("tools",))
         if self.session.settings.structured not in choices:
             changes["structured"] = choices[0]
+        if fault_problem(self.session.settings.fault, provider):
+            changes["fault"] = None  # a fault the new wire cannot carry (blank_line off Ollama)
         self._send(**changes)
 
     @reporting
