@@ -19,8 +19,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
+from core.modes import Mode
 from core.run import RunConfig, RunStatus
 from core.session import (
     DEFAULT_MODES,
@@ -36,10 +47,19 @@ from core.timeline import TimelineModel
 from gui.lane import Lane
 from widgets.metrics_table import MetricsTable
 
-__all__ = ["CompareView", "DEFAULT_MODES", "MIN_LANES", "MAX_LANES", "parse_modes", "match_entries"]
+__all__ = ["CompareView", "LANE_MIN_WIDTH", "next_mode", "DEFAULT_MODES", "MIN_LANES", "MAX_LANES", "parse_modes", "match_entries"]
 
 TABLE_REFRESH_MS = 400
 """The metrics table under the lanes repeats the headers' figures: it refreshes less often while lanes run."""
+
+LANE_MIN_WIDTH = 280
+"""A lane is never narrower than this: when the lanes do not fit side by side, they scroll sideways."""
+
+
+def next_mode(shown: Iterable[Mode]) -> Mode:
+    """The mode a new lane reads: the first one not shown yet (partial when every mode is)."""
+    taken = set(shown)
+    return next((mode for mode in Mode if mode not in taken), Mode.PARTIAL)
 
 
 
@@ -74,10 +94,22 @@ class CompareView(QWidget):
         self._refit_timer.setInterval(0)
         self._refit_timer.timeout.connect(self.refit)
 
-        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        # the lanes share the width there is; when they cannot each have LANE_MIN_WIDTH they
+        # scroll sideways instead of widening the window
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("laneSplitter")
         self.splitter.setChildrenCollapsible(False)
+        self.lane_scroll = QScrollArea(self)
+        self.lane_scroll.setObjectName("laneScroll")
+        self.lane_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.lane_scroll.setWidgetResizable(True)
+        self.lane_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.lane_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.lane_scroll.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+        self.lane_scroll.setWidget(self.splitter)
         self.metrics_table = MetricsTable(self, refresh_ms=TABLE_REFRESH_MS)
+        self.metrics_table.setWordWrap(False)  # one line a figure: a long "run ended" elides (tooltip: all of it)
+        self.metrics_table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.add_button = QPushButton("+ lane", self)
         self.add_button.setObjectName("addLaneButton")
         self.add_button.setToolTip(f"Add a lane (up to {MAX_LANES})")
@@ -96,7 +128,7 @@ class CompareView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         layout.addWidget(self.caption)
-        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.lane_scroll, 1)
         layout.addLayout(bottom)
         self._unsubscribe = session.subscribe(self._on_session_event)
         self._render_lanes()
@@ -155,8 +187,8 @@ class CompareView(QWidget):
         self.session.set_modes(modes)
 
     def add_lane(self, mode: Any = None) -> Lane | None:
-        """Add a lane on the right (default mode: partial); None if there are 5 already."""
-        added = self.session.add_lane(mode)
+        """Add a lane on the right (default: the first mode not shown yet); None if there are 5 already."""
+        added = self.session.add_lane(mode if mode is not None else next_mode(self.modes))
         return self.lane(added.name) if added is not None else None
 
     def remove_lane(self, name: str) -> bool:
@@ -216,6 +248,7 @@ class CompareView(QWidget):
             lane = kept.get(model.name)
             if lane is None:
                 lane = self._make_lane(model)
+                lane.setMinimumWidth(LANE_MIN_WIDTH)
             self.splitter.insertWidget(index, lane)
             lanes.append(lane)
         self.lanes = lanes

@@ -27,6 +27,7 @@ from gui.errors import reporting
 from gui.field_picker import FieldPicker
 from widgets.field_base import repolish
 from widgets.form_view import FormView
+from widgets.elided_label import ElidedLabel
 from widgets.lane_header import LaneHeader
 from widgets.status_line import status_text
 
@@ -87,6 +88,10 @@ class Lane(QFrame):
             self.mode_combo.addItem(m.label, m.value)
         self.mode_combo.setCurrentIndex(self.mode_combo.findData(lane.mode.value))
         self.mode_combo.setToolTip("How this lane reads the stream")
+        # as wide as the lane allows, never wider: "naive — incorrect on purpose" must not widen a lane
+        self.mode_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode_combo.setMinimumContentsLength(8)
+        self.mode_combo.view().setMinimumWidth(self.mode_combo.view().sizeHintForColumn(0) + 24)
         self.mode_combo.currentIndexChanged.connect(self._mode_chosen)
         self.remove_button = QToolButton(self)
         self.remove_button.setObjectName("laneRemove")
@@ -103,9 +108,8 @@ class Lane(QFrame):
         self.bar.setObjectName("laneBar")
         self.bar.setLayout(bar)
         self.header = LaneHeader(lane.metrics, mode=lane.mode.value, live=False, parent=self, refresh_ms=HEADER_REFRESH_MS)
-        self.status_label = QLabel(self)
+        self.status_label = ElidedLabel(parent=self, max_lines=2)  # a long reason: elided, whole in the tooltip
         self.status_label.setObjectName("laneStatus")
-        self.status_label.setWordWrap(True)
         self.status_label.setText(status_text(None).split(" — ")[0])
         self._layout.setContentsMargins(4, 4, 4, 4)
         self._layout.setSpacing(4)

@@ -20,6 +20,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from core.metrics import LaneMetrics, MetricsSummary, format_seconds
+from widgets.elided_label import ElidedLabel
 
 __all__ = ["LaneHeader", "MODE_TITLES", "LIVE_NOTE"]
 
@@ -57,19 +58,20 @@ class LaneHeader(QFrame):
         f.setBold(True)
         f.setPointSizeF(f.pointSizeF() * 1.15)
         self.title_label.setFont(f)
-        self.about_label = QLabel(self)
+        self.about_label = ElidedLabel(parent=self, max_lines=2)
         self.about_label.setObjectName("laneAbout")
-        self.about_label.setWordWrap(True)
         self.live_label = QLabel(LIVE_NOTE, self)
         self.live_label.setObjectName("laneLive")
         self.live_label.setWordWrap(True)
-        self.times_label = QLabel(self)
+        # the figures and the outcome (a failure's whole reason) wrap onto two lines at most and
+        # elide the rest (whole in the tooltip): a long error never widens the lane or the window
+        self.times_label = ElidedLabel(parent=self, max_lines=2)
         self.times_label.setObjectName("laneTimes")
         self.counts_label = QLabel(self)
         self.counts_label.setObjectName("laneCounts")
         self.counts_label.setTextFormat(Qt.TextFormat.RichText)
         self.counts_label.setWordWrap(True)
-        self.outcome_label = QLabel(self)
+        self.outcome_label = ElidedLabel(parent=self, max_lines=2)
         self.outcome_label.setObjectName("laneOutcome")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
