@@ -55,6 +55,13 @@ TABLE_REFRESH_MS = 400
 LANE_MIN_WIDTH = 280
 """A lane is never narrower than this: when the lanes do not fit side by side, they scroll sideways."""
 
+COMPACT_BELOW = 620
+"""Below this height (a short screen, the docks open) the lane headers show only their mode: the
+figures stay in the metrics table, and the forms keep the height."""
+
+TABLE_SHARE = 0.3
+"""The metrics table takes at most this share of the compare view's height (then it scrolls)."""
+
 
 def next_mode(shown: Iterable[Mode]) -> Mode:
     """The mode a new lane reads: the first one not shown yet (partial when every mode is)."""
@@ -117,19 +124,29 @@ class CompareView(QWidget):
         self.caption = QLabel(self)
         self.caption.setObjectName("compareCaption")
         self.caption.setWordWrap(True)
-        bottom = QHBoxLayout()
+        self.bottom = QWidget()
+        self.bottom.setObjectName("compareBottom")
+        bottom = QHBoxLayout(self.bottom)
         bottom.setContentsMargins(0, 0, 0, 0)
         bottom.addWidget(self.metrics_table, 1)
         side = QVBoxLayout()
         side.addWidget(self.add_button)
         side.addStretch(1)
         bottom.addLayout(side)
+        # the lanes over the metrics table, in a splitter: on a short screen (or with the docks
+        # open) the table gives its height to the lanes first and scrolls
+        self.vsplitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.vsplitter.setObjectName("compareSplitter")
+        self.vsplitter.setChildrenCollapsible(False)
+        self.vsplitter.addWidget(self.lane_scroll)
+        self.vsplitter.addWidget(self.bottom)
+        self.vsplitter.setStretchFactor(0, 1)
+        self.vsplitter.setStretchFactor(1, 0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         layout.addWidget(self.caption)
-        layout.addWidget(self.lane_scroll, 1)
-        layout.addLayout(bottom)
+        layout.addWidget(self.vsplitter, 1)
         self._unsubscribe = session.subscribe(self._on_session_event)
         self._render_lanes()
 
@@ -256,6 +273,7 @@ class CompareView(QWidget):
             lane.set_removable(len(lanes) > MIN_LANES)
         self.splitter.setSizes([1000] * len(lanes))
         self.metrics_table.set_lanes([(lane.title, lane.metrics) for lane in lanes])
+        self._fit_table()
         self.add_button.setEnabled(len(lanes) < MAX_LANES and not self.active)
         self.caption.setText(
             "One generation, read "
@@ -276,6 +294,34 @@ class CompareView(QWidget):
     def refit(self) -> None:
         """Re-measure what depends on the font and the width (the metrics table's height)."""
         self.metrics_table.set_lanes([(lane.title, lane.metrics) for lane in self.lanes])
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """The metrics table asks for all its rows, but may shrink to its header and two rows
+        (then it scrolls): the lanes' forms come first on a short screen."""
+        table = self.metrics_table
+        wanted = table.maximumHeight()  # what set_lanes measured for every row
+        rows = [table.rowHeight(r) for r in range(min(2, table.rowCount()))]
+        least = table.horizontalHeader().height() + sum(rows) + 2 * table.frameWidth()
+        table.setMinimumHeight(min(least, wanted))
+        table.setMaximumHeight(wanted)
+        table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.bottom.setMaximumHeight(wanted)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Share the height: compact lane headers on a short view, the table at most TABLE_SHARE."""
+        height = self.vsplitter.height()
+        if height <= 0:
+            return
+        compact = self.height() < COMPACT_BELOW
+        for lane in self.lanes:
+            if lane.header is not None:
+                lane.header.set_compact(compact)
+        self.caption.setMaximumHeight(0 if compact else 16777215)  # the lane headers name the modes
+        table = self.metrics_table
+        bottom = max(table.minimumHeight(), min(table.maximumHeight(), int(height * TABLE_SHARE)))
+        self.vsplitter.setSizes([height - bottom - self.vsplitter.handleWidth(), bottom])
 
     def showEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
         super().showEvent(event)
