@@ -65,6 +65,7 @@ from widgets.document_bar import DocumentBar
 from widgets.run_log import RunLog
 from widgets.source_view import SourceView
 from widgets.status_line import StatusLine
+from widgets.value_tips import install_value_tips
 
 __all__ = ["MainWindow", "SINGLE", "live_choices"]
 
@@ -196,6 +197,7 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         self.stop_button.clicked.connect(self.stop)
         self.compare_action.toggled.connect(self._compare_toggled)
 
+        install_value_tips()  # a value cut short by a narrow lane: whole in its tooltip
         self._build_body()
         self._build_docks()
         build_menus(self)
