@@ -19,7 +19,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-__all__ = ["SourceView", "FIT_COLUMNS", "MIN_SCALE", "PROSE_COLUMNS", "is_prose"]
+__all__ = ["SourceView", "font_size", "FIT_COLUMNS", "MIN_SCALE", "PROSE_COLUMNS", "is_prose"]
 
 FIT_COLUMNS = 80
 """A columned document is shown in a font that fits this many columns in the pane, when it can."""
@@ -38,6 +38,18 @@ def is_prose(text: str) -> bool:
         return False
     long = sum(1 for line in lines if len(line) > PROSE_COLUMNS)
     return long * 4 > len(lines)
+
+
+def _set_size(font: QFont, size: float, points: bool) -> None:
+    if points:
+        font.setPointSizeF(size)
+    else:
+        font.setPixelSize(max(1, int(size)))
+
+
+def font_size(font: QFont) -> float:
+    """A font's size in points, or in pixels when it was given in pixels."""
+    return font.pointSizeF() if font.pointSizeF() > 0 else float(font.pixelSize())
 
 
 class SourceView(QPlainTextEdit):
@@ -75,16 +87,17 @@ class SourceView(QPlainTextEdit):
             base = QFont(self.font())
             font = QFont(base)
             if not self.prose:
-                size = base.pointSizeF() if base.pointSizeF() > 0 else 10.0
+                points = base.pointSizeF() > 0  # a style sheet may give the size in pixels
+                size = base.pointSizeF() if points else float(base.pixelSize())
                 width = self.viewport().width() - 2 * self.document().documentMargin() - 2
                 wanted = QFontMetricsF(base).horizontalAdvance("M" * self._columns)
-                if width > 0 and wanted > width:
+                if width > 0 and wanted > width and size > 0:
                     least = size * MIN_SCALE
                     fitted = max(least, size * width / wanted)
-                    font.setPointSizeF(fitted)
+                    _set_size(font, fitted, points)
                     while fitted > least and QFontMetricsF(font).horizontalAdvance("M" * self._columns) > width:
-                        fitted = max(least, fitted - 0.25)  # sizes do not scale exactly: step down until it fits
-                        font.setPointSizeF(fitted)
+                        fitted = max(least, fitted - (0.25 if points else 1))  # sizes do not scale exactly
+                        _set_size(font, fitted, points)
             if font != self.document().defaultFont():
                 self.document().setDefaultFont(font)
         finally:
