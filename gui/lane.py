@@ -33,6 +33,9 @@ from widgets.status_line import status_text
 
 __all__ = ["Lane", "HEADER_REFRESH_MS"]
 
+LANE_LABEL_WIDTH = 100
+"""A compare lane's field labels are this wide (the single form's: LABEL_WIDTH)."""
+
 HEADER_REFRESH_MS = 200
 """How often a lane header re-reads its metrics while they change (a summary walks every field)."""
 
@@ -219,6 +222,11 @@ class Lane(QFrame):
             self._layout.removeWidget(self.form_view)
             self.form_view.deleteLater()
         self.form_view = FormView(form)
+        if self.chrome:  # a compare lane is narrow: shorter labels leave its values the width
+            for widget in self.form_view.fields.values():
+                if not widget.stacked:
+                    widget.setProperty("labelWidth", LANE_LABEL_WIDTH)
+                    widget.label.setFixedWidth(LANE_LABEL_WIDTH)
         self._picker = FieldPicker(self.form_view)
         self._picker.picked.connect(lambda pointer: self.fieldPicked.emit(self.name, pointer))
         self._layout.addWidget(self.form_view, 1)

@@ -51,7 +51,7 @@ def restore_label_widths(root: QWidget) -> None:
     """Put back the fixed label width the style sheet overrode (a style sheet does not undo it)."""
     for field in root.findChildren(FieldWidget):
         if not field.stacked:
-            field.label.setFixedWidth(LABEL_WIDTH)
+            field.label.setFixedWidth(int(field.property("labelWidth") or LABEL_WIDTH))  # a compare lane's is shorter
 
 
 class Presentation(QObject):
