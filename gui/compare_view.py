@@ -55,7 +55,7 @@ TABLE_REFRESH_MS = 400
 LANE_MIN_WIDTH = 336
 """A lane is never narrower than this: when the lanes do not fit side by side, they scroll sideways."""
 
-COMPACT_BELOW = 620
+COMPACT_BELOW = 700
 """Below this height (a short screen, the docks open) the lane headers show only their mode: the
 figures stay in the metrics table, and the forms keep the height."""
 
