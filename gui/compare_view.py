@@ -52,7 +52,7 @@ __all__ = ["CompareView", "LANE_MIN_WIDTH", "next_mode", "DEFAULT_MODES", "MIN_L
 TABLE_REFRESH_MS = 400
 """The metrics table under the lanes repeats the headers' figures: it refreshes less often while lanes run."""
 
-LANE_MIN_WIDTH = 336
+LANE_MIN_WIDTH = 272
 """A lane is never narrower than this: when the lanes do not fit side by side, they scroll sideways."""
 
 COMPACT_BELOW = 700

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from core.form import FormModel
@@ -35,6 +35,10 @@ __all__ = ["Lane", "HEADER_REFRESH_MS"]
 
 LANE_LABEL_WIDTH = 100
 """A compare lane's field labels are this wide (the single form's: LABEL_WIDTH)."""
+
+BESIDE_CHARS = 58
+"""A compare lane's form narrower than this many average characters puts each field's label over
+its value (the value then gets the whole width instead of being cut short)."""
 
 HEADER_REFRESH_MS = 200
 """How often a lane header re-reads its metrics while they change (a summary walks every field)."""
@@ -72,6 +76,10 @@ class Lane(QFrame):
         self.controller.error.connect(self.error)
         self._unsubscribe = lane.subscribe(self._on_lane_event)
 
+        self._fit_timer = QTimer(self)
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self.fit_fields)
         self._layout = QVBoxLayout(self)
         self.header: LaneHeader | None = None
         if chrome:
@@ -227,9 +235,25 @@ class Lane(QFrame):
                 if not widget.stacked:
                     widget.setProperty("labelWidth", LANE_LABEL_WIDTH)
                     widget.label.setFixedWidth(LANE_LABEL_WIDTH)
+            self.form_view.viewport().installEventFilter(self)
+            self._fit_timer.start()
         self._picker = FieldPicker(self.form_view)
         self._picker.picked.connect(lambda pointer: self.fieldPicked.emit(self.name, pointer))
         self._layout.addWidget(self.form_view, 1)
+
+    def fit_fields(self) -> None:
+        """Labels over the values in a narrow lane, beside them in a wide one (compare lanes only)."""
+        view = self.form_view
+        if not self.chrome or view is None:
+            return
+        above = view.viewport().width() < BESIDE_CHARS * view.fontMetrics().averageCharWidth()
+        for widget in view.fields.values():
+            widget.set_label_above(above)
+
+    def eventFilter(self, obj: Any, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if self.form_view is not None and obj is self.form_view.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_timer.start()  # after the resize: the new width, the new font
+        return False
 
     def _on_started(self, run: Run) -> None:
         if self.header is not None:

@@ -43,14 +43,14 @@ def label_widths_qss(width: int) -> str:
     from widgets.form_view import WIDGETS
 
     kinds = sorted({kind.value for kind, cls in WIDGETS.items() if not cls.stacked})
-    selectors = ", ".join(f'QFrame[role="field"][fieldKind="{k}"] > QLabel#fieldLabel' for k in kinds)
+    selectors = ", ".join(f'QFrame[role="field"][fieldKind="{k}"][labelAbove="false"] > QLabel#fieldLabel' for k in kinds)
     return f"{selectors} {{ min-width: {width}px; max-width: {width}px; }}"
 
 
 def restore_label_widths(root: QWidget) -> None:
     """Put back the fixed label width the style sheet overrode (a style sheet does not undo it)."""
     for field in root.findChildren(FieldWidget):
-        if not field.stacked:
+        if not field.stacked and not field.label_above:
             field.label.setFixedWidth(int(field.property("labelWidth") or LABEL_WIDTH))  # a compare lane's is shorter
 
 

@@ -83,7 +83,25 @@ class FieldWidget(QFrame):
         self.editor = self.make_editor()
         self.editor.setObjectName("fieldEditor")
 
-        if self.stacked:
+        self.label_above = False
+        self.setProperty("labelAbove", False)
+        self._lay_out(self.stacked)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+
+        self._flash_timer = QTimer(self)
+        self._flash_timer.setSingleShot(True)
+        self._flash_timer.setInterval(FLASH_MS)
+        self._flash_timer.timeout.connect(self._end_flash)
+        self.setProperty("flash", "off")
+
+        signals.updated.connect(self._on_updated)
+        signals.runningChanged.connect(self._on_running)
+        self._on_running(form.running)
+        self.refresh()
+
+    def _lay_out(self, above: bool) -> None:
+        """Label and marker over the editor (`above`), or label, editor and marker in one row."""
+        if above:
             outer = QVBoxLayout(self)
             head = QHBoxLayout()
             head.addWidget(self.label)
@@ -99,18 +117,24 @@ class FieldWidget(QFrame):
             outer.addWidget(self.marker)
         outer.setContentsMargins(6, 3, 6, 3)
         outer.setSpacing(6)
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
 
-        self._flash_timer = QTimer(self)
-        self._flash_timer.setSingleShot(True)
-        self._flash_timer.setInterval(FLASH_MS)
-        self._flash_timer.timeout.connect(self._end_flash)
-        self.setProperty("flash", "off")
+    def set_label_above(self, above: bool) -> None:
+        """Put a one-row field's label over its editor (a narrow compare lane: the value gets the
+        row's whole width), or back beside it. Stacked kinds have theirs above always."""
+        if self.stacked or above == self.label_above:
+            return
+        self.label_above = above
+        import shiboken6
 
-        signals.updated.connect(self._on_updated)
-        signals.runningChanged.connect(self._on_running)
-        self._on_running(form.running)
-        self.refresh()
+        shiboken6.delete(self.layout())  # a layout owns no widget: the label, editor and marker stay
+        self._lay_out(above)
+        self.setProperty("labelAbove", above)
+        repolish(self.label)
+        if above:  # no fixed label width over the editor (a style sheet's included)
+            self.label.setMinimumWidth(0)
+            self.label.setMaximumWidth(16777215)
+        else:
+            self.label.setFixedWidth(int(self.property("labelWidth") or LABEL_WIDTH))
 
     # -- to be provided by each kind ----------------------------------------------------------
 

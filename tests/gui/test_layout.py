@@ -285,3 +285,33 @@ def test_source_document_lines_are_never_broken_raggedly(make_window):
 def test_prose_wraps():
     assert is_prose("word " * 40 + "\n" + "more " * 40)
     assert not is_prose("  1. FUR-1000-OA    Natural oak side table\n     42 × 54 × 41 cm · EUR 181.50\n")
+
+
+# -- values in narrow lanes --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (1280, 720)])
+def test_narrow_lanes_put_labels_over_whole_values(make_window, size):
+    window = make_window(compare=["naive", "partial", "settled", "hybrid"])
+    sized(window, *size)
+    for lane in window.compare_view.lanes:
+        lane.form.load({"customer_name": "Martinez SA", "invoice_number": "NW-2024-0417"})
+    window.refresh_now()
+    settle()
+    for lane in window.compare_view.lanes:
+        for pointer in ("/customer_name", "/invoice_number"):
+            field = lane.field(pointer)
+            assert field.label_above  # four lanes are narrow: the label goes over the value
+            assert field.editor.text() and cut_text(field.editor, QPoint(2, 2)) is None, (lane.name, pointer, field.editor.width())
+        assert lane.form_view.horizontalScrollBar().maximum() == 0  # the form never scrolls sideways in its lane
+
+
+def test_wide_lanes_keep_labels_beside_values_and_presentation_restores_them(make_window):
+    window = make_window(compare=["naive", "partial"])
+    sized(window, 1920, 1000)
+    field = window.compare_view.lane(1).field("/customer_name")
+    assert not field.label_above and field.label.width() == field.property("labelWidth")
+    sized(window, 600, 700)
+    assert field.label_above
+    sized(window, 1920, 1000)
+    assert not field.label_above and field.label.width() == field.property("labelWidth")
