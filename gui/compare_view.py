@@ -318,6 +318,9 @@ class CompareView(QWidget):
         for lane in self.lanes:
             if lane.header is not None:
                 lane.header.set_compact(compact)
+            if lane.form_view is not None and not self.window().property("presenting"):
+                for banner in lane.form_view.findChildren(QLabel, "naiveBanner"):
+                    banner.setVisible(not compact)  # the lane's header says "incorrect on purpose" already
         self.caption.setMaximumHeight(0 if compact else 16777215)  # the lane headers name the modes
         table = self.metrics_table
         bottom = max(table.minimumHeight(), min(table.maximumHeight(), int(height * TABLE_SHARE)))

@@ -119,7 +119,9 @@ class Lane(QFrame):
         self.bar.setObjectName("laneBar")
         self.bar.setLayout(bar)
         self.header = LaneHeader(lane.metrics, mode=lane.mode.value, live=False, parent=self, refresh_ms=HEADER_REFRESH_MS)
-        self.status_label = ElidedLabel(parent=self, max_lines=2)  # a long reason: elided, whole in the tooltip
+        # a long reason: elided, whole in the tooltip; always two lines high, so the form under it
+        # does not jump while the figures in the line grow
+        self.status_label = ElidedLabel(parent=self, max_lines=2, min_lines=2)
         self.status_label.setObjectName("laneStatus")
         self.status_label.setText(status_text(None).split(" — ")[0])
         self._layout.setContentsMargins(4, 4, 4, 4)

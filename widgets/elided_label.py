@@ -24,9 +24,10 @@ MIN_CHARS = 6
 class ElidedLabel(QLabel):
     """Plain text on at most `max_lines` lines, elided, whole in the tooltip (see the module docstring)."""
 
-    def __init__(self, text: str = "", parent: QWidget | None = None, *, max_lines: int = 1) -> None:
+    def __init__(self, text: str = "", parent: QWidget | None = None, *, max_lines: int = 1, min_lines: int = 1) -> None:
         super().__init__(parent)
         self.max_lines = max(1, max_lines)
+        self.min_lines = max(1, min(min_lines, self.max_lines))  # lines kept even when the text is shorter: no jumping
         self._own_tip = ""
         self._elided = False
         self.setTextFormat(Qt.TextFormat.PlainText)
@@ -98,7 +99,7 @@ class ElidedLabel(QLabel):
     def _height_for_lines(self, lines: int) -> int:
         m = self.contentsMargins()
         fm = QFontMetrics(self.font())
-        return max(1, lines) * fm.lineSpacing() + m.top() + m.bottom() + 2 * self.margin()
+        return max(self.min_lines, lines) * fm.lineSpacing() + m.top() + m.bottom() + 2 * self.margin()
 
     def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt API
         return self.max_lines > 1
@@ -116,7 +117,7 @@ class ElidedLabel(QLabel):
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt API
         fm = QFontMetrics(self.font())
-        return QSize(MIN_CHARS * fm.averageCharWidth(), self._height_for_lines(1))
+        return QSize(MIN_CHARS * fm.averageCharWidth(), self._height_for_lines(self.min_lines))
 
     # -- painting -----------------------------------------------------------------------------
 

@@ -315,3 +315,20 @@ def test_wide_lanes_keep_labels_beside_values_and_presentation_restores_them(mak
     assert field.label_above
     sized(window, 1920, 1000)
     assert not field.label_above and field.label.width() == field.property("labelWidth")
+
+
+def test_presentation_keeps_the_compare_shortcut_and_gives_the_toolbar_back(make_window):
+    window = make_window()
+    sized(window, 1280, 720)
+    bar = window.run_toolbar
+    before = bar.actions()
+    window.toggle_presentation()
+    settle()
+    assert window.compare_action not in bar.actions() and window.compare_action.isVisible()
+    assert window.compare_action in window.actions()  # its window-level copy: Ctrl+K still works
+    window.compare_action.trigger()
+    assert window.comparing
+    window.compare_action.trigger()
+    window.toggle_presentation()
+    settle()
+    assert bar.actions() == before
