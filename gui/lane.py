@@ -36,7 +36,7 @@ __all__ = ["Lane", "HEADER_REFRESH_MS"]
 LANE_LABEL_WIDTH = 100
 """A compare lane's field labels are this wide (the single form's: LABEL_WIDTH)."""
 
-BESIDE_CHARS = 58
+BESIDE_CHARS = 64
 """A compare lane's form narrower than this many average characters puts each field's label over
 its value (the value then gets the whole width instead of being cut short)."""
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QScrollArea, QTableView, QWidget
 
 from core.form import FieldKind, FieldState
 from widgets.field_base import FieldWidget
@@ -48,6 +48,10 @@ class TableField(FieldWidget):
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         view.setWordWrap(False)
         self.model.rowsInserted.connect(self._fit)
+        self._follow_timer = QTimer(view)
+        self._follow_timer.setSingleShot(True)
+        self._follow_timer.setInterval(0)
+        self._follow_timer.timeout.connect(self._scroll_to_newest)
         self.model.rowsInserted.connect(self._follow)
         self.model.modelReset.connect(self._fit)
         self.view = view
@@ -71,10 +75,34 @@ class TableField(FieldWidget):
                     for column, spec in enumerate(self.spec.children))
         return (2 if wraps else 1) * fm.lineSpacing() + 10
 
-    def _follow(self, _parent: QModelIndex, _first: int, last: int) -> None:
-        """While a run writes the table, its newest row (the one being written) is kept in view."""
-        if self.form.running:
-            self.view.scrollTo(self.model.index(last, 0), QAbstractItemView.ScrollHint.EnsureVisible)
+    def _follow(self, _parent: QModelIndex, _first: int, _last: int) -> None:
+        """While a run writes the table, its newest row (the one being written) is kept in view:
+        once the view has laid the new rows out (its scroll range grows a moment later)."""
+        if self.form.running and not self._follow_timer.isActive():
+            self._follow_timer.start()
+
+    def _on_running(self, running: bool) -> None:
+        super()._on_running(running)
+        if running:
+            self._following = True
+        elif getattr(self, "_following", False):
+            self._following = False
+            self._follow_timer.start()  # the rows a run's end inserted: the last one written stays in view
+
+    def _scroll_to_newest(self) -> None:
+        last = self.model.rowCount() - 1
+        if last < 0:
+            return
+        self.view.scrollTo(self.model.index(last, 0), QAbstractItemView.ScrollHint.EnsureVisible)
+        area = self._scroll_area()
+        if area is not None:  # and the table itself, in the form's scroll area (a short compare lane)
+            area.ensureWidgetVisible(self.view, 0, 0)
+
+    def _scroll_area(self) -> QScrollArea | None:
+        widget = self.parentWidget()
+        while widget is not None and not isinstance(widget, QScrollArea):
+            widget = widget.parentWidget()
+        return widget
 
     def _fit(self) -> None:
         view = self.view
