@@ -59,7 +59,7 @@ COMPACT_BELOW = 700
 """Below this height (a short screen, the docks open) the lane headers show only their mode: the
 figures stay in the metrics table, and the forms keep the height."""
 
-TABLE_SHARE = 0.3
+TABLE_SHARE = 0.25
 """The metrics table takes at most this share of the compare view's height (then it scrolls)."""
 
 

@@ -95,8 +95,8 @@ class TableField(FieldWidget):
             return
         self.view.scrollTo(self.model.index(last, 0), QAbstractItemView.ScrollHint.EnsureVisible)
         area = self._scroll_area()
-        if area is not None:  # and the table itself, in the form's scroll area (a short compare lane)
-            area.ensureWidgetVisible(self.view, 0, 0)
+        if area is not None and last >= MAX_VISIBLE_ROWS and self.form.running:
+            area.ensureWidgetVisible(self.view, 0, 0)  # a long table, in a short lane: the table itself too
 
     def _scroll_area(self) -> QScrollArea | None:
         widget = self.parentWidget()

@@ -83,6 +83,7 @@ def test_a_failed_compare_run_never_widens_the_window(make_window, qloop, fault)
         if shown.elided():
             assert shown.toolTip().startswith(shown.text())
         assert lane.header.outcome_label.minimumSizeHint().width() < 100
+        assert lane.form_view.verticalScrollBar().value() == 0  # a short table's rows do not scroll the form away
 
 
 # -- "+ lane" ----------------------------------------------------------------------------------
