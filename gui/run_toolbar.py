@@ -183,7 +183,7 @@ class RunToolbar(QObject):
             self.fault_actions[name] = action
         self.faults_button.setMenu(self.faults_menu)
         self.faults_button.setStyleSheet(_ONE_ARROW)
-        self.faults_button.setText(_fault_text(max(FAULT_NAMES, key=len)))
+        self.faults_button.setText(_fault_text(max(FAULT_NAMES, key=len) + "@0.25"))  # a fault at a point fits too
         self.faults_button.setFixedWidth(self.faults_button.sizeHint().width())  # a chosen fault never widens it
 
         self.settings_button = QToolButton()
