@@ -15,6 +15,8 @@ used; the fitted size is the document's default font, re-chosen when the pane or
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QEvent
 from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
@@ -93,10 +95,11 @@ class SourceView(QPlainTextEdit):
                 wanted = QFontMetricsF(base).horizontalAdvance("M" * self._columns)
                 if width > 0 and wanted > width and size > 0:
                     least = size * MIN_SCALE
-                    fitted = max(least, size * width / wanted)
+                    step = 0.25 if points else 1.0  # whole steps: dragging the splitter re-lays the text out rarely
+                    fitted = max(least, math.floor(size * width / wanted / step) * step)
                     _set_size(font, fitted, points)
                     while fitted > least and QFontMetricsF(font).horizontalAdvance("M" * self._columns) > width:
-                        fitted = max(least, fitted - (0.25 if points else 1))  # sizes do not scale exactly
+                        fitted = max(least, fitted - step)  # sizes do not scale exactly
                         _set_size(font, fitted, points)
             if font != self.document().defaultFont():
                 self.document().setDefaultFont(font)

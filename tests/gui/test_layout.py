@@ -336,3 +336,23 @@ def test_presentation_keeps_the_compare_shortcut_and_gives_the_toolbar_back(make
     window.toggle_presentation()
     settle()
     assert bar.actions() == before
+
+
+def test_a_prose_document_wraps_and_a_columned_one_fits_or_scrolls(qtbot):
+    view = SourceView()
+    qtbot.addWidget(view)
+    view.resize(500, 300)
+    view.show()
+    view.show_document("word " * 60 + "\n" + "more words " * 30)
+    assert view.prose and view.lineWrapMode() == SourceView.LineWrapMode.WidgetWidth
+    columned = "\n".join(f"  {i:>3}. SKU-{i:04d}    a product with a name    EUR {i * 3.5:8.2f}    in stock   " for i in range(30))
+    view.show_document(columned)
+    settle()
+    assert not view.prose and view.lineWrapMode() == SourceView.LineWrapMode.NoWrap and _one_line_per_block(view)
+    base = font_size(view.font())
+    view.resize(200, 300)  # far too narrow for 80 columns: the smallest size, then sideways scrolling
+    settle()
+    assert abs(font_size(view.text_font()) - base * MIN_SCALE) <= 1 and view.horizontalScrollBar().maximum() > 0
+    view.resize(2000, 300)  # wide: the widget's own size, nothing to scroll
+    settle()
+    assert font_size(view.text_font()) == base and view.horizontalScrollBar().maximum() == 0
