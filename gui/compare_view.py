@@ -11,6 +11,13 @@ stops every lane, each closing its own connection, and each lane then ends as it
 
 After a run with the demo provider the session asks the request log what the server saw of each
 lane (`NotesReady`); each lane then shows "server stopped after 37 of 120 tokens".
+
+The view never widens the window: the lanes share the width there is and, when each cannot have
+`LANE_MIN_WIDTH`, scroll sideways; long texts in them elide (`widgets.elided_label`). Lanes and
+the metrics table share the height in a splitter: the table takes at most `TABLE_SHARE` and
+scrolls, and below `COMPACT_BELOW` the lane headers show only their mode (the figures stay in the
+table), so the forms keep their height on a 720-px screen or with the docks open. "+ lane" adds
+the first mode not shown yet.
 """
 
 from __future__ import annotations
