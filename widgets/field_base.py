@@ -88,6 +88,8 @@ class FieldWidget(QFrame):
         self.editor = self.make_editor()
         self.editor.setObjectName("fieldEditor")
 
+        self.label_above = False  # set_label_above: a narrow compare lane puts it over the editor
+        self.setProperty("labelAbove", False)
         if self.stacked:
             outer = QVBoxLayout(self)
             head = QHBoxLayout()
@@ -116,6 +118,43 @@ class FieldWidget(QFrame):
         signals.runningChanged.connect(self._on_running)
         self._on_running(form.running)
         self.refresh()
+
+    def _lay_out(self, above: bool) -> None:
+        """Label and marker over the editor (`above`), or label, editor and marker in one row."""
+        if above:
+            outer = QVBoxLayout(self)
+            head = QHBoxLayout()
+            head.addWidget(self.label)
+            head.addStretch(1)
+            head.addWidget(self.marker)
+            outer.addLayout(head)
+            outer.addWidget(self.editor)
+        else:
+            outer = QHBoxLayout(self)
+            self.label.setFixedWidth(LABEL_WIDTH)
+            outer.addWidget(self.label)
+            outer.addWidget(self.editor, 1)
+            outer.addWidget(self.marker)
+        outer.setContentsMargins(6, 3, 6, 3)
+        outer.setSpacing(6)
+
+    def set_label_above(self, above: bool) -> None:
+        """Put a one-row field's label over its editor (a narrow compare lane: the value gets the
+        row's whole width), or back beside it. Stacked kinds have theirs above always."""
+        if self.stacked or above == self.label_above:
+            return
+        self.label_above = above
+        import shiboken6
+
+        shiboken6.delete(self.layout())  # a layout owns no widget: the label, editor and marker stay
+        self._lay_out(above)
+        self.setProperty("labelAbove", above)
+        repolish(self.label)
+        if above:  # no fixed label width over the editor (a style sheet's included)
+            self.label.setMinimumWidth(0)
+            self.label.setMaximumWidth(16777215)
+        else:
+            self.label.setFixedWidth(int(self.property("labelWidth") or LABEL_WIDTH))
 
     # -- to be provided by each kind ----------------------------------------------------------
 

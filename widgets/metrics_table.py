@@ -84,6 +84,7 @@ class MetricsTable(QTableWidget):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                     self.setItem(row, col, item)
                 item.setText(fmt(s))
+                item.setToolTip(item.text())  # a cell too narrow for its text elides; the tooltip has it whole
                 item.setFont(bold if key == "never_true" and s.never_true else self.font())
 
     def cell_text(self, key: str, lane: int) -> str:
