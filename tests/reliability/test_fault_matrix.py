@@ -9,8 +9,9 @@ threading.excepthook or the loop's exception handler. The results are printed as
 end of the session (tests/reliability/conftest.py) and written to tests/reliability/fault_matrix.md.
 
 A fault runs only on the wires `core.demo_protocol.FAULT_SCOPES` gives it (`blank_line`: Ollama;
-the demo provider refuses it elsewhere with a 400): its other cells are not in the matrix. The full matrix is `slow`; FAST keeps one cell per fault (cycling
-through the wires and modes) in the fast loop.
+the demo provider refuses it elsewhere with a 400): its other cells are not in the matrix. The
+full matrix is `slow`; FAST keeps one cell per fault (cycling through the wires and modes) in the
+fast loop.
 """
 
 from __future__ import annotations
