@@ -55,6 +55,53 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
+class StallSampler:
+    """While a lag probe is late by more than `threshold_ms`, sample the GUI thread's Python stack
+    every millisecond from a helper thread (BENCH_STALLS=1); `report()` prints the stacks seen most
+    during stalls. It needs the GIL to sample, so a stall inside C code is seen where it returns."""
+
+    def __init__(self, threshold_ms: float = 12.0) -> None:
+        import collections
+
+        self.threshold = threshold_ms / 1000
+        self.last_tick = time.perf_counter()
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.stalls = 0
+        self._in_stall = False
+        self._stop = threading.Event()
+        self._main = threading.main_thread().ident
+        self._thread = threading.Thread(target=self._loop, name="stall-sampler", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        import traceback
+
+        while not self._stop.wait(0.001):
+            late = time.perf_counter() - self.last_tick > self.threshold
+            if late and not self._in_stall:
+                self.stalls += 1
+            self._in_stall = late
+            if not late:
+                continue
+            frame = sys._current_frames().get(self._main)
+            if frame is None:
+                continue
+            stack = traceback.extract_stack(frame)[-14:]
+            self.counts[" <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(stack))] += 1
+
+    def report(self, label: str, top: int = 12) -> None:
+        total = sum(self.counts.values())
+        print(f"{label}: {self.stalls} stalls, {total} samples (1 ms) inside them", file=sys.stderr)
+        for stack, n in self.counts.most_common(top):
+            print(f"  {n:5d}  {stack}", file=sys.stderr)
+
+
 async def probe_run(start, active) -> dict[str, float | str]:  # noqa: ANN001 (callables)
     """Call `start()`, then sample event-loop lag with a 5 ms PreciseTimer until `active()` is false.
 
@@ -74,7 +121,10 @@ async def probe_run(start, active) -> dict[str, float | str]:  # noqa: ANN001 (c
         if lag > 15:
             spikes.append((now - wall0, lag))
         last[0] = now
+        if sampler is not None:
+            sampler.last_tick = now
 
+    sampler = StallSampler() if os.environ.get("BENCH_STALLS") else None
     probe = QTimer()
     probe.setTimerType(Qt.TimerType.PreciseTimer)
     probe.setInterval(5)
@@ -84,9 +134,15 @@ async def probe_run(start, active) -> dict[str, float | str]:  # noqa: ANN001 (c
     start()
     last[0] = time.perf_counter()
     probe.start()
+    if sampler is not None:
+        sampler.last_tick = last[0]
+        sampler.start()
     while active():
         await asyncio.sleep(0.05)
     probe.stop()
+    if sampler is not None:
+        sampler.stop()
+        sampler.report(f"stalls over {sampler.threshold * 1000:g} ms")
     wall = time.perf_counter() - wall0
     return {
         "seconds": wall,
