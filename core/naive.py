@@ -11,7 +11,8 @@ being finished: `{"amount": 12` repairs to `{"amount": 12}`, and the UI shows 12
 
 `repair(text)` returns the JSON text the buffer repairs to (or None when nothing usable has
 arrived); `naive_parse(text)` parses that. `NaiveReader` is the buffer: `feed(delta)` returns the
-repaired value of everything so far. None of this knows which values are final; that is the point.
+repaired value of everything so far (`append` + `value` for a caller that parses less often than
+it receives). None of this knows which values are final; that is the point.
 
 Finding what is open (the brackets, whether the text ends inside a string and where that string
 began) is a scan of the text. Every text `repair` scans is a prefix of its input, possibly with a
@@ -258,7 +259,15 @@ class NaiveReader:
 
     def feed(self, delta: str) -> Any:
         """Append `delta`; return the repaired value of the whole buffer (None if nothing yet)."""
+        self.append(delta)
+        return self.value()
+
+    def append(self, delta: str) -> None:
+        """Append `delta` without parsing (a caller that parses at most once a frame)."""
         self._buffer.append(delta)
+
+    def value(self) -> Any:
+        """The repaired value of the whole buffer now (None if nothing usable yet)."""
         text = self.text
         self._scanner.grow(text)
         repaired = _repair(text, self._scanner)
