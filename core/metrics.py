@@ -23,6 +23,13 @@ counters and recomputed from the display log when `set_final` is called, so `sum
 A field counts as settled in a lane at its last display, if that display is unmarked and equals
 the final value; the lane's "all settled" time is the latest of those, once every final leaf is
 settled. Times are seconds after `start(t)`, on whatever clock the caller uses.
+
+Byte to pixel. For each value a marking lane shows settled (`settled(pointer, t)`, from the
+`FormProbe`), the first paint of its widget that shows it settled (`painted(pointer, t)`, from the
+widget) is timed against the arrival of the network read that carried its settling byte
+(`read_time(pointer)`, a `core.settle_reads.SettleReads` of the run): the latency from the wire to
+the screen. Values whose widget is never painted settled (scrolled out of view, or the run ended
+without committing first) are not counted; `summary()` says how many were.
 """
 
 from __future__ import annotations
@@ -42,7 +49,9 @@ __all__ = [
     "LaneMetrics",
     "MetricsSummary",
     "Verdict",
+    "format_ms",
     "format_seconds",
+    "percentile",
     "leaves",
     "same_value",
 ]
@@ -76,6 +85,9 @@ class MetricsSummary:
     leaves showing their final value unmarked / leaves in the final object (0 if unknown).
     `examples`: the first few never-true displays as (pointer, value). `outcome`: None while the
     lane runs, else how it ended ("committed", "stopped", "failed: ..."); `elapsed` the run time.
+    `byte_to_pixel`: (p50, p99, max) seconds from the read carrying a value's settling byte to the
+    paint showing it settled, over `painted` values (None: none measured); `unpainted`: values
+    shown settled in the form whose paint was not (yet) seen.
     """
 
     first_value: float | None
@@ -89,6 +101,9 @@ class MetricsSummary:
     examples: tuple[tuple[str, Any], ...]
     outcome: str | None
     elapsed: float | None
+    byte_to_pixel: tuple[float, float, float] | None = None
+    painted: int = 0
+    unpainted: int = 0
 
 
 _NOTHING = object()
@@ -115,6 +130,22 @@ def same_value(shown: Any, final: Any) -> bool:
     if isinstance(shown, dict) and isinstance(final, dict):
         return shown.keys() == final.keys() and all(same_value(shown[k], final[k]) for k in shown)
     return shown == final
+
+
+def percentile(ordered: list[float], q: float) -> float:
+    """The `q`-th percentile (0-100) of an ascending list, nearest rank."""
+    k = min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))
+    return ordered[k]
+
+
+def format_ms(value: float) -> str:
+    """0.0042 -> "4.2 ms", 0.0421 -> "42 ms", 1.5 -> "1.50 s"."""
+    ms = value * 1000
+    if ms < 10:
+        return f"{ms:.1f} ms"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return format_seconds(value)
 
 
 def format_seconds(value: float | None) -> str:
@@ -162,6 +193,8 @@ class LaneMetrics:
         self._callbacks: list[Callable[[], None]] = []
         self._final: dict[str, Any] | None = None
         self._start = 0.0
+        #: when the read carrying a pointer's settling byte arrived (set per run; None: unknown)
+        self.read_time: Callable[[str], float | None] | None = None
         self._reset()
         if final is not _NOTHING:
             self.set_final(final)
@@ -193,6 +226,23 @@ class LaneMetrics:
         """The lane's run ended at `t` ("committed", "stopped", "failed: <reason>")."""
         self._outcome = outcome
         self._end = t
+        if outcome != "committed":
+            self._awaiting.clear()  # the form shows the values from before the run now
+        self._notify()
+
+    def settled(self, pointer: str, t: float) -> None:
+        """The form shows `pointer` settled from `t` on; its widget's next paint will show it."""
+        self._awaiting[pointer] = t
+
+    def painted(self, pointer: str, t: float) -> None:
+        """A widget painted `pointer` showing it settled at `t` (only the first paint counts)."""
+        if self._awaiting.pop(pointer, None) is None:
+            return
+        read = self.read_time(pointer) if self.read_time is not None else None
+        if read is None:
+            return
+        self._latencies.append(max(0.0, t - read))
+        self._sorted = None
         self._notify()
 
     # -- reading --------------------------------------------------------------------------------
@@ -232,7 +282,24 @@ class LaneMetrics:
             examples=tuple(self._examples),
             outcome=self._outcome,
             elapsed=None if self._end is None else self._end - self._start,
+            byte_to_pixel=self.byte_to_pixel(),
+            painted=len(self._latencies),
+            unpainted=len(self._awaiting),
         )
+
+    def byte_to_pixel(self) -> tuple[float, float, float] | None:
+        """(p50, p99, max) seconds from settling read to paint (None: nothing measured)."""
+        if not self._latencies:
+            return None
+        if self._sorted is None:
+            self._sorted = sorted(self._latencies)
+        ordered = self._sorted
+        return percentile(ordered, 50), percentile(ordered, 99), ordered[-1]
+
+    @property
+    def latencies(self) -> tuple[float, ...]:
+        """Every byte-to-pixel latency measured this run, in paint order (seconds)."""
+        return tuple(self._latencies)
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call `callback()` after every change; returns a function that unsubscribes it."""
@@ -256,6 +323,9 @@ class LaneMetrics:
         self._examples: list[tuple[str, Any]] = []
         self._outcome: str | None = None
         self._end: float | None = None
+        self._awaiting: dict[str, float] = {}
+        self._latencies: list[float] = []
+        self._sorted: list[float] | None = None
 
     def _display_leaf(self, pointer: str, value: Any, provisional: bool, t: float) -> None:
         final = self._final_of(pointer)
@@ -334,7 +404,8 @@ class FormProbe:
     what the form now shows: `metrics.display(pointer, value, provisional=..., t=clock())` where
     provisional means "visibly marked": the form marks states (`form.marking`, False for the naive
     client) and the field is PROVISIONAL or INVALID; and `timeline.record(lane, pointer, state, t)`.
-    The update that ends a run (commit / restore / adopt) is not a display of the stream and is
+    A value a marking form shows SETTLED is also reported `metrics.settled(pointer, t)` (the
+    byte-to-pixel clock of its widget's next paint). The update that ends a run (commit / restore / adopt) is not a display of the stream and is
     not reported. `close()` unsubscribes.
     """
 
@@ -380,5 +451,8 @@ class FormProbe:
                 self.timeline.record(self.lane, pointer, state, t)
             if self.metrics is not None:
                 shown = None if value is self._missing else value
-                marked = bool(getattr(form, "marking", True)) and name in ("provisional", "invalid")
+                marking = bool(getattr(form, "marking", True))
+                marked = marking and name in ("provisional", "invalid")
                 self.metrics.display(pointer, shown, provisional=marked, t=t)
+                if marking and name == "settled" and shown is not None:
+                    self.metrics.settled(pointer, t)

@@ -8,7 +8,8 @@ pointer it reads the model — state, display text, reason — and sets the dyna
 children, then unpolishes/polishes them so the QSS in assets/styles keyed on `[state="..."]`
 applies. A state is never shown by colour alone: the marker label beside the editor says it in
 text too ("… still arriving", "✓", "✗ invalid", "waiting"). When a value settles during a run the
-widget sets `flash="on"` for a moment (the short highlight when it lands).
+widget sets `flash="on"` for a moment (the short highlight when it lands), and arms the form's
+`PaintProbe` on its marker: the marker's next paint is when the user sees the value settled.
 
 Subclasses provide the editor (`make_editor`), show a value in it (`show_value`) and turn the
 user's input back into a value (`read_edit`). The widget owns no business state: edits go straight
@@ -23,7 +24,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from core.form import MISSING, FieldSpec, FieldState, FormModel
+from core.form import MISSING, FieldKind, FieldSpec, FieldState, FormModel
 from widgets.form_signals import FormSignals
 
 MARKERS: dict[FieldState, str] = {
@@ -39,6 +40,7 @@ PLACEHOLDERS: dict[FieldState, str] = {
 }
 
 FLASH_MS = 700
+_CONTAINERS = (FieldKind.OBJECT, FieldKind.TABLE, FieldKind.CHIPS)  # their leaves report their own paints
 LABEL_WIDTH = 130
 
 
@@ -168,9 +170,12 @@ class FieldWidget(QFrame):
         changed = self.property("state") != shown_state  # QSS keys on state (and flash) only
         if self.property("displayValue") != text:
             self.setProperty("displayValue", text)
-        if state is FieldState.SETTLED and previous not in (None, FieldState.SETTLED) and form.running and marking:
-            self._start_flash()
-            changed = True
+        if state is FieldState.SETTLED and previous not in (None, FieldState.SETTLED) and marking:
+            if form.running:
+                self._start_flash()
+                changed = True
+            if self.spec.kind not in _CONTAINERS:
+                self.signals.paint_probe.arm(self.marker, self.pointer)  # "✓": byte-to-pixel's paint
         if changed:
             self._set_state_property(shown_state)
 

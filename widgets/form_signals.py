@@ -3,7 +3,8 @@
 The form model calls its observers synchronously for every batch of changes (hundreds per second
 on a fast stream). `FormSignals` collects the changed pointers and emits `updated` at most once
 per frame (a 16 ms single-shot timer), so widgets repaint once per frame however fast the stream.
-Use `flush()` to deliver what is pending at once (tests, screenshots).
+Use `flush()` to deliver what is pending at once (tests, screenshots). `paint_probe` is where
+the form's widgets report the first paint of a value shown settled (byte-to-pixel latency).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.form import FormModel, FormUpdate
+from widgets.paint_probe import PaintProbe
 
 FRAME_MS = 16
 
@@ -30,12 +32,15 @@ class FormSignals(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(frame_ms)
         self._timer.timeout.connect(self.flush)
+        self.paint_probe = PaintProbe(self)
         self._unsubscribe = form.subscribe(self._on_update)
 
     def _on_update(self, update: FormUpdate) -> None:
         if update.reset:
             self._reset = True
             self._pointers.clear()
+            if update.running:  # a new run: what waited for a paint belongs to the last one
+                self.paint_probe.clear()
         elif not self._reset:
             self._pointers |= update.pointers
         if update.running is not None:

@@ -1,8 +1,9 @@
 """The side-by-side metrics table under the compare-view lanes.
 
 `MetricsTable` renders one column per lane, one row per figure of `core.metrics.MetricsSummary`:
-first visible value, all settled, values shown that were never true, provisional later changed,
-values shown, and how the run ended. It owns no business state: `set_lanes([(title, metrics)])`
+first visible value, all settled, values shown that were never true, byte to pixel (from the
+network read carrying a value's settling byte to the paint showing it settled: p50 / p99, the
+worst in the tooltip), provisional later changed, values shown, and how the run ended. It owns no business state: `set_lanes([(title, metrics)])`
 and it follows the metrics (refreshing at most every `refresh_ms`).
 """
 
@@ -14,7 +15,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
-from core.metrics import LaneMetrics, MetricsSummary, format_seconds
+from core.metrics import LaneMetrics, MetricsSummary, format_ms, format_seconds
 
 __all__ = ["MetricsTable", "ROWS"]
 
@@ -23,15 +24,31 @@ def _never(s: MetricsSummary) -> str:
     return ("⚠ " if s.never_true else "") + str(s.never_true) + ("" if s.final_known else " (so far)")
 
 
+def _byte_to_pixel(s: MetricsSummary) -> str:
+    if s.byte_to_pixel is None:
+        return "—"
+    p50, p99, _worst = s.byte_to_pixel
+    return f"{format_ms(p50)} / {format_ms(p99)}"
+
+
 #: (key, row title, how the cell is written)
 ROWS: tuple[tuple[str, str, Callable[[MetricsSummary], str]], ...] = (
     ("first_value", "First visible value", lambda s: format_seconds(s.first_value)),
     ("all_settled", "All settled", lambda s: format_seconds(s.all_settled)),
     ("never_true", "Values shown that were never true", _never),
+    ("byte_to_pixel", "Byte to pixel (p50 / p99)", _byte_to_pixel),
     ("provisional_changed", "Provisional, later changed", lambda s: str(s.provisional_changed)),
     ("displays", "Values shown", lambda s: str(s.displays)),
     ("outcome", "Run ended", lambda s: "running…" if s.outcome is None else f"{s.outcome} ({format_seconds(s.elapsed)})"),
 )
+
+
+def _byte_to_pixel_tip(s: MetricsSummary) -> str:
+    if s.byte_to_pixel is None:
+        return "From the network read that carried a value's settling byte to the paint that shows it settled (a lane that shows no states has none)"
+    p50, p99, worst = s.byte_to_pixel
+    return (f"{s.painted} values settled on screen: p50 {format_ms(p50)}, p99 {format_ms(p99)}, worst {format_ms(worst)}"
+            + (f"; {s.unpainted} not painted while visible" if s.unpainted else ""))
 
 
 class MetricsTable(QTableWidget):
@@ -78,6 +95,8 @@ class MetricsTable(QTableWidget):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                     self.setItem(row, col, item)
                 item.setText(fmt(s))
+                if key == "byte_to_pixel":
+                    item.setToolTip(_byte_to_pixel_tip(s))
                 item.setFont(bold if key == "never_true" and s.never_true else self.font())
 
     def cell_text(self, key: str, lane: int) -> str:

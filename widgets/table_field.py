@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from core.form import FieldKind, FieldState
 from widgets.field_base import FieldWidget
+from widgets.paint_probe import on_screen
 from widgets.state_delegate import StateDelegate
 from widgets.table_model import FormTableModel
 
@@ -40,6 +41,7 @@ class TableField(FieldWidget):
                 header.resizeSection(column, min(110, max(70, header.fontMetrics().horizontalAdvance(spec.label) + 30)))
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         view.setWordWrap(False)
+        self.model.cell_visible = self._cell_visible
         self.model.rowsInserted.connect(self._fit)
         self.model.modelReset.connect(self._fit)
         self.view = view
@@ -54,6 +56,12 @@ class TableField(FieldWidget):
 
     def show_value(self, text: str, value: Any, state: FieldState) -> None:
         self._fit()
+
+    def _cell_visible(self, row: int, column: int) -> bool:
+        view = self.view
+        if not on_screen(view):
+            return False
+        return view.visualRect(self.model.index(row, column)).intersects(view.viewport().rect())
 
     def _fit(self) -> None:
         view = self.view
