@@ -18,7 +18,8 @@ a container (a table row from a relay `item` record) counts as one display per l
 Until the final value of a field is known, a display that a later, different display of the same
 field replaced is judged against that replacement (it was certainly not the final value); the
 lane's last display of each field stays unjudged until `set_final`. Judgements are kept as running
-counters and recomputed from the display log when `set_final` is called, so `summary()` is O(1).
+counters (and which fields show their final value, unmarked) and recomputed from the display log
+when `set_final` is called, so `summary()` is O(1) until every field has settled.
 
 A field counts as settled in a lane at its last display, if that display is unmarked and equals
 the final value; the lane's "all settled" time is the latest of those, once every final leaf is
@@ -192,6 +193,7 @@ class LaneMetrics:
     def __init__(self, *, final: Any = _NOTHING) -> None:
         self._callbacks: list[Callable[[], None]] = []
         self._final: dict[str, Any] | None = None
+        self._required: dict[str, Any] = {}  # final leaves that must show their value (not empty)
         self._start = 0.0
         #: when the read carrying a pointer's settling byte arrived (set per run; None: unknown)
         self.read_time: Callable[[str], float | None] | None = None
@@ -219,6 +221,7 @@ class LaneMetrics:
     def set_final(self, document: Any) -> None:
         """The fields' final values: the whole extracted object (e.g. the committed value)."""
         self._final = dict(leaves(document))
+        self._required = {p: v for p, v in self._final.items() if not _is_empty(v)}
         self._rejudge()
         self._notify()
 
@@ -259,25 +262,18 @@ class LaneMetrics:
     def summary(self) -> MetricsSummary:
         """The figures now."""
         final = self._final
-        settled_times: list[float] = []
+        ok = self._ok
         all_settled = None
-        required: list[tuple[str, Any]] = []
-        if final is not None:
-            required = [(p, v) for p, v in final.items() if not _is_empty(v)]
-            for pointer, value in required:
-                last = self._last.get(pointer)
-                if last is not None and not last.provisional and same_value(last.value, value):
-                    settled_times.append(last.t)
-            if required and len(settled_times) == len(required):
-                all_settled = max(settled_times) - self._start
+        if self._required and len(ok) == len(self._required):
+            all_settled = max(ok.values()) - self._start
         return MetricsSummary(
             first_value=None if self._first is None else self._first - self._start,
             all_settled=all_settled,
             never_true=self._counts[Verdict.NEVER_TRUE],
             provisional_changed=self._counts[Verdict.PROVISIONAL_CHANGED],
             displays=len(self._log),
-            settled=len(settled_times),
-            fields=len(required),
+            settled=len(ok),
+            fields=len(self._required),
             final_known=final is not None,
             examples=tuple(self._examples),
             outcome=self._outcome,
@@ -323,6 +319,7 @@ class LaneMetrics:
         self._examples: list[tuple[str, Any]] = []
         self._outcome: str | None = None
         self._end: float | None = None
+        self._ok: dict[str, float] = {}  # required leaves whose latest display is their final value, unmarked
         self._awaiting: dict[str, float] = {}
         self._latencies: list[float] = []
         self._sorted: list[float] | None = None
@@ -333,6 +330,7 @@ class LaneMetrics:
             if pointer in self._last:  # the field was cleared: the next value is a new display
                 self._last_pos.pop(pointer, None)
                 del self._last[pointer]
+                self._ok.pop(pointer, None)
             return
         last = self._last.get(pointer)
         if last is not None and last.provisional == provisional and _identical(last.value, value):
@@ -349,6 +347,7 @@ class LaneMetrics:
         self._last[pointer] = d
         self._last_pos[pointer] = pos
         self._count(pos, d, +1)
+        self._judge_settled(d)
 
     def _final_of(self, pointer: str) -> Any:
         if self._final is None:
@@ -380,6 +379,20 @@ class LaneMetrics:
         self._examples = []
         for pos, d in enumerate(self._log):
             self._count(pos, d, +1)
+        self._ok = {}
+        for d in self._last.values():
+            self._judge_settled(d)
+
+    def _judge_settled(self, d: Display) -> None:
+        """Keep `_ok` (pointer -> when it showed its final value unmarked) right for `d`, the
+        field's latest display."""
+        required = self._required
+        if d.pointer not in required:
+            return
+        if not d.provisional and same_value(d.value, required[d.pointer]):
+            self._ok[d.pointer] = d.t
+        else:
+            self._ok.pop(d.pointer, None)
 
     def _notify(self) -> None:
         for callback in list(self._callbacks):
