@@ -245,6 +245,7 @@ class LaneMetrics:
         if read is None:
             return
         self._latencies.append(max(0.0, t - read))
+        self._latency_log.append((pointer, read - self._start, t - self._start))
         self._sorted = None
         self._notify()
 
@@ -293,6 +294,11 @@ class LaneMetrics:
         return percentile(ordered, 50), percentile(ordered, 99), ordered[-1]
 
     @property
+    def latency_log(self) -> tuple[tuple[str, float, float], ...]:
+        """(pointer, settling read, paint) of each measured value, seconds after start."""
+        return tuple(self._latency_log)
+
+    @property
     def latencies(self) -> tuple[float, ...]:
         """Every byte-to-pixel latency measured this run, in paint order (seconds)."""
         return tuple(self._latencies)
@@ -322,6 +328,7 @@ class LaneMetrics:
         self._ok: dict[str, float] = {}  # required leaves whose latest display is their final value, unmarked
         self._awaiting: dict[str, float] = {}
         self._latencies: list[float] = []
+        self._latency_log: list[tuple[str, float, float]] = []
         self._sorted: list[float] | None = None
 
     def _display_leaf(self, pointer: str, value: Any, provisional: bool, t: float) -> None:

@@ -41,6 +41,10 @@ async def measure(window, docks: bool) -> dict[str, float | str]:  # noqa: ANN00
     await window.wait_runs()
     await asyncio.sleep(0.1)  # the last paints
     statuses = window.last_statuses()
+    if os.environ.get("BENCH_LATENCIES"):  # every measured value: pointer, read, paint (s after start)
+        for lane in window.session.compare_lanes:
+            for pointer, read, paint in lane.metrics.latency_log:
+                print(f"{lane.title:<8} {pointer:<28} read {read:7.3f}  paint {paint:7.3f}  {1000 * (paint - read):7.1f} ms", file=sys.stderr)
     return {
         "docks": "shown" if docks else "hidden",
         "outcome": ",".join(s.phase.value if s else "?" for s in statuses),
