@@ -2,10 +2,10 @@
 
 The form model calls its observers synchronously for every batch of changes (hundreds per second
 on a fast stream). `FormSignals` collects the changed pointers and emits `updated` at most once
-per frame, so widgets repaint once per frame however fast the stream: a change that comes when the
-last emission is a frame old or more is emitted as soon as the event loop is free (a 0 ms timer:
-no frame of delay on a slow stream), otherwise at the end of that frame (`frame_ms` after the last
-emission).
+per frame, so widgets repaint once per frame however fast the stream: during a run, a change that
+comes when the last emission is a frame old or more is emitted as soon as the event loop is free
+(a 0 ms timer: no frame of delay on a slow stream), otherwise at the end of that frame (`frame_ms`
+after the last emission); outside a run (the user's edits, a load) a frame after the change.
 Use `flush()` to deliver what is pending at once (tests, screenshots). `paint_probe` is where
 the form's widgets report the first paint of a value shown settled (byte-to-pixel latency).
 """
@@ -52,7 +52,7 @@ class FormSignals(QObject):
             self.runningChanged.emit(update.running)
             return
         if not self._timer.isActive():
-            since = self._since.elapsed() if self._since.isValid() else self._frame_ms
+            since = self._since.elapsed() if self._since.isValid() and self.form.running else 0
             self._timer.start(max(0, self._frame_ms - since))
 
     def flush(self) -> None:
