@@ -83,7 +83,7 @@ class MetricsTable(QTableWidget):
         self.setFixedHeight(self._wanted_height())
 
     def refresh(self) -> None:
-        """Write every cell from the metrics now."""
+        """Write every cell from the metrics now (a cell is touched only if its text changed)."""
         bold = QFont(self.font())
         bold.setBold(True)
         for col, (_, metrics) in enumerate(self._lanes):
@@ -94,10 +94,16 @@ class MetricsTable(QTableWidget):
                     item = QTableWidgetItem()
                     item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                     self.setItem(row, col, item)
-                item.setText(fmt(s))
+                text = fmt(s)
+                if item.text() != text:
+                    item.setText(text)
                 if key == "byte_to_pixel":
-                    item.setToolTip(_byte_to_pixel_tip(s))
-                item.setFont(bold if key == "never_true" and s.never_true else self.font())
+                    tip = _byte_to_pixel_tip(s)
+                    if item.toolTip() != tip:
+                        item.setToolTip(tip)
+                font = bold if key == "never_true" and s.never_true else self.font()
+                if item.font() != font:
+                    item.setFont(font)
 
     def cell_text(self, key: str, lane: int) -> str:
         """The text of figure `key` (see ROWS) for the lane in column `lane`."""
