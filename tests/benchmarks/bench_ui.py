@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import statistics
 import sys
@@ -197,6 +198,21 @@ async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[s
     from gui.loop import asyncgen_hooks
     from gui.main_window import MainWindow
 
+    from PySide6.QtWidgets import QApplication
+
+    from gui.gui_thread_gc import GuiThreadCollector
+
+    collector = GuiThreadCollector(QApplication.instance())  # as the app runs: cyclic GC on the GUI thread
+    collector.start()
+    gen2 = []
+
+    def note_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            note_gc.t0 = time.perf_counter()  # type: ignore[attr-defined]
+        elif info.get("generation") == 2:
+            gen2.append((time.perf_counter() - note_gc.t0) * 1000)  # type: ignore[attr-defined]
+
+    gc.callbacks.append(note_gc)
     with asyncgen_hooks(asyncio.get_running_loop()):
         window = MainWindow(base_url=server.url, relay_token=server.relay_token, history=None,
                             scenario=args.scenario, mode="partial", provider=args.provider, speed=args.speed)
@@ -210,6 +226,10 @@ async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[s
             await window.shutdown()
             window.close()
         await asyncio.get_running_loop().shutdown_asyncgens()
+    collector.stop()
+    gc.callbacks.remove(note_gc)
+    if gen2:
+        print(f"full (generation 2) collections on the GUI thread: {len(gen2)}, longest {max(gen2):.1f} ms", file=sys.stderr)
     return results
 
 
