@@ -9,7 +9,7 @@ also hosts the demo server's thread) and the GUI thread alone, as a share of one
 partial: < 20 %). Then the byte-to-pixel latency of every value shown settled (from the network
 read that carried its settling byte to the first paint showing it settled; core.metrics): p50 /
 p99 / max and how many values were measured (the single form measures nothing in the app; here it
-is switched on, as in a compare lane).
+is switched on, as in a compare lane, unless --no-latency).
 
 `--server both` (default) measures with the demo server in this process's background thread (as
 the app runs it; it shares the GIL with the GUI thread) and then in its own process (the GUI
@@ -217,7 +217,8 @@ async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[s
         window = MainWindow(base_url=server.url, relay_token=server.relay_token, history=None,
                             scenario=args.scenario, mode="partial", provider=args.provider, speed=args.speed)
         window.show()
-        measure_latency(window.session.single)
+        if args.latency:
+            measure_latency(window.session.single)
         results = []
         try:
             for mode in args.modes.split(","):
@@ -239,6 +240,9 @@ def main() -> int:
     parser.add_argument("--speed", type=float, default=1000.0)
     parser.add_argument("--provider", default="anthropic")
     parser.add_argument("--modes", default="partial,naive,blocking")
+    parser.add_argument("--no-latency", dest="latency", action="store_false",
+                        help="leave the single form's metrics off, as the app does (no byte-to-pixel figures; "
+                             "the GUI thread's CPU as the app spends it)")
     parser.add_argument("--switch-interval", type=float, default=None,
                         help="sys.setswitchinterval (seconds) for this process; default: what gui.app sets")
     parser.add_argument("--server", choices=["embedded", "process", "both"], default="both",
