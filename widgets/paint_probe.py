@@ -54,7 +54,10 @@ class PaintProbe(QObject):
     def clear(self) -> None:
         """Forget every armed widget (the form was reset)."""
         for widget, _ in self._armed.values():
-            widget.removeEventFilter(self)
+            try:
+                widget.removeEventFilter(self)
+            except RuntimeError:  # the widget is gone already (a chip of a shrunk array)
+                pass
         self._armed.clear()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override

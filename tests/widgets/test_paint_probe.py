@@ -90,3 +90,23 @@ def test_without_a_sink_nothing_is_armed(qtbot):
     form.apply("/customer_name", FieldState.SETTLED, "Martinez SA")
     view.signals.flush()
     assert view.signals.paint_probe._armed == {}  # noqa: SLF001
+
+
+def test_clearing_after_an_armed_widget_was_deleted_does_not_raise(qtbot):
+    from PySide6.QtWidgets import QLabel
+
+    from widgets.paint_probe import PaintProbe
+
+    host = QLabel("host")
+    qtbot.addWidget(host)
+    host.show()
+    qtbot.waitExposed(host)
+    chip = QLabel("chip", host)
+    chip.show()
+    probe = PaintProbe()
+    probe.sink = lambda _pointer: None
+    assert probe.arm(chip, "/tags/0")
+    import shiboken6
+
+    shiboken6.delete(chip)
+    probe.clear()  # no RuntimeError for the deleted chip
