@@ -84,6 +84,7 @@ async def bench(args: argparse.Namespace, server) -> list[dict[str, float | str]
         try:
             window.start()  # a first run pays the SDKs' first-request costs; not measured
             await window.wait_runs()
+            collector.freeze_survivors()  # what the app has once it is up (see gui.gui_thread_gc)
             for docks in (False, True):
                 results.append(await measure(window, docks))
         finally:

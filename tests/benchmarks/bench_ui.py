@@ -219,6 +219,8 @@ async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[s
         window.show()
         if args.latency:
             measure_latency(window.session.single)
+        await asyncio.sleep(0.3)
+        collector.freeze_survivors()  # what the app has once it is up (see gui.gui_thread_gc)
         results = []
         try:
             for mode in args.modes.split(","):
