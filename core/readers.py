@@ -11,7 +11,8 @@ whether its terminal arrived, and `value(draft)` is the extraction to validate a
               schema as it settles); provisional strings shown unless switched off, provisional
               numbers hidden by default (12 is never shown for 1200)
     blocking  collects the text, parses it once at BlockStop: everything settles at once
-    naive     core.naive: repair-parse the whole buffer on every delta and trust it (no states)
+    naive     core.naive: repair-parse the whole buffer and trust it (no states); paced to at most
+              once a frame once the buffer is large (`deferred` / `flush`)
     settled   relay records: field / item are settled values; complete is the terminal
     hybrid    the same, plus delta records: prose grows provisionally
 
