@@ -14,6 +14,13 @@ thread instead, with the interpreter's own thresholds, one generation at a time,
 automatic collector would have. `stop()` restores automatic collection. `collect_between()` is the
 same guard for a block of code that has no timer of its own (a test): collection is off inside
 the block and done, on this thread, before and after it.
+
+A full (generation 2) collection walks every object the interpreter tracks — with PySide6, the
+provider SDKs and pydantic loaded, a few hundred thousand, some 300 ms on the GUI thread. What is
+alive once the app has started (modules, classes, the window) lives as long as the app, so
+`freeze_survivors()` collects once and moves the survivors out of the collector's sight
+(`gc.freeze()`); later full collections walk only what was made after. The first full collection
+`check()` runs does that itself if no one did before.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ class GuiThreadCollector(QObject):
         super().__init__(parent)
         self._thresholds = gc.get_threshold()
         self._was_enabled = gc.isenabled()
+        self.frozen = False
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.check)
@@ -47,8 +55,17 @@ class GuiThreadCollector(QObject):
         if c0 <= t0:
             return -1
         generation = 2 if c2 >= t2 and c1 >= t1 else 1 if c1 >= t1 else 0
+        if generation == 2 and not self.frozen:
+            self.freeze_survivors()
+            return 2
         gc.collect(generation)
         return generation
+
+    def freeze_survivors(self) -> None:
+        """Collect everything now, then keep what survived out of later collections (see the top)."""
+        gc.collect()
+        gc.freeze()
+        self.frozen = True
 
     def stop(self) -> None:
         self._timer.stop()
