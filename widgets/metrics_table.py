@@ -40,9 +40,9 @@ def _byte_to_pixel(s: MetricsSummary) -> str:
 #: (key, row title, how the cell is written)
 ROWS: tuple[tuple[str, str, Callable[[MetricsSummary], str]], ...] = (
     ("first_value", "First visible value", lambda s: format_seconds(s.first_value)),
+    ("byte_to_pixel", "Byte to pixel (p50 / p99)", _byte_to_pixel),
     ("all_settled", "All settled", lambda s: format_seconds(s.all_settled)),
     ("never_true", "Values shown that were never true", _never),
-    ("byte_to_pixel", "Byte to pixel (p50 / p99)", _byte_to_pixel),
     ("provisional_changed", "Provisional, later changed", lambda s: str(s.provisional_changed)),
     ("displays", "Values shown", lambda s: str(s.displays)),
     ("outcome", "Run ended", lambda s: _outcome(s)),
