@@ -276,6 +276,7 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
         PREWARM.start()
         if os.environ.get("LIVEFILL_REPORT"):
             print(f"livefill ready in {time.monotonic() - t0:.2f} s", flush=True)
+            window.runsFinished.connect(lambda: _report_run(window))
         if args.screenshot:
             exit_code = await _screenshots(window, Path(args.screenshot))
             window.close()
@@ -314,6 +315,18 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
         if app is not None:
             app.processEvents()
     return exit_code
+
+
+def _report_run(window) -> None:  # noqa: ANN001 (MainWindow)
+    """LIVEFILL_REPORT: one line per compare lane as a run ends (its figures), then "run finished"."""
+    if window.active:
+        return
+    for lane in window.session.lanes if window.comparing else []:
+        summary = lane.metrics.summary()
+        first = "–" if summary.first_value is None else f"{summary.first_value:.2f} s"
+        settled = "–" if summary.all_settled is None else f"{summary.all_settled:.2f} s"
+        print(f"run lane {lane.name}: first value {first}, all settled {settled}, {summary.outcome}", flush=True)
+    print("run finished", flush=True)
 
 
 def _all_committed(statuses) -> bool:  # noqa: ANN001 (list[RunStatus | None])
