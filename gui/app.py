@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import logging
 import os
 import sys
 import threading
@@ -214,12 +215,12 @@ async def amain(args: argparse.Namespace, server, t0: float) -> int:  # noqa: AN
     collector.start()
     try:
         with asyncgen_hooks(asyncio.get_running_loop()):
-            return await _amain(args, server, t0, app, server.url)
+            return await _amain(args, server, t0, app, server.bind(), collector)
     finally:
         collector.stop()
 
 
-async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
+async def _amain(args, server, t0, app, url, collector) -> int:  # noqa: ANN001
     from core.history import History
     from core.keys import KeyStore, install_log_redaction
     from gui import errors
@@ -260,7 +261,6 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             schema_name=args.schema,
         )
         errors.install(window, asyncio.get_running_loop())
-        window.recordings.apply_args(args, server)
         closed = asyncio.Event()
         window.closed.connect(closed.set)
         if args.screenshot and args.compare:
@@ -273,10 +273,15 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             # after processEvents: a task started before it would get its first step inside that
             # nested event processing, while this task runs (qasync refuses: "Cannot enter into task")
             window.restore_last_document()
-        PREWARM.start()
+        warmup = _start_warmup(server, window, collector)
         if os.environ.get("LIVEFILL_REPORT"):
             print(f"livefill ready in {time.monotonic() - t0:.2f} s", flush=True)
             window.runsFinished.connect(lambda: _report_run(window))
+        if args.screenshot or args.autoplay or args.autostart or args.exit_after_run or args.replay:
+            await warmup.wait()  # the run (or the trace's server) needs the server and the SDKs
+            if os.environ.get("LIVEFILL_REPORT"):
+                print(f"livefill warm in {time.monotonic() - t0:.2f} s", flush=True)
+        window.recordings.apply_args(args, server)
         if args.screenshot:
             exit_code = await _screenshots(window, Path(args.screenshot))
             window.close()
@@ -311,10 +316,20 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             for entry in server.requests():
                 print(f"server: {entry['path']} sent {entry['tokens_sent']} of {entry['tokens_total']}, "
                       f"disconnected={entry['disconnected']}, tag={entry.get('tag')}", flush=True)
-        server.stop()
+        _stop_server(server)
         if app is not None:
             app.processEvents()
     return exit_code
+
+
+def _stop_server(server) -> None:  # noqa: ANN001 (EmbeddedServer)
+    """Stop the server, unless the warm-up is still starting it: then leave it to the process's
+    end (a daemon thread; nothing has been sent to it yet, since a Start waits for the warm-up)."""
+    from gui import warmup
+
+    current = warmup.current()
+    if current is None or current.ready:
+        server.stop()
 
 
 def _report_run(window) -> None:  # noqa: ANN001 (MainWindow)
@@ -336,9 +351,6 @@ def _all_committed(statuses) -> bool:  # noqa: ANN001 (list[RunStatus | None])
 async def _screenshots(window, path: Path) -> int:  # noqa: ANN001 (MainWindow)
     """Run once; save a picture mid-stream and one at the end (see the module docstring)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + 30
-    while PREWARM.is_alive() and time.monotonic() < deadline:  # timings in the picture without SDK imports
-        await asyncio.sleep(0.05)
     window.start()
     mid = None
     halfway = None
@@ -386,20 +398,35 @@ def _close_later(window, seconds: float, *, wait_for_stream: bool) -> None:  # n
     window.statusChanged.connect(on_status)
 
 
-def _prewarm() -> None:
+def _start_warmup(server, window, collector):  # noqa: ANN001, ANN202 (EmbeddedServer, MainWindow, GuiThreadCollector) -> Warmup
+    """After the window is shown: start the server, then import the SDKs (gui.warmup), in one
+    thread. The GUI thread's garbage collector holds off meanwhile and then freezes what the
+    warm-up loaded (gui.gui_thread_gc), so no collection on the GUI thread walks the SDKs."""
+    from gui import errors
+    from gui.warmup import Warmup
+
+    def report(exc: BaseException) -> None:
+        errors.show_error(f"the embedded demo provider could not start: {exc}", window)
+
+    collector.hold()
+    return Warmup(server.start, _import_clients, _choose_keyring, on_error=report,
+                  on_done=lambda: collector.release(freeze=True)).start(asyncio.get_running_loop())
+
+
+def _import_clients() -> None:
     import core.providers.transport
     import core.relay_client  # noqa: F401
 
     core.providers.transport.prewarm()  # the first request's one-off work, off the GUI thread
+
+
+def _choose_keyring() -> None:
     try:
         import keyring
 
         keyring.get_keyring()  # the backend is chosen once (~1 s of entry points), here, not at Start
     except Exception:  # noqa: BLE001 - a broken keyring is reported by the key store when used
         pass
-
-
-PREWARM = threading.Thread(target=_prewarm, name="livefill-prewarm", daemon=True)
 
 
 SWITCH_INTERVAL = 0.001
@@ -441,18 +468,16 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     t0 = time.monotonic()
     sys.setswitchinterval(SWITCH_INTERVAL)
-    # The provider SDKs (anthropic above all) take seconds to import. They are imported in a
-    # thread started once the window is up (`PREWARM`), so start-up stays fast and the first
-    # Start usually finds them loaded.
+    # The provider SDKs (anthropic above all) and the server take seconds to import. The window
+    # is shown first, on the server's bound address; the server starts and the SDKs load after
+    # that, in one background thread (gui.warmup); a Start pressed meanwhile waits for them.
     from core.demo_client import embedded_server
 
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    # The server's thread makes its own event loop: start it before qasync.run installs its
-    # loop policy (under that policy a new loop in another thread would be a Qt loop).
     server = embedded_server()
-    server.start()
+    server.bind()
     _install_qt_message_filter()
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("livefill")
@@ -469,9 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         # the closed loop's QObjects sit in reference cycles: destroy them here, on the GUI
         # thread, not whenever the cyclic GC next runs (possibly in the server's thread)
         gc.collect()
-        server.stop()
-        if PREWARM.is_alive():
-            PREWARM.join(30)
+        _stop_server(server)
     if os.environ.get("LIVEFILL_CHECK_THREADS"):
         stray = [t.name for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
         if stray:
@@ -479,5 +502,22 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def run() -> None:
+    """The `livefill` console script (and `python -m gui.app`): `main()`, then leave at once.
+
+    Everything that must outlive the process is written before `main()` returns: history
+    records are fsynced as each run commits, the settings are synced when the window closes,
+    the runs' streams and the server are closed. What is left is the interpreter's teardown of
+    tens of thousands of objects (seconds, with the SDKs loaded), which no one waits for."""
+    code = main()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

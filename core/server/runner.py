@@ -2,13 +2,19 @@
 
 How this works
 --------------
-`start()` binds the listening socket itself (so port 0 resolves to a real port before anything
-else happens), builds the app, and starts a daemon thread that runs `uvicorn.Server.serve()` on a
-fresh event loop. It returns the base URL only once uvicorn has set `started` (the socket is
-accepting): a URL handed out earlier would get its first connection refused. `stop()` first ends
-every response in progress on the server's loop (`DemoProvider.shutdown`), then asks uvicorn to
-exit and joins the thread. The GUI thread and the server never share a loop, so neither can stall
-the other.
+`bind()` binds the listening socket (so port 0 resolves to a real port) and returns the base URL
+at once, before anything heavy is imported: the socket listens from that moment, so a connection
+made before the server runs waits in the backlog instead of being refused. An app can show its
+window with that URL and start the server afterwards, off its GUI thread.
+
+`start()` (which binds first if `bind()` was not called) imports uvicorn and the app, builds the
+app, and starts a daemon thread that runs `uvicorn.Server.serve()` on a fresh event loop. It
+returns the base URL only once uvicorn has set `started` (the socket is accepting) and, with
+`warm`, once the imports a first relay request needs are done (in an executor thread, before
+serving: they must never run on the serving loop). `stop()` first ends every response in progress
+on the server's loop (`DemoProvider.shutdown`), then tells uvicorn to exit without waiting for
+idle keep-alive connections (it closes them) and joins the thread. The GUI thread and the server
+never share a loop, so neither can stall the other.
 """
 
 from __future__ import annotations
@@ -18,15 +24,15 @@ import secrets
 import socket
 import threading
 from types import TracebackType
-from typing import Any
-
-import uvicorn
+from typing import TYPE_CHECKING, Any
 
 from core.errors import UsageError
-from core.server.app import build_app
-from core.server.connection import install_quiet_logs, prewarm, protocol_class
-from core.server.guard import GuardLimits
-from core.server.knobs import DemoDefaults
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from core.server.guard import GuardLimits
+    from core.server.knobs import DemoDefaults
 
 __all__ = ["EmbeddedServer"]
 
@@ -53,9 +59,9 @@ class EmbeddedServer:
         self.host = host
         self.port = port
         self.relay_token = relay_token if relay_token is not None else secrets.token_urlsafe(24)
-        self.defaults = defaults or DemoDefaults()
+        self.defaults = defaults  # None: DemoDefaults(), made in start()
         self.start_timeout = start_timeout
-        self.limits = limits or GuardLimits()
+        self.limits = limits  # None: GuardLimits(), made in start()
         self.head_timeout = head_timeout
         self.max_connections = max_connections
         self.warm = warm
@@ -67,8 +73,35 @@ class EmbeddedServer:
         self._error: BaseException | None = None
         self._lock = threading.Lock()
         self._stopped = False
+        self._sock: socket.socket | None = None
+        self._bound_url: str | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
+
+    def bind(self) -> str:
+        """Bind and listen on the socket now (cheap: nothing is imported); return the base URL the
+        server will answer on once `start()` has run. Idempotent."""
+        with self._lock:
+            return self._bind()
+
+    def _bind(self) -> str:
+        if self._stopped:
+            raise UsageError("an EmbeddedServer cannot be restarted after stop(); make a new one")
+        if self._bound_url is None:
+            family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((self.host, self.port))
+                sock.listen(128)
+                sock.setblocking(False)
+            except BaseException:
+                sock.close()
+                raise
+            shown = f"[{self.host}]" if family == socket.AF_INET6 else self.host
+            self._sock = sock
+            self._bound_url = f"http://{shown}:{sock.getsockname()[1]}"
+        return self._bound_url
 
     def start(self) -> str:
         """Start serving; return the base URL once uvicorn is accepting connections."""
@@ -77,15 +110,20 @@ class EmbeddedServer:
                 raise UsageError("an EmbeddedServer cannot be restarted after stop(); make a new one")
             if self._thread is not None and self.url is not None:
                 return self.url
-            family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-            sock = socket.socket(family, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((self.host, self.port))
-            sock.listen(128)
-            sock.setblocking(False)
+            url = self._bind()
+            sock = self._sock
+            assert sock is not None
             port = sock.getsockname()[1]
-            shown = f"[{self.host}]" if family == socket.AF_INET6 else self.host
-            url = f"http://{shown}:{port}"
+
+            import uvicorn
+
+            from core.server.app import build_app
+            from core.server.connection import install_quiet_logs, protocol_class
+            from core.server.guard import GuardLimits
+            from core.server.knobs import DemoDefaults
+
+            self.defaults = self.defaults or DemoDefaults()
+            self.limits = self.limits or GuardLimits()
             self.app = build_app(relay_token=self.relay_token, defaults=self.defaults, limits=self.limits)
             self.app.state.base_url = url
             config = uvicorn.Config(
@@ -127,6 +165,8 @@ class EmbeddedServer:
         async def main() -> None:
             if self.warm:
                 # The first relay request's imports must not run on the serving loop.
+                from core.server.connection import prewarm
+
                 await loop.run_in_executor(None, prewarm)
 
             async def announce() -> None:
@@ -156,8 +196,10 @@ class EmbeddedServer:
     def stop(self) -> None:
         """End responses in progress, stop uvicorn and join the thread (idempotent)."""
         with self._lock:
-            if self._thread is not None:
+            if self._thread is not None or self._sock is not None:
                 self._stopped = True
+            if self._thread is None and self._sock is not None:  # bound, never started
+                self._sock.close()
             self._stop_thread()
 
     def _stop_thread(self) -> None:
