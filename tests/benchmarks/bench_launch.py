@@ -74,7 +74,8 @@ def trial(repo: Path, args: argparse.Namespace) -> dict[str, object]:
     env = dict(os.environ, XDG_DATA_HOME=str(tmp / "data"), XDG_CONFIG_HOME=str(tmp / "config"),
                LIVEFILL_REPORT="1", PYTHONDONTWRITEBYTECODE="1")
     env.pop("QT_QPA_PLATFORM", None)
-    cmd = [sys.executable, "-m", "gui.app", "--settings-file", str(tmp / "settings.ini"),
+    sampler = [str(Path(__file__).resolve().parent / "stack_sampler.py"), str(tmp / "stacks.txt")] if args.sample else []
+    cmd = [sys.executable, *sampler, "-m", "gui.app", "--settings-file", str(tmp / "settings.ini"),
            "--history", str(tmp / "history.jsonl"), "--speed", str(args.speed),
            "--compare", "naive,partial,settled"]
     load = os.getloadavg()[0]
@@ -128,12 +129,37 @@ def trial(repo: Path, args: argparse.Namespace) -> dict[str, object]:
         _drain(out, lines)
         if code != 0 or err:
             row["stderr"] = "".join(err)[-400:]
+        if args.sample:
+            row["stalls"] = stall_stacks(tmp / "stacks.txt", pinger, t_map)
         return row
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         probe.close()
+
+
+def stall_stacks(path: Path, pinger, since: float, over: float = 0.04) -> list[str]:  # noqa: ANN001
+    """What the GUI thread was doing during each ping that waited over `over` s (from --sample)."""
+    samples = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        t, _, stack = line.partition(" ")
+        samples.append((float(t), stack))
+    out, seen = [], set()
+    for sent, answered in zip(pinger.sent, pinger.answered):
+        end = answered if answered is not None else sent + 1.0
+        if sent < since or end - sent < over:
+            continue
+        inside = [st for t, st in samples if sent <= t <= end]
+        counts: dict[str, int] = {}
+        for st in inside:
+            counts[st] = counts.get(st, 0) + 1
+        for st, n in sorted(counts.items(), key=lambda kv: -kv[1])[:2]:
+            key = (round(sent, 1), st)
+            if key not in seen:
+                seen.add(key)
+                out.append(f"{(end - sent) * 1000:.0f} ms stall at +{sent - since:.2f} s after map, {n} samples: {st}")
+    return out
 
 
 def fmt(value: object, unit: str = "s") -> str:
@@ -151,6 +177,7 @@ def main() -> int:
     parser.add_argument("--speed", type=float, default=200.0)
     parser.add_argument("--start-at", type=float, default=1.5, help="seconds after launch for the first Start")
     parser.add_argument("--run-seconds", type=float, default=20.0, help="longest wait for a run to end")
+    parser.add_argument("--sample", action="store_true", help="sample the GUI thread's stack (stack_sampler.py) and show it for each stall")
     args = parser.parse_args()
     if not os.environ.get("DISPLAY"):
         print("bench_launch: needs DISPLAY (e.g. Xvfb :95 & DISPLAY=:95)", file=sys.stderr)
@@ -167,6 +194,8 @@ def main() -> int:
             for key in ("first1", "first2"):
                 if row.get(key) not in (None, "n/a"):
                     print(f"    {'first run ' if key == 'first1' else 'second run'}: {row[key]}", flush=True)
+            for stall in row.get("stalls", [])[:12]:
+                print(f"    {stall}", flush=True)
             for key in ("error", "stderr"):
                 if row.get(key):
                     print(f"    {key}: {row[key]}", flush=True)
