@@ -330,6 +330,8 @@ def _stop_server(server) -> None:  # noqa: ANN001 (EmbeddedServer)
     current = warmup.current()
     if current is None or current.ready:
         server.stop()
+    elif os.environ.get("LIVEFILL_REPORT"):
+        print("server: still starting at close; left to the process's end", flush=True)
 
 
 def _report_run(window) -> None:  # noqa: ANN001 (MainWindow)
@@ -495,7 +497,10 @@ def main(argv: list[str] | None = None) -> int:
         # thread, not whenever the cyclic GC next runs (possibly in the server's thread)
         gc.collect()
         _stop_server(server)
-    if os.environ.get("LIVEFILL_CHECK_THREADS"):
+    from gui import warmup
+
+    unfinished = warmup.current() is not None and not warmup.current().ready  # its threads end with the process
+    if os.environ.get("LIVEFILL_CHECK_THREADS") and not unfinished:
         stray = [t.name for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
         if stray:
             print(f"stray threads at exit: {stray}", file=sys.stderr)
