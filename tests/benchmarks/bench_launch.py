@@ -17,7 +17,8 @@ fresh settings file and history) and watches it through the X server (tests/benc
             the app reports them (LIVEFILL_REPORT=1 prints one line per lane as a run ends)
 - close:    WM_DELETE_WINDOW sent (as a window manager's close button) -> process exited
 
-Every repository given with `--repo` (default: this one and, if it exists, /work/main) is run in
+Bytecode is compiled once per checkout before the trials (into a cache outside the checkouts), as an
+installed app has it. Every repository given with `--repo` (default: this one and, if it exists, /work/main) is run in
 turn, trial by trial, so the figures stand side by side under the same load; the load average
 is printed beside each trial. Needs DISPLAY (an Xvfb is enough) and `xdotool` (for Ctrl+Return).
 """
@@ -68,12 +69,30 @@ def cpu_seconds(pid: int, tid: int | None = None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+PYCACHE = Path(tempfile.gettempdir()) / "livefill-bench-pycache"
+
+
+def bench_env(tmp: Path) -> dict[str, str]:
+    """The app's environment: its own data and config folders, and compiled bytecode kept (as an
+    installed app has it) under one prefix outside the checkouts, so no checkout is written to."""
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp / "data"), XDG_CONFIG_HOME=str(tmp / "config"),
+               LIVEFILL_REPORT="1", PYTHONPYCACHEPREFIX=str(PYCACHE))
+    env.pop("QT_QPA_PLATFORM", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def compile_once(repo: Path) -> None:
+    """Launch and close the app once, untimed: its bytecode is then cached (see bench_env)."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-launch-"))
+    subprocess.run([sys.executable, "-m", "gui.app", "--settings-file", str(tmp / "s.ini"), "--close-after", "0.5"],
+                   cwd=repo, env=dict(bench_env(tmp), QT_QPA_PLATFORM="offscreen"), capture_output=True, timeout=120)
+
+
 def trial(repo: Path, args: argparse.Namespace) -> dict[str, object]:
     probe = XProbe()
     tmp = Path(tempfile.mkdtemp(prefix="bench-launch-"))
-    env = dict(os.environ, XDG_DATA_HOME=str(tmp / "data"), XDG_CONFIG_HOME=str(tmp / "config"),
-               LIVEFILL_REPORT="1", PYTHONDONTWRITEBYTECODE="1")
-    env.pop("QT_QPA_PLATFORM", None)
+    env = bench_env(tmp)
     sampler = [str(Path(__file__).resolve().parent / "stack_sampler.py"), str(tmp / "stacks.txt")] if args.sample else []
     cmd = [sys.executable, *sampler, "-m", "gui.app", "--settings-file", str(tmp / "settings.ini"),
            "--history", str(tmp / "history.jsonl"), "--speed", str(args.speed),
@@ -183,6 +202,8 @@ def main() -> int:
         print("bench_launch: needs DISPLAY (e.g. Xvfb :95 & DISPLAY=:95)", file=sys.stderr)
         return 2
     repos = [Path(r).resolve() for r in args.repo] if args.repo else [HERE] + ([Path("/work/main")] if Path("/work/main").is_dir() and Path("/work/main").resolve() != HERE else [])
+    for repo in repos:
+        compile_once(repo)
     rows = []
     for i in range(args.trials):
         for repo in repos:

@@ -27,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -171,8 +172,10 @@ def main() -> int:
     repos = [Path(r).resolve() for r in args.repo] if args.repo else [HERE] + ([Path("/work/main")] if Path("/work/main").is_dir() and Path("/work/main").resolve() != HERE else [])
     for repo in repos:
         load = os.getloadavg()[0]
+        env = dict(os.environ, PYTHONPYCACHEPREFIX=str(Path(tempfile.gettempdir()) / "livefill-bench-pycache"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "--trials", str(args.trials),
-                               "--speed", str(args.speed)], cwd=repo, capture_output=True, text=True, timeout=600)
+                               "--speed", str(args.speed)], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("FIGURES ")), None)
         if line is None:
             print(f"{repo}: failed\n{proc.stderr[-2000:]}")
