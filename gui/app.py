@@ -312,7 +312,10 @@ async def _amain(args, server, t0, app, url, collector) -> int:  # noqa: ANN001
                 if status is not None:
                     lane = f" (lane {lanes[i].title})" if lanes else ""
                     print(f"last run: {status.phase.value} — {status.reason}{lane}", flush=True)
-            await asyncio.sleep(0.2)  # let the server notice the closed connection
+            for _ in range(40):  # let the server notice a connection closed at shutdown
+                if all(e.get("disconnected") or e.get("finished") for e in server.requests()):
+                    break
+                await asyncio.sleep(0.005)
             for entry in server.requests():
                 print(f"server: {entry['path']} sent {entry['tokens_sent']} of {entry['tokens_total']}, "
                       f"disconnected={entry['disconnected']}, tag={entry.get('tag')}", flush=True)
@@ -322,7 +325,7 @@ async def _amain(args, server, t0, app, url, collector) -> int:  # noqa: ANN001
     return exit_code
 
 
-def _stop_server(server) -> None:  # noqa: ANN001 (EmbeddedServer)
+def _stop_server(server, *, quiet: bool = False) -> None:  # noqa: ANN001 (EmbeddedServer)
     """Stop the server, unless the warm-up is still starting it: then leave it to the process's
     end (a daemon thread; nothing has been sent to it yet, since a Start waits for the warm-up)."""
     from gui import warmup
@@ -330,7 +333,7 @@ def _stop_server(server) -> None:  # noqa: ANN001 (EmbeddedServer)
     current = warmup.current()
     if current is None or current.ready:
         server.stop()
-    elif os.environ.get("LIVEFILL_REPORT"):
+    elif os.environ.get("LIVEFILL_REPORT") and not quiet:
         print("server: still starting at close; left to the process's end", flush=True)
 
 
@@ -449,8 +452,9 @@ def _install_qt_message_filter() -> None:
     qInstallMessageHandler(handler)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The `livefill` console script."""
+def main(argv: list[str] | None = None, *, leaving: bool = False) -> int:
+    """The `livefill` console script's work. `leaving`: the process ends right after (`run()`), so
+    the garbage left by the closed loop need not be collected first."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["extract"]:  # the same run in the terminal: no Qt imported
         from cli.extract import main as extract_main
@@ -494,9 +498,11 @@ def main(argv: list[str] | None = None) -> int:
         code = 130
     finally:
         # the closed loop's QObjects sit in reference cycles: destroy them here, on the GUI
-        # thread, not whenever the cyclic GC next runs (possibly in the server's thread)
-        gc.collect()
-        _stop_server(server)
+        # thread, not whenever the cyclic GC next runs (possibly in the server's thread); a
+        # process about to leave has no next run (and a full collection walks the SDKs: seconds)
+        if not leaving:
+            gc.collect()
+        _stop_server(server, quiet=True)  # (amain has stopped it already, unless it failed early)
     from gui import warmup
 
     unfinished = warmup.current() is not None and not warmup.current().ready  # its threads end with the process
@@ -514,7 +520,7 @@ def run() -> None:
     records are fsynced as each run commits, the settings are synced when the window closes,
     the runs' streams and the server are closed. What is left is the interpreter's teardown of
     tens of thousands of objects (seconds, with the SDKs loaded), which no one waits for."""
-    code = main()
+    code = main(leaving=True)
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:

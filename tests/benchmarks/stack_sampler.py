@@ -4,7 +4,7 @@ Usage:  python tests/benchmarks/stack_sampler.py OUT.txt -m gui.app [args...]
 
 A daemon thread writes one line per sample to OUT.txt: the monotonic time, then the main
 thread's innermost frames (file:line function, innermost last), `|`-separated. The file is
-flushed every 50 samples, so it survives an `os._exit`. bench_launch.py (`--sample`) reads it to
+flushed every 5 samples, so it survives an `os._exit`. bench_launch.py (`--sample`) reads it to
 say what the GUI thread was doing while it did not answer.
 """
 
@@ -30,7 +30,7 @@ def _sample(path: str, interval: float, depth: int) -> None:
             stack = traceback.extract_stack(frame)[-depth:]
             out.write(f"{time.monotonic():.4f} " + "|".join(f"{f.filename.rsplit('/', 2)[-2:][-1]}:{f.lineno} {f.name}" for f in stack) + "\n")
             n += 1
-            if n % 50 == 0:
+            if n % 5 == 0:
                 out.flush()
 
 

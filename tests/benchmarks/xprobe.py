@@ -107,7 +107,12 @@ class XProbe:
         ]
         self.x.XFree.argtypes = [ctypes.c_void_p]
         self.x.XCloseDisplay.argtypes = [ctypes.c_void_p]
-        self.dpy = self.x.XOpenDisplay(None)
+        self.dpy = None
+        for _ in range(20):  # a busy X server may refuse a connection for a moment
+            self.dpy = self.x.XOpenDisplay(None)
+            if self.dpy:
+                break
+            time.sleep(0.25)
         if not self.dpy:
             raise RuntimeError("cannot open the X display in $DISPLAY")
         self.root = self.x.XDefaultRootWindow(self.dpy)
