@@ -75,6 +75,8 @@ class EmbeddedServer:
         self._stopped = False
         self._sock: socket.socket | None = None
         self._bound_url: str | None = None
+        self._traces_lock = threading.Lock()
+        self._pending_traces: list[tuple[Any, str]] = []  # added before start()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -124,8 +126,13 @@ class EmbeddedServer:
 
             self.defaults = self.defaults or DemoDefaults()
             self.limits = self.limits or GuardLimits()
-            self.app = build_app(relay_token=self.relay_token, defaults=self.defaults, limits=self.limits)
-            self.app.state.base_url = url
+            app = build_app(relay_token=self.relay_token, defaults=self.defaults, limits=self.limits)
+            app.state.base_url = url
+            with self._traces_lock:
+                for trace, key in self._pending_traces:
+                    app.state.demo.add_trace(trace, key)
+                self._pending_traces.clear()
+                self.app = app
             config = uvicorn.Config(
                 self.app,
                 http=protocol_class(self.head_timeout),
@@ -230,9 +237,15 @@ class EmbeddedServer:
 
     def add_trace(self, trace: Any, trace_id: str | None = None) -> str:
         """Keep a loaded trace (core.trace.Trace) for replay; return its id. A request on the
-        trace's wire with `x-demo-replay: <id>` (DemoKnobs(replay=id)) is answered by it."""
-        if self.app is None:
-            raise UsageError("start the server before adding a trace")
+        trace's wire with `x-demo-replay: <id>` (DemoKnobs(replay=id)) is answered by it. A
+        trace added before `start()` (a bound server still starting) is handed over by `start()`."""
+        with self._traces_lock:
+            if self.app is None:
+                if self._stopped:
+                    raise UsageError("the server was stopped; it keeps no more traces")
+                key = trace_id or f"trace_{secrets.token_hex(6)}"
+                self._pending_traces.append((trace, key))
+                return key
         return self.app.state.demo.add_trace(trace, trace_id)
 
     # -- context manager ---------------------------------------------------------------------

@@ -68,3 +68,20 @@ def test_the_request_log_client_shares_the_transports_tls_context():
         import asyncio
 
         asyncio.run(client.aclose())
+
+
+def test_a_trace_added_while_the_server_still_starts_is_kept_for_replay():
+    from pathlib import Path
+
+    from core.trace import load_trace
+
+    trace = load_trace(Path(__file__).resolve().parents[2] / "docs" / "traces" / "invoice-demo.jsonl")
+    server = EmbeddedServer(warm=False)
+    server.bind()
+    trace_id = server.add_trace(trace)  # a recording opened in the first seconds after launch
+    try:
+        server.start()
+        assert server.app.state.demo.traces.get(trace_id) is trace
+        assert server.app.state.demo.traces.get(server.add_trace(trace)) is trace  # and after start, directly
+    finally:
+        server.stop()
