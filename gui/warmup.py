@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Warmup", "cancel_deferred", "current", "defer"]
+__all__ = ["Warmup", "cancel_deferred", "current", "defer", "ready"]
 
 _current: Warmup | None = None
 
@@ -136,3 +136,10 @@ def cancel_deferred() -> bool:
     """`current().cancel_deferred()`; False when no warm-up runs."""
     warmup = _current
     return warmup is not None and warmup.cancel_deferred()
+
+
+async def ready() -> None:
+    """Await the current warm-up (at once when there is none, or it is done)."""
+    warmup = _current
+    if warmup is not None:
+        await warmup.wait()

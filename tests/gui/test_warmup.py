@@ -147,3 +147,21 @@ def test_the_collector_holds_off_during_the_warmup_and_then_freezes_what_it_load
     finally:
         collector.stop()
         gc.disable()  # as the Qt tests' fixture keeps it (what was frozen stays frozen, as the suite does)
+
+
+def test_autoplay_started_during_the_warmup_counts_only_real_runs(make_window, qloop):
+    window = make_window(scenario="weather")
+    gate = threading.Event()
+
+    async def scenario() -> None:
+        w = warmup.Warmup(gate.wait).start(asyncio.get_running_loop())
+        window.start_autoplay(pause=0.01, max_cycles=1)
+        await asyncio.sleep(0.1)
+        assert window.autoplay.cycles == 0 and not window.active  # waiting, not counting empty cycles
+        gate.set()
+        await w.wait()
+        await wait_until(lambda: not window.autoplay.active, timeout=30)
+
+    arun(qloop, scenario())
+    assert window.autoplay.cycles == 1
+    assert window.controller.last_status.phase.value == "committed"
