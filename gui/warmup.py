@@ -44,7 +44,8 @@ class Warmup:
         self.on_done = on_done
         self.errors: list[BaseException] = []
         self.timings: list[tuple[str, float]] = []  # (step, seconds)
-        self._done = threading.Event()
+        self._done = threading.Event()  # the thread has run every step
+        self._settled = False  # ... and the loop thread has run _finished
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._deferred: Callable[[], Any] | None = None
@@ -61,8 +62,9 @@ class Warmup:
 
     @property
     def ready(self) -> bool:
-        """True once every step has run (or if the warm-up was never started)."""
-        return self._thread is None or self._done.is_set()
+        """True once every step has run and the loop has been told (`on_done` has run), or if the
+        warm-up was never started."""
+        return self._thread is None or self._settled
 
     def _run(self) -> None:
         for step in self._steps:
@@ -74,13 +76,15 @@ class Warmup:
             self.timings.append((getattr(step, "__name__", repr(step)), time.monotonic() - t))
         self._done.set()
         loop = self._loop
-        if loop is not None:
-            try:
-                loop.call_soon_threadsafe(self._finished)
-            except RuntimeError:
-                pass  # the loop is closed: the app is gone
+        try:
+            if loop is None:
+                raise RuntimeError("no loop")
+            loop.call_soon_threadsafe(self._finished)
+        except RuntimeError:  # no loop, or it is closed: the app is gone
+            self._settled = True
 
     def _finished(self) -> None:
+        self._settled = True
         if self.on_done is not None:
             self.on_done()
         waiters, self._waiters = self._waiters, []
@@ -111,9 +115,7 @@ class Warmup:
         if self.ready:
             return
         waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        if self.ready and not waiter.done():  # finished between the check and the append
-            waiter.set_result(None)
+        self._waiters.append(waiter)  # resolved by _finished, which runs on this (the loop's) thread
         await waiter
 
     def join(self, timeout: float | None = None) -> bool:
