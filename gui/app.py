@@ -1,10 +1,13 @@
 """The `livefill` console script: the embedded demo server, the window, one asyncio lifecycle.
 
-`main()` parses the options, creates the QApplication and runs `amain()` under
-`qasync.run(...)` (Python 3.11's `asyncio.run` has no `loop_factory`). `amain` starts the
-embedded demo provider + relay in its background thread, opens the window, and waits for it to
-close; then it shuts the run down inside the loop (so every stream is closed while the loop still
-exists), stops the server (joining its thread) and returns the exit code.
+`main()` parses the options, binds the embedded demo provider's socket (its address is known at
+once; nothing heavy is imported), creates the QApplication and runs `amain()` under
+`qasync.run(...)` (Python 3.11's `asyncio.run` has no `loop_factory`). `amain` opens the window
+first; then one background thread (`gui.warmup`) starts the server (demo provider + relay) and
+loads the provider SDKs, while the window already answers; a Start pressed meanwhile runs once
+that is done. When the window closes, `amain` shuts the runs down inside the loop (so every stream
+is closed while the loop still exists), stops the server (joining its thread) and returns the exit
+code; the console script (`run()`) then leaves without the interpreter's teardown.
 
 `--screenshot PATH` runs headless: it starts the run, saves `PATH-mid.png` (the stem gets "-mid")
 the first time a field shows a provisional value (or, if none ever does, the first time content
