@@ -12,8 +12,9 @@ app, and starts a daemon thread that runs `uvicorn.Server.serve()` on a fresh ev
 returns the base URL only once uvicorn has set `started` (the socket is accepting) and, with
 `warm`, once the imports a first relay request needs are done (in an executor thread, before
 serving: they must never run on the serving loop). `stop()` first ends every response in progress
-on the server's loop (`DemoProvider.shutdown`), then tells uvicorn to exit without waiting for
-idle keep-alive connections (it closes them) and joins the thread. The GUI thread and the server
+on the server's loop (`DemoProvider.shutdown`), then tells uvicorn to exit, waking its main loop
+at once (uvicorn alone notices within its 0.1 s tick), and joins the thread; uvicorn closes idle
+keep-alive connections itself. Closing a bound server that never started just closes its socket. The GUI thread and the server
 never share a loop, so neither can stall the other.
 """
 
