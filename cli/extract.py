@@ -33,7 +33,6 @@ import logging
 import os
 import signal
 import sys
-import textwrap
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -57,30 +56,41 @@ NO_KEY = "none"
 MODES = ("partial", "settled", "hybrid", "blocking")
 STRUCTURED = ("tools", "json_schema", "json_object")
 
-DESCRIPTION = textwrap.fill(
-    "Run one extraction in the terminal and print each value as the form would show it, "
-    "one JSON line per change, then the result.",
-    width=78,
-)
+USAGE = """\
+livefill extract --schema NAME|FILE.json
+                        (--document FILE|- | --scenario NAME | --replay TRACE)
+                        [OPTIONS]"""
 
-EPILOG = """\
+DESCRIPTION = """\
+Run one extraction in the terminal and print each value as the form would
+show it, one JSON line per change, then the result.
+
 examples:
   # the demo provider reads a bundled scenario (no key needed)
   livefill extract --scenario invoice --schema invoice
 
-  # your PDF, read by Anthropic (key from ANTHROPIC_API_KEY or the system keyring), as a table
-  livefill extract --document invoice.pdf --schema invoice --provider anthropic --pretty
+  # your PDF, read by Anthropic (key: ANTHROPIC_API_KEY or the keyring)
+  livefill extract --document invoice.pdf --schema invoice \\
+      --provider anthropic --pretty
 
-  # standard input, your own schema, a local llama.cpp server forcing structure by json_object
+  # standard input, your own schema, a local llama.cpp server
   cat mail.txt | livefill extract --document - --schema ticket.json \\
-      --provider openai-compatible --base-url http://127.0.0.1:8080/v1 --structured json_object
+      --provider openai-compatible --base-url http://127.0.0.1:8080/v1 \\
+      --structured json_object
 
-  # settled values only, through the relay started in this process (the key stays on loopback)
-  livefill extract --document mail.txt --schema ticket --provider openai-chat --mode settled
+  # settled values only, through the relay started in this process
+  livefill extract --document mail.txt --schema ticket \\
+      --provider openai-chat --mode settled
 
+  # the demo provider cut off halfway, at full speed
+  livefill extract --scenario invoice --schema invoice --speed 0 \\
+      --fault disconnect"""
+
+EPILOG = """\
 output: one line per change {"t_ms", "pointer", "state", "value"}, then
   {"result": "committed" | "failed" | "stopped", "reason", "object"}
-exit status: 0 committed, 1 failed, 2 bad usage, 130 interrupted (Ctrl-C stops the request)
+exit status: 0 committed, 1 failed, 2 bad usage (one line saying why;
+  nothing sent), 130 interrupted (Ctrl-C stops the request)
 """
 
 
@@ -104,25 +114,17 @@ def _fault(text: str) -> str | None:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The options of `livefill extract` (every one with an example in its help)."""
     from core.scenarios import SCENARIO_NAMES
     from core.schemas import SCHEMAS
+    from core.cli_types import existing_file, number, output_file, whole_number
     from core.providers.request import STRUCTURED_CHOICES
     from core.settings import FAULT_NAMES, PROVIDERS
 
     parser = _Parser(
         prog=PROG,
+        usage=USAGE,
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -163,11 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
         + ", e.g. --structured json_object",
     )
     parser.add_argument(
-        "--speed", type=_non_negative, default=None, metavar="S",
+        "--speed", type=number(0, 100_000, what="tokens per second; 0 = as fast as possible"), default=None, metavar="S",
         help="demo provider: tokens per second (default 30; 0 = as fast as possible), e.g. --speed 0",
     )
     parser.add_argument(
-        "--seed", type=int, default=None, metavar="N", help="demo provider: the seed of its timing, e.g. --seed 7"
+        "--seed", type=whole_number(), default=None, metavar="N", help="demo provider: the seed of its timing, e.g. --seed 7"
     )
     parser.add_argument(
         "--fault", type=_fault, default=None, metavar="F",
@@ -177,21 +179,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--pretty", action="store_true", help="a live table for people instead of JSON lines, e.g. --pretty"
     )
     source.add_argument(
-        "--replay", metavar="TRACE.jsonl",
+        "--replay", metavar="TRACE.jsonl", type=existing_file,
         help="replay a recorded trace (its document and schema) through the in-process demo provider, "
         "in any --mode, e.g. --replay ~/.local/share/livefill/recordings/invoice.jsonl",
     )
     parser.add_argument(
-        "--replay-speed", type=_non_negative, default=1.0, metavar="X",
+        "--replay-speed", type=number(0, 100, what="1 = as recorded; 0 = as fast as possible"), default=1.0, metavar="X",
         help="with --replay: 1 as recorded (default), 0.5 half, 2 double, 0 as fast as possible, e.g. --replay-speed 0",
     )
     parser.add_argument(
-        "--record", metavar="PATH",
+        "--record", metavar="PATH", type=output_file(),
         help="write a trace of the run (every network read, with its timing; no key) to PATH, "
         "e.g. --record run.jsonl (with --mode settled or hybrid, the embedded relay records the provider's wire)",
     )
     parser.add_argument(
-        "--idle-timeout", type=_non_negative, default=20.0, metavar="S",
+        "--idle-timeout", type=number(0, what="seconds; 0 = none"), default=20.0, metavar="S",
         help="seconds with no content before the run fails (default 20; 0 = none), e.g. --idle-timeout 60",
     )
     return parser
@@ -295,6 +297,17 @@ def check_structured(choice: str | None, provider: str | None) -> str:
     return choice
 
 
+def check_fault_wire(fault: str | None, provider: str | None) -> None:
+    """`--fault`, checked against the wire it would travel on (`core.demo_protocol.FAULT_SCOPES`;
+    the demo provider without --provider speaks Anthropic's)."""
+    from core.settings import fault_problem
+
+    why = fault_problem(fault, provider or "anthropic")
+    if why:
+        who = f"--provider {provider}" if provider else "the demo provider (without --provider) speaks Anthropic's wire"
+        raise UsageProblem(f"--fault {fault}: {why}; {who}")
+
+
 def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, environ: Mapping[str, str]) -> Plan:
     """Check everything and decide the run (UsageProblem for anything a person must fix)."""
     from core.demo_protocol import DemoKnobs
@@ -335,6 +348,9 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
 
     demo_knobs_given = any(v is not None for v in (args.speed, args.seed, args.fault))
     structured = check_structured(args.structured, provider)
+    check_fault_wire(args.fault, provider)
+    if args.model is not None and not args.model.strip():
+        raise UsageProblem("--model: give a model name")
     if provider is None:
         if args.base_url is not None:
             raise UsageProblem("--base-url needs --provider (without one, the demo provider runs in this process)")

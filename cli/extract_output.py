@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from core import pointer as jp
+from core.documents import format_bytes
 from core.form import MISSING, FieldState, FormModel, FormUpdate
 
 __all__ = ["Change", "FormWatcher", "JsonLines", "LiveTable", "Outcome", "pointer_order"]
@@ -168,15 +169,6 @@ def _silence(out: TextIO) -> None:
         pass
 
 
-def format_size(size: int) -> str:
-    """Bytes for the progress line: "812 B", "4.1 KB", "1.2 MB"."""
-    if size < 1000:
-        return f"{size} B"
-    if size < 1_000_000:
-        return f"{size / 1e3:.1f} KB"
-    return f"{size / 1e6:.1f} MB"
-
-
 class LiveTable(_Output):
     """The table of fields for people, redrawn in place on a terminal (see the module docstring).
 
@@ -218,7 +210,7 @@ class LiveTable(_Output):
     def progress_line(self) -> str:
         settled = sum(1 for state, _ in self.rows.values() if state == "settled")
         total = max(self.expected or 0, len(self.rows))
-        return f"{settled}/{total} fields settled · {self.elapsed:.1f} s · {format_size(self.bytes_received)}"
+        return f"{settled}/{total} fields settled · {self.elapsed:.1f} s · {format_bytes(self.bytes_received)}"
 
     def table_lines(self, width: int) -> list[str]:
         ordered = sorted(self.rows, key=pointer_order)

@@ -19,7 +19,8 @@ drift apart:
                                                    each token's interval; coalesce:MS: writes
                                                    gathered for MS ms
     fault     x-demo-fault     fault               NAME[@FRACTION]: see `FaultName`; FRACTION of
-                                                   the output tokens go out before it (0.5)
+                                                   the output tokens go out before it (0.5);
+                                                   which wires a fault applies to: FAULT_SCOPES
     tag       x-demo-tag       tag (<= 200 chars)  any text, recorded as `tag` in the request log
                                                    (lets a client find its own entry)
     ping      x-demo-ping      (headers only)      seconds >= 0.01 between keep-alive pings
@@ -53,9 +54,15 @@ from core.errors import UsageError
 __all__ = [
     "DEFAULT_SEED",
     "DemoKnobs",
+    "FAULT_SCOPES",
     "FIELDS",
     "Fault",
     "FaultName",
+    "FaultScope",
+    "WIRES",
+    "fault_applies",
+    "fault_refusal",
+    "faults_on",
     "HTTP_FAULTS",
     "KnobError",
     "KnobField",
@@ -83,7 +90,7 @@ class FaultName(Enum):
     STALL_SILENT = "stall_silent"  # content stops and nothing at all is sent any more
     INVALID_VALUE = "invalid_value"  # the scenario's designated field gets a value its schema rejects
     MALFORMED = "malformed"  # the JSON text is syntactically broken (completes otherwise normally)
-    BLANK_LINE = "blank_line"  # Ollama only: an illegal empty line in the NDJSON body
+    BLANK_LINE = "blank_line"  # an illegal empty line in the NDJSON body (Ollama: FAULT_SCOPES)
     # The request is refused with an HTTP error status, before any body, in the wire's own error
     # shape (the fraction does not apply):
     HTTP_400 = "http_400"  # the request body rejected, with the provider's message
@@ -108,6 +115,58 @@ HTTP_FAULTS: dict[FaultName, int] = {
     FaultName.HTTP_503: 503,
     FaultName.OVERLOADED: 503,
 }
+
+
+#: The wires the demo provider serves (its endpoint families; `core.server.wires` names them so).
+WIRES: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "ollama", "ollama-generate", "raw")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FaultScope:
+    """Where a fault applies: on `wires` only, and (`streamed_only`) only to a streamed response;
+    `why` says so to a person who asked for it elsewhere."""
+
+    wires: frozenset[str]
+    why: str
+    streamed_only: bool = False
+
+
+#: The one table of which faults apply to which wire; a fault not listed applies to every wire.
+#: The demo provider refuses the others (400), the app offers only these, the CLIs check them.
+FAULT_SCOPES: dict[FaultName, FaultScope] = {
+    FaultName.ERROR: FaultScope(
+        wires=frozenset(WIRES) - {"raw"},
+        why="error needs a wire with an in-band error frame (the raw wire has none; use disconnect or max_tokens)",
+    ),
+    FaultName.BLANK_LINE: FaultScope(
+        wires=frozenset({"ollama", "ollama-generate"}),
+        why="blank_line applies only to the Ollama wire (a blank line is illegal only in its NDJSON body)",
+        streamed_only=True,
+    ),
+}
+
+
+def fault_applies(name: FaultName | str, wire: str) -> bool:
+    """Whether the fault `name` can be injected on `wire` (one of `WIRES`)."""
+    scope = FAULT_SCOPES.get(FaultName(name))
+    return scope is None or wire in scope.wires
+
+
+def faults_on(wire: str) -> tuple[FaultName, ...]:
+    """The faults that apply to `wire`, in `FaultName` order."""
+    return tuple(f for f in FaultName if fault_applies(f, wire))
+
+
+def fault_refusal(name: FaultName | str, wire: str, *, stream: bool = True) -> str | None:
+    """Why the fault `name` cannot be injected on `wire` (None: it can)."""
+    scope = FAULT_SCOPES.get(FaultName(name))
+    if scope is None:
+        return None
+    if wire not in scope.wires:
+        return scope.why
+    if scope.streamed_only and not stream:
+        return f"{FaultName(name).value} applies only to a streamed response"
+    return None
 
 
 def number_text(x: float) -> str:

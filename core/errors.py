@@ -23,7 +23,7 @@
         │       ├── NothingListening     connection refused ("Ollama is not running at ...")
         │       ├── HostNotFound         the host name does not resolve
         │       └── TLSFailed            the TLS handshake failed
-        ├── StreamTimeout            nothing but keep-alives for longer than the idle limit
+        ├── StreamTimeout            no content (only keep-alives, or nothing) for longer than the idle limit
         └── Cancelled                the user pressed Stop (the request was closed)
 
 Foreign exceptions (httpx, anthropic, pydantic) are translated into these at one boundary,

@@ -15,7 +15,13 @@ choices, columns of a table ...); no scenario has a hand-made form.
   committed document; `restore()` throws the draft away and shows the committed values and their
   states again, exactly as they were (user edits included).
 
-States live in a dict pointer -> (FieldState, reason). A pointer with no entry is EMPTY. Pointers
+States live in a dict pointer -> (FieldState, reason, Origin). A pointer with no entry is EMPTY.
+A value's `Origin` says where it came from: `USER` (the person typed it, or it was loaded as
+theirs) or `EXTRACTED` (a run wrote it). Widgets only render it, so a still picture tells a typed
+value from a settled extracted one. `restore()` gives origins back with the values.
+
+`clear()` empties the committed form and returns a `FormSnapshot` of what it held (values,
+states, marks, origins); `put_back(snapshot)` restores exactly that (the session's undo). Pointers
 of array elements are real indices (`/line_items/0/qty`); `spec_for()` maps them to the column spec.
 
 Observers are plain callables taking a `FormUpdate` (the pointers that changed, or `reset=True` when
@@ -47,7 +53,9 @@ __all__ = [
     "FieldSpec",
     "FieldState",
     "FormModel",
+    "FormSnapshot",
     "FormUpdate",
+    "Origin",
     "fields_for",
     "format_value",
     "get_at",
@@ -63,6 +71,13 @@ class FieldState(Enum):
     PROVISIONAL = "provisional"  # part of the value has arrived; it may still grow or change
     SETTLED = "settled"  # the byte that ends the value arrived (or the user entered it): final
     INVALID = "invalid"  # the value failed its schema (see the reason)
+
+
+class Origin(Enum):
+    """Where a value came from."""
+
+    USER = "user"  # typed by the person (or loaded as theirs); a run keeps it aside and gives it back
+    EXTRACTED = "extracted"  # written by a run from the model's stream
 
 
 class _Missing:
@@ -169,6 +184,7 @@ Observer = Callable[[FormUpdate], None]
 class _Entry:
     state: FieldState
     reason: str | None = None
+    origin: Origin = Origin.EXTRACTED
 
 
 @dataclass(slots=True)
@@ -179,7 +195,25 @@ class _Layer:
     states: dict[str, _Entry] = field(default_factory=dict)
 
     def copy(self) -> _Layer:
-        return _Layer(copy.deepcopy(self.doc), {p: _Entry(e.state, e.reason) for p, e in self.states.items()})
+        return _Layer(copy.deepcopy(self.doc), {p: _Entry(e.state, e.reason, e.origin) for p, e in self.states.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class FormSnapshot:
+    """The committed form at one moment (values, states, marks, origins), for `put_back()`."""
+
+    _layer: _Layer
+    _annotations: tuple[tuple[str, str], ...]
+
+    @property
+    def document(self) -> Any:
+        """A deep copy of the document it holds."""
+        return copy.deepcopy(self._layer.doc)
+
+    @property
+    def empty(self) -> bool:
+        """True when the form held nothing (no value, no mark)."""
+        return not self._layer.doc and not self._layer.states and not self._annotations
 
 
 class FormModel:
@@ -281,6 +315,17 @@ class FormModel:
         entry = self._shown.states.get(pointer)
         return entry.reason if entry is not None else None
 
+    def origin(self, pointer: str) -> Origin | None:
+        """Where the value shown at `pointer` came from (None: no value there)."""
+        entry = self._shown.states.get(pointer)
+        if entry is None or entry.state in (FieldState.EMPTY, FieldState.PENDING):
+            return None
+        return entry.origin
+
+    def origins(self) -> dict[str, Origin]:
+        """The origin of every value shown (a snapshot)."""
+        return {p: o for p in self._shown.states if (o := self.origin(p)) is not None}
+
     def display(self, pointer: str) -> str:
         """The text the field at `pointer` shows: its value, with "…" while provisional."""
         value = self.value(pointer)
@@ -325,10 +370,10 @@ class FormModel:
             raise UsageError("set the whole document with load()")
         _set(self._committed.doc, pointer, copy.deepcopy(value), self)
         self._annotations.pop(pointer, None)
-        changed = self._mark_tree(self._committed, pointer, value, FieldState.SETTLED)
+        changed = self._mark_tree(self._committed, pointer, value, FieldState.SETTLED, origin=Origin.USER)
         if invalid_reason is not None:
-            self._committed.states[pointer] = _Entry(FieldState.INVALID, invalid_reason)
-        self._mark_parents(self._committed, pointer, changed)
+            self._committed.states[pointer] = _Entry(FieldState.INVALID, invalid_reason, Origin.USER)
+        self._mark_parents(self._committed, pointer, changed, origin=Origin.USER)
         self._emit(FormUpdate(frozenset(changed)))
 
     def clear_value(self, pointer: str) -> None:
@@ -342,13 +387,34 @@ class FormModel:
         changed.add(pointer)
         self._emit(FormUpdate(frozenset(changed)))
 
-    def load(self, document: Mapping[str, Any]) -> None:
-        """Replace the committed document wholesale (every value SETTLED)."""
+    def load(self, document: Mapping[str, Any], *, origin: Origin = Origin.EXTRACTED) -> None:
+        """Replace the committed document wholesale (every value SETTLED, from `origin`)."""
         self._require_idle("load values")
         self._committed = _Layer(copy.deepcopy(dict(document)), {})
         for p in _walk(self._committed.doc, ""):
-            self._committed.states[p] = _Entry(FieldState.SETTLED)
+            self._committed.states[p] = _Entry(FieldState.SETTLED, None, origin)
         self._annotations.clear()
+        self._emit(FormUpdate(reset=True))
+
+    def snapshot(self) -> FormSnapshot:
+        """The committed form now: values, states, marks and origins (not while a run is active)."""
+        self._require_idle("take a snapshot")
+        return FormSnapshot(self._committed.copy(), tuple(self._annotations.items()))
+
+    def clear(self) -> FormSnapshot:
+        """Empty the form (values, states, marks); returns what it held, for `put_back()`."""
+        self._require_idle("clear the form")
+        before = self.snapshot()
+        self._committed = _Layer()
+        self._annotations.clear()
+        self._emit(FormUpdate(reset=True))
+        return before
+
+    def put_back(self, snapshot: FormSnapshot) -> None:
+        """Show exactly `snapshot` again (values, states, marks and origins), e.g. to undo a clear."""
+        self._require_idle("put values back")
+        self._committed = snapshot._layer.copy()
+        self._annotations = dict(snapshot._annotations)
         self._emit(FormUpdate(reset=True))
 
     # -- a run ------------------------------------------------------------------------------
@@ -444,7 +510,8 @@ class FormModel:
     # -- internals --------------------------------------------------------------------------
 
     def _mark_tree(
-        self, layer: _Layer, pointer: str, value: Any, state: FieldState, *, drop_stale: bool = True
+        self, layer: _Layer, pointer: str, value: Any, state: FieldState, *, drop_stale: bool = True,
+        origin: Origin = Origin.EXTRACTED,
     ) -> set[str]:
         changed: set[str] = set()
         if drop_stale:
@@ -453,12 +520,13 @@ class FormModel:
                 del layer.states[p]
                 changed.add(p)
         for p in _walk(value, pointer):
-            layer.states[p] = _Entry(state)
+            layer.states[p] = _Entry(state, None, origin)
             changed.add(p)
         return changed
 
     def _mark_parents(
-        self, layer: _Layer, pointer: str, changed: set[str], state: FieldState = FieldState.SETTLED
+        self, layer: _Layer, pointer: str, changed: set[str], state: FieldState = FieldState.SETTLED,
+        origin: Origin = Origin.EXTRACTED,
     ) -> None:
         """A parent container that had no state yet gets `state` (it has content now)."""
         tokens = _tokens(pointer)
@@ -466,7 +534,7 @@ class FormModel:
             parent = jp.join(tokens[:i])
             entry = layer.states.get(parent)
             if entry is None or entry.state in (FieldState.EMPTY, FieldState.PENDING) and entry.state is not state:
-                layer.states[parent] = _Entry(state)
+                layer.states[parent] = _Entry(state, None, origin)
                 changed.add(parent)
             else:
                 break

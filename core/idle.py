@@ -2,7 +2,10 @@
 
 A stream fails with `StreamTimeout` when no *content* arrived for `limit` seconds while its
 consumer was waiting for the network; keep-alives do not count (the caller only `touch`es on
-content), and time the consumer spends between reads is not idleness. The provider streams
+content), and time the consumer spends between reads is not idleness. The failure says which of
+the two silences it was: the caller reports keep-alives too (`keepalive()`), so a stream that
+kept sending them ("only keep-alives for 20 s, no content") is told apart from one that sent
+nothing at all ("nothing arrived for 20 s"). The provider streams
 (`core.providers.open_stream`) and the relay client (`core.relay_client.open_relay`) both use it.
 
 One lazily re-armed timer per stream: a read costs no timer operation. When the timer fires it
@@ -38,10 +41,22 @@ class IdleWatch:
         self._handle: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[Any] | None = None
         self._expired = False
+        self.heard_since_content = False  # a keep-alive arrived since the last content
 
     def touch(self) -> None:
         """Content arrived: the silence starts again now."""
         self._last = self._clock()
+        self.heard_since_content = False
+
+    def keepalive(self) -> None:
+        """A keep-alive arrived: it does not move the deadline, but the stream is not silent."""
+        self.heard_since_content = True
+
+    def timeout_message(self) -> str:
+        """What the silence was, for a person: keep-alives without content, or nothing at all."""
+        if self.heard_since_content:
+            return f"{self.what}: only keep-alives for {self.limit:g} s, no content"
+        return f"{self.what}: nothing arrived for {self.limit:g} s"
 
     def close(self) -> None:
         """Stop watching (the stream ended)."""
@@ -79,7 +94,7 @@ class IdleWatch:
             return await read
         except asyncio.CancelledError:
             if self._expired and task.uncancel() == 0:
-                raise StreamTimeout(f"{self.what}: nothing but keep-alives for {self.limit:g} s") from None
+                raise StreamTimeout(self.timeout_message()) from None
             raise
         finally:
             self._expired = False
@@ -97,6 +112,8 @@ async def watch_events(events: AsyncIterator[T], watch: IdleWatch, *, is_content
                 return
             if is_content(item):
                 watch.touch()
+            else:
+                watch.keepalive()
             yield item
     finally:
         watch.close()

@@ -89,6 +89,7 @@ class MetricsSummary:
     examples: tuple[tuple[str, Any], ...]
     outcome: str | None
     elapsed: float | None
+    started: bool = False  # a run of this lane has begun (False: nothing has run yet)
 
 
 _NOTHING = object()
@@ -162,6 +163,7 @@ class LaneMetrics:
         self._callbacks: list[Callable[[], None]] = []
         self._final: dict[str, Any] | None = None
         self._start = 0.0
+        self._started = False
         self._reset()
         if final is not _NOTHING:
             self.set_final(final)
@@ -171,6 +173,7 @@ class LaneMetrics:
     def start(self, t: float) -> None:
         """A new run begins at `t`: forget earlier displays (the final values are kept)."""
         self._start = t
+        self._started = True
         self._reset()
         self._notify()
 
@@ -232,6 +235,7 @@ class LaneMetrics:
             examples=tuple(self._examples),
             outcome=self._outcome,
             elapsed=None if self._end is None else self._end - self._start,
+            started=self._started,
         )
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
@@ -373,7 +377,11 @@ class FormProbe:
         for pointer in sorted(update.pointers):
             value = form.value(pointer)
             if isinstance(value, (dict, list)) and value:
-                continue  # containers: their leaves report themselves
+                # a container: the timeline shows when it settles (its closing byte); the metrics
+                # count its leaves, which report themselves
+                if self.timeline is not None:
+                    self.timeline.record(self.lane, pointer, form.state(pointer), t)
+                continue
             state = form.state(pointer)
             name = state.name.lower()
             if self.timeline is not None:

@@ -1,4 +1,4 @@
-"""The settler: unified stream events in, relay v1 records out (sans-IO). See RELAY.md.
+"""The settler: unified stream events in, relay v1 records out (sans-IO). See docs/relay-v1.md.
 
 How this works
 --------------

@@ -5,7 +5,7 @@ How this works
 `RecordReader` is the sans-IO part: bytes in, checked records out. It cuts lines with
 `core.ndjson.NDJSONFramer` (strict: blank lines, lines over 16,384 bytes, bad UTF-8 are protocol
 errors), parses each line into one of the record models of `core.relay_records` (unknown types
-and extra fields are protocol errors) and enforces every client rule of RELAY.md:
+and extra fields are protocol errors) and enforces every client rule of docs/relay-v1.md:
 
     seq starts at 0 and rises by exactly 1; the first record is `start`, and only the first
     `field` / `item` / `delta` pointers must be places the schema has (`item`: an array;
@@ -401,7 +401,7 @@ async def open_relay(
     context closes the response. `client` lets the caller share a connection pool. A response is
     read at most `body_limit` decoded bytes and `max_records` records (ProtocolError past either).
 
-    `body["schema"]` is a bundled schema's name or a JSON Schema object (RELAY.md's body, plus an
+    `body["schema"]` is a bundled schema's name or a JSON Schema object (docs/relay-v1.md's body, plus an
     inline schema: `{"schema": {"type": "object", "properties": {…}}, "document": "…"}`); an
     inline one is read here first (core.user_schema: a SchemaError names what livefill cannot
     use before anything is sent) and the records are checked against the model made from it.

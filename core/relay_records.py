@@ -1,4 +1,4 @@
-"""The records of the livefill relay protocol, v1 (see RELAY.md, and README "The relay protocol").
+"""The records of the livefill relay protocol, v1 (docs/relay-v1.md).
 
 Every record is one JSON object on one line, with `seq` (0, 1, 2 … with no gaps) and `type`:
 

@@ -78,6 +78,11 @@ from core.user_schema import SchemaSource, resolve_schema
 _NOT_SECRETS = frozenset({"", "demo", "ollama"})  # the placeholder keys of the keyless servers
 
 
+RELAY_IDLE_GRACE = 3.0
+"""Seconds (at most; 15 % of a shorter limit) the relay client waits beyond the idle limit, for
+the relay's own verdict on its upstream, which says whether keep-alives or nothing came."""
+
+
 def relay_can_record(cfg: RunConfig) -> bool:
     """Whether the run's relay can record: the app's embedded one (for a demo run with no relay
     address, the demo provider's own server), over loopback."""
@@ -195,7 +200,8 @@ class Run:
 
     `source` replaces the network (tests, replays); by default the mode picks the provider stream
     or the relay from `config`. `history` receives the committed extraction (None: no history).
-    `clock` gives the seconds `RunStatus.elapsed` is measured in.
+    `clock` gives the seconds `RunStatus.elapsed` is measured in; `t0` (on that clock) is the
+    start elapsed counts from when it is shared with other runs (the lanes of one compare run).
     """
 
     def __init__(
@@ -207,6 +213,7 @@ class Run:
         source: Source | None = None,
         tap: WireTap | None = None,
         clock: Callable[[], float] = time.monotonic,
+        t0: float | None = None,
     ) -> None:
         self.form = form
         self.config = config
@@ -219,6 +226,7 @@ class Run:
         self._task: asyncio.Task[Any] | None = None
         self._stop_requested = False
         self._t0: float | None = None
+        self._shared_t0 = t0  # the start of a compare run, shared by its lanes (on `clock`)
         self._payload_bytes = 0
         self.status = RunStatus(run_id="run_" + uuid.uuid4().hex[:8], mode=config.mode)
         self.result: Any = MISSING  # the committed extraction, once committed
@@ -243,6 +251,12 @@ class Run:
         self.status = replace(self.status, bytes_received=bytes_received, elapsed=elapsed, **changes)
         for cb in list(self._observers):
             cb(self.status)
+
+    def tick(self) -> None:
+        """Bring `status.elapsed` up to now while the run is active (the clock runs during a
+        stall too: the lane calls this on a timer, not only when bytes arrive)."""
+        if self.status.phase.active:
+            self._update()
 
     def _fire(self, trigger: Trigger, **changes: Any) -> None:
         key = (self.status.phase, trigger)
@@ -290,7 +304,7 @@ class Run:
             self._fire(Trigger.STOP, reason="stopped by the user", error_code="cancelled")
             return self.status
         self._task = asyncio.current_task()
-        self._t0 = self._clock()
+        self._t0 = self._shared_t0 if self._shared_t0 is not None else self._clock()
         reader = READERS[self.config.mode](self.config, self.form.schema_model)
         self.form.begin_run()
         self._fire(Trigger.START, reason="connecting", started_at=time.time())
@@ -359,7 +373,9 @@ class Run:
                 cfg.relay_token or "",
                 body,
                 tap=self._tap,
-                idle_timeout=idle,
+                # the relay watches its upstream with the same limit and says which silence it
+                # was (keep-alives or nothing); its record must arrive before this side gives up
+                idle_timeout=None if idle is None else idle + min(RELAY_IDLE_GRACE, 0.15 * idle),
                 upstream_key=cfg.api_key if hand_key else None,
                 record_path=str(self._relay_record.path) if record is not None else None,
                 record_document=cfg.record_document,
@@ -435,20 +451,19 @@ class Run:
         """What an event tells the status: content (counted or not), the stop reason."""
         if isinstance(event, ArgsDelta):
             self._payload_bytes += len(event.text.encode("utf-8", "surrogatepass"))
-            self._content(count=True)
+            self._content(deltas_received=self.status.deltas_received + 1)
         elif isinstance(event, TextDelta):
-            self._content(count=False)
+            self._content()
         elif isinstance(event, Stop):
             self._update(stop_reason=event.raw or event.reason.value)
         elif not isinstance(event, (BlockStop, KeepAlive)):  # a relay record
-            self._content(count=True)
+            self._content(records_received=self.status.records_received + 1)
 
-    def _content(self, count: bool) -> None:
-        tokens = self.status.tokens_received + (1 if count else 0)
+    def _content(self, **counts: int) -> None:
         if self.status.phase is Phase.CONNECTING:
-            self._fire(Trigger.CONTENT, reason="streaming", tokens_received=tokens)
+            self._fire(Trigger.CONTENT, reason="streaming", **counts)
         else:
-            self._update(tokens_received=tokens)
+            self._update(**counts)
 
     def _finish(self, value: Any) -> None:
         check_document(self.form.schema_model, value)

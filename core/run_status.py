@@ -67,8 +67,14 @@ class RunStatus:
     error_code: str | None = None  # the relay v1 code of the failure, when it failed
     pointer: str | None = None  # the field a validation failure is about
     bytes_received: int = 0
-    tokens_received: int = 0  # content deltas (or relay records) received
+    deltas_received: int = 0  # the provider stream's content deltas (one may carry several model tokens)
+    records_received: int = 0  # the relay's checked records (settled / hybrid modes)
     stop_reason: str | None = None  # the provider's raw stop reason, when one arrived
     server_note: str | None = None  # what the demo provider saw, after a stop
     started_at: float | None = None  # time.time() at start
     elapsed: float = 0.0  # seconds from start to end (or to now, while active)
+
+    @property
+    def tokens_received(self) -> int:
+        """Content pieces received: deltas plus records (not model tokens: see the two counts)."""
+        return self.deltas_received + self.records_received

@@ -17,6 +17,11 @@ puts in its own mode. With `settings.live` the same run goes to the real provide
 knobs; its key from the KeyStore; settled / hybrid lanes through the app's embedded relay). `stop()` stops every lane (each closes its own connection). When the last
 lane of a compare run ends, the session judges the lanes of a live run against the first committed
 result, and asks the demo provider's request log what it saw of each lane (`core.request_notes`).
+
+`clear_forms()` empties the forms shown (the single form, or every compare lane) and keeps an
+exact snapshot of each (values, states, marks, origins); `undo_clear()` puts them back. The undo
+lasts until the next Start, another clear, or a change of view, lanes or document (`UndoChanged`
+says what Undo would do now).
 """
 
 from __future__ import annotations
@@ -29,10 +34,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.form import MISSING, FormModel
+from core.form import MISSING, FormModel, FormSnapshot
 from core.history import History
 from core.keys import KeyStore
-from core.metrics import leaves
 from core.modes import Mode, parse_mode
 from core.providers.request import BASE_URL_VARIABLES, STRUCTURED_CHOICES
 from core.request_notes import match_entries, request_notes, spec_leaves
@@ -46,7 +50,7 @@ from core.session_replay import (
 )
 from core.settings import DEFAULT_SEED, RunSettings, base_url_setting, model_setting
 from core.timeline import TimelineModel
-from core.timeline_feed import TimelineFeed
+from core.timeline_feed import TimelineFeed, rows_of
 from core.wiretap import DEFAULT_MAX_BYTES
 
 __all__ = [
@@ -59,6 +63,7 @@ __all__ = [
     "LaneDone",
     "AllDone",
     "NotesReady",
+    "UndoChanged",
     "SINGLE",
     "DEFAULT_MODES",
     "MIN_LANES",
@@ -113,12 +118,26 @@ class NotesReady:
     lanes: tuple[str, ...]  # these compare lanes now carry the demo provider's `server_note`
 
 
+@dataclass(frozen=True, slots=True)
+class UndoChanged:
+    undo: str | None  # what Undo would do now ("Undo clear form", "Undo clear all lanes"), None: nothing
+
+
 SessionEvent = (
     SettingsChanged | LanesChanged | ViewChanged | ActiveChanged | LaneDone | AllDone | NotesReady
-    | ReplayChanged | RecordChanged
+    | ReplayChanged | RecordChanged | UndoChanged
 )
 
 _DOCUMENT_FIELDS = frozenset({"scenario", "document", "schema_name"})
+
+
+def _ends_undo(event: SessionEvent) -> bool:
+    """True for an event after which an undone clear would put values where they no longer belong."""
+    if isinstance(event, (ViewChanged, LanesChanged)):
+        return True
+    if isinstance(event, ActiveChanged):
+        return event.active  # a run started
+    return isinstance(event, SettingsChanged) and bool(event.changed & _DOCUMENT_FIELDS)
 
 
 def parse_modes(text: str) -> list[Mode]:
@@ -163,6 +182,7 @@ class Session:
         self._comparing = False
         self._running = False
         self._notes_task: asyncio.Task[Any] | None = None
+        self._cleared: tuple[str, list[tuple[FormModel, FormSnapshot]]] | None = None  # (undo text, forms)
         self.t0 = 0.0
         self.t0_wall = 0.0
         self.config: RunConfig | None = None
@@ -216,8 +236,42 @@ class Session:
         return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
 
     def _emit(self, event: SessionEvent) -> None:
+        if self._cleared is not None and _ends_undo(event):
+            self._cleared = None
+            self._emit(UndoChanged(None))
         for cb in list(self._callbacks):
             cb(event)
+
+    # -- clear and undo -------------------------------------------------------------------------
+
+    @property
+    def undo_text(self) -> str | None:
+        """What Undo would do now ("Undo clear form" / "Undo clear all lanes"), or None."""
+        return self._cleared[0] if self._cleared is not None else None
+
+    def clear_forms(self) -> int:
+        """Empty every form shown (values, states, marks, origins), undoably; how many were
+        emptied. RuntimeError while a run is active."""
+        if self.active:
+            raise RuntimeError("the form cannot be cleared while a run is active: press Stop first")
+        cleared = [(lane.form, lane.form.clear()) for lane in self.lanes if lane.has_form]
+        text = "Undo clear all lanes" if self._comparing else "Undo clear form"
+        self._cleared = (text, cleared)
+        self._emit(UndoChanged(text))
+        return len(cleared)
+
+    def undo_clear(self) -> bool:
+        """Put back exactly what the last clear emptied; False if there is nothing to undo."""
+        if self._cleared is None:
+            return False
+        if self.active:
+            raise RuntimeError("a clear cannot be undone while a run is active")
+        _, cleared = self._cleared
+        self._cleared = None
+        for form, snapshot in cleared:
+            form.put_back(snapshot)
+        self._emit(UndoChanged(None))
+        return True
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -544,7 +598,7 @@ class Session:
         final: Any = MISSING
         if config.demo is not None and config.demo.scenario and self._settings.document is None:
             final = get_scenario(config.demo.scenario).output
-            fields = [p for p, _ in leaves(final)]
+            fields = rows_of(final)
         else:
             fields = spec_leaves(self.lanes[0].form)
         feed = self.feed

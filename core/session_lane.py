@@ -10,7 +10,9 @@ feed), and, per run, a fresh `WireRecorder` and the `Run` itself, driven as an a
 
 The mode decides whether the form marks field states (`mode.spec.marks_states`), and this is the
 one place that says so. `start(config, t0, ...)` puts the lane's mode and label into the session's
-`RunConfig` and starts the run; `stop()` is the real cancel. Everything the lane does is told to
+`RunConfig` and starts the run, its elapsed time counted from that shared `t0` (one compare run
+has one start) and refreshed every `TICK_SECONDS` while it runs, so the clock moves during a stall
+too; `stop()` is the real cancel. Everything the lane does is told to
 its subscribers as small frozen events (`LaneStatus`, `LaneFinished`, ...) by plain callbacks, so
 a window can render a lane without the lane knowing about Qt.
 """
@@ -45,6 +47,10 @@ __all__ = [
     "LaneModeChanged",
     "outcome_of",
 ]
+
+
+TICK_SECONDS = 0.1
+"""How often a running lane refreshes its run's elapsed time (10 Hz: the clock never freezes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +140,7 @@ class SessionLane:
         self._form: FormModel | None = None
         self._probe: FormProbe | None = None
         self._task: asyncio.Task[Any] | None = None
+        self._ticker: asyncio.Task[Any] | None = None
         self._callbacks: list[Callable[[LaneEvent], None]] = []
 
     # -- observing ------------------------------------------------------------------------------
@@ -236,11 +243,12 @@ class SessionLane:
         self._mark(form)
         cfg = replace(config, mode=self.mode, label=config.label if label is None else label)
         tap = tee(self.recorder, self.extra_tap)
-        run = Run(form, cfg, history=history, source=self.source, tap=tap)
+        run = Run(form, cfg, history=history, source=self.source, tap=tap, clock=self.clock, t0=t0)
         self.run = run
         self.status = run.status
         run.subscribe(self._on_status)
         self._task = asyncio.ensure_future(self._drive(run))
+        self._ticker = asyncio.ensure_future(self._tick(run, t0))
         self._emit(LaneStarted(self.name, run))
         return run
 
@@ -281,6 +289,14 @@ class SessionLane:
         self.status = status
         self._emit(LaneStatus(self.name, status))
 
+    async def _tick(self, run: Run, t0: float) -> None:
+        """Refresh the run's elapsed time every TICK_SECONDS while it runs, bytes or not, on a grid
+        counted from the shared `t0`: the lanes of one compare run tick at the same moments."""
+        while True:
+            delay = TICK_SECONDS - (self.clock() - t0) % TICK_SECONDS
+            await asyncio.sleep(delay if delay >= TICK_SECONDS / 2 else delay + TICK_SECONDS)
+            run.tick()
+
     async def _drive(self, run: Run) -> None:
         try:
             await run.run()
@@ -291,6 +307,9 @@ class SessionLane:
         except Exception as exc:  # a bug: the user must hear of it
             self._emit(LaneError(self.name, f"{type(exc).__name__}: {exc}"))
         finally:
+            if self._ticker is not None:
+                self._ticker.cancel()
+                self._ticker = None
             self._task = None
             self.status = run.status
             self._finish(run)

@@ -27,6 +27,8 @@ __all__ = [
     "FAULT_NAMES",
     "SLICING_DEFAULT",
     "check_fault",
+    "faults_for",
+    "fault_problem",
     "check_slicing",
     "parse_slicing",
     "SETTING_NAMES",
@@ -80,6 +82,26 @@ def check_fault(text: str | None) -> str | None:
         return None
     name, _, fraction = text.strip().lower().partition("@")
     return f"{name}@{fraction}" if fraction else name
+
+
+def faults_for(provider: str) -> tuple[str, ...]:
+    """The faults the demo provider can inject on `provider`'s wire (`core.demo_protocol.FAULT_SCOPES`)."""
+    from core.demo_protocol import faults_on
+    from core.trace import WIRE_OF
+
+    return tuple(f.value for f in faults_on(WIRE_OF.get(provider, provider)))
+
+
+def fault_problem(fault: str | None, provider: str) -> str | None:
+    """Why the fault `NAME[@FRACTION]` cannot be asked of the demo provider on `provider`'s wire
+    (None: it can, or no fault)."""
+    from core.demo_protocol import fault_refusal
+    from core.trace import WIRE_OF
+
+    name = (fault or "").partition("@")[0].strip().lower()
+    if not name or name == "none":
+        return None
+    return fault_refusal(name, WIRE_OF.get(provider, provider))
 
 
 def parse_slicing(text: str) -> tuple[str, int]:

@@ -7,6 +7,10 @@ model: it forwards `record(lane, pointer, state, t)` for at most `max_fields` di
 first ones announced by `set_fields`, then the first ones seen) and counts the rest. The model it
 forwards to can be replaced (`model = ...`, when the set of lanes changes) without re-creating the
 probes that hold the feed.
+
+A container (the object itself, a table, one of its rows) is a row of its own, above its fields:
+it settles when its closing byte arrives, after everything inside it. `rows_of(document)` lists
+a document's rows in that order.
 """
 
 from __future__ import annotations
@@ -16,10 +20,24 @@ from typing import Any
 
 from core.timeline import BAR_STATES, TimelineModel, normalise_state
 
-__all__ = ["TimelineFeed", "DEFAULT_MAX_FIELDS"]
+__all__ = ["TimelineFeed", "DEFAULT_MAX_FIELDS", "rows_of"]
 
-DEFAULT_MAX_FIELDS = 24
+DEFAULT_MAX_FIELDS = 32
 """Rows a person can read at a glance; the timeline repaints every row ~30 times a second while lanes run."""
+
+
+def rows_of(document: Any, pointer: str = "") -> list[str]:
+    """Every pointer of `document` in reading order, each container before what it holds."""
+    from core import pointer as jp
+
+    rows = [pointer]
+    if isinstance(document, dict):
+        for key, value in document.items():
+            rows.extend(rows_of(value, jp.child(pointer, key)))
+    elif isinstance(document, list):
+        for i, value in enumerate(document):
+            rows.extend(rows_of(value, f"{pointer}/{i}"))
+    return rows
 
 
 class TimelineFeed:

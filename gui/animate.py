@@ -40,9 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from core.animation import Capture, CaptureKeeper, ReadClock, check_output, frame_schedule, write_animation
+from core.cli_types import Parser
 from core.errors import InputError, UsageError
 from core.modes import Mode
-from gui.cli_args import compare_modes, frame_rate, frame_width
+from gui.cli_args import compare_modes, frame_rate, frame_width, number
 
 HOLD_MS = 2000.0
 """How long the finished window (the metrics table) stays on screen at the end."""
@@ -72,9 +73,35 @@ class RenderReport:
     size_bytes: int
 
 
+USAGE = """\
+livefill animate TRACE OUT.gif [--compare MODES | --mode MODE]
+                        [--fps N] [--width PX] [--render-speed X]"""
+
+DESCRIPTION = """\
+Replay a run recorded by livefill in its window, headless, and save it as an
+animated GIF (or MP4) that plays at the recorded speed.
+
+examples:
+  # the bundled demo trace, read three ways side by side
+  livefill animate docs/traces/invoice-demo.jsonl out.gif \\
+      --compare naive,partial,settled
+
+  # one of your recordings, in settled mode, small and smooth
+  livefill animate ~/.local/share/livefill/recordings/run.jsonl run.gif \\
+      --mode settled --width 800 --fps 15
+
+  # an MP4 (needs: pip install imageio-ffmpeg)
+  livefill animate docs/traces/invoice-demo.jsonl out.mp4"""
+
+EPILOG = """\
+exit status: 0 written, 1 rendering failed, 2 bad usage (one line saying why;
+nothing rendered)"""
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="livefill animate", description="Replay a recorded trace headless into an animated GIF (or MP4)."
+    parser = Parser(
+        prog="livefill animate", usage=USAGE, description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("trace", help="a trace (.jsonl) recorded by livefill")
     parser.add_argument("out", help="the animation to write: OUT.gif, or OUT.mp4 (needs imageio-ffmpeg)")
@@ -82,13 +109,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--mode", default="partial", choices=[m.value for m in Mode], help="the single form's mode")
     parser.add_argument("--fps", type=frame_rate, default=10.0, help="frames per second of the recorded clock (default 10)")
     parser.add_argument("--width", type=frame_width, default=1280, help="width of the animation in pixels (default 1280)")
-    parser.add_argument("--render-speed", type=float, default=None, metavar="X",
+    parser.add_argument("--render-speed", type=number(0, 100, what="0 = as fast as possible"), default=None, metavar="X",
                         help="replay speed while rendering (default 1: the metrics table shows the recorded times; "
                              "0 = as fast as possible, fewer pictures, the table shows the replay's times)")
-    args = parser.parse_args(argv)
-    if args.render_speed is not None and not 0 <= args.render_speed <= 100:
-        parser.error("--render-speed: give 0 (as fast as possible) to 100")
-    return args
+    return parser.parse_args(argv)
 
 
 def scenario_of(trace: Any) -> str:
@@ -324,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, UsageError) as exc:
         print(f"livefill animate: {exc}", file=sys.stderr)
         return 2
+    except SystemExit as exc:  # bad usage (the parser said why in one line) or --help
+        return exc.code if isinstance(exc.code, int) else 2
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import qasync
     from PySide6.QtWidgets import QApplication

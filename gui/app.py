@@ -43,145 +43,9 @@ import threading
 import time
 from pathlib import Path
 
-from core.modes import Mode
-from gui.cli_args import compare_modes, frame_rate, frame_width
+from gui.app_args import parse_args  # noqa: F401 - the command line (gui/app_args.py)
 
 STYLE = Path(__file__).resolve().parent.parent / "assets" / "styles" / "livefill.qss"
-
-
-def _fault_arg(text: str) -> str | None:
-    """`--fault NAME[@FRACTION]`, checked as the demo provider checks it (argparse reports errors)."""
-    from core.settings import check_fault
-
-    try:
-        return check_fault(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _slicing_arg(text: str) -> str:
-    """`--slice event | N | coalesce:MS` (argparse reports errors)."""
-    from core.settings import check_slicing
-
-    try:
-        return check_slicing(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line options."""
-    from core.scenarios import SCENARIO_NAMES
-    from core.settings import PROVIDERS
-
-    parser = argparse.ArgumentParser(prog="livefill", description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--scenario", default="invoice", choices=SCENARIO_NAMES)
-    parser.add_argument("--mode", default="partial", choices=[m.value for m in Mode])
-    parser.add_argument("--provider", default=None, choices=list(PROVIDERS), help="default: the one last used, else anthropic")
-    parser.add_argument("--speed", type=float, default=30.0, help="demo tokens per second (0 = as fast as possible)")
-    parser.add_argument("--fault", default=None, type=_fault_arg, help="demo fault NAME[@FRACTION] preselected in the Faults menu")
-    parser.add_argument("--idle-timeout", type=float, default=20.0, help="seconds of no content before a run fails")
-    parser.add_argument("--autostart", action="store_true", help="start a run as soon as the window is up")
-    parser.add_argument("--screenshot", metavar="PATH", help="headless: save PATH-mid.png mid-stream and PATH at the end, then exit")
-    parser.add_argument("--history", metavar="FILE", help="history file (default: the user data dir)")
-    parser.add_argument("--compare", metavar="MODES", type=compare_modes, help="open the compare view with these lanes, e.g. naive,partial,settled (2 to 5)")
-    parser.add_argument("--seed", type=int, default=None, help="demo seed for every run (default: the demo provider's)")
-    parser.add_argument("--slice", dest="slicing", default=None, type=_slicing_arg, help="demo slicing: event | N (bytes) | coalesce:MS")
-    parser.add_argument("--autoplay", action="store_true", help="replay the scenario in a loop with a pause between runs")
-    parser.add_argument("--autoplay-pause", type=float, default=3.0, metavar="SECONDS", help="pause between autoplay runs (default 3)")
-    parser.add_argument("--autoplay-cycles", type=int, default=None, help=argparse.SUPPRESS)  # tests: close after N runs
-    parser.add_argument("--show-provisional-numbers", action="store_true", help="partial mode shows numbers before they settle (marked), e.g. 120… for 1200")
-    parser.add_argument("--present", action="store_true", help="start in presentation mode (F11 / Esc leaves it)")
-    parser.add_argument("--theme", default=None, choices=["system", "light", "dark"], help="colour theme (default: the one last used, else follow the system)")
-    parser.add_argument("--document", metavar="FILE", help="open your own document (.txt, .md or .pdf) instead of the scenario's")
-    parser.add_argument("--live", action="store_true",
-                        help="read the real provider instead of the demo one (keys: ANTHROPIC_API_KEY / OPENAI_API_KEY, or Settings)")
-    parser.add_argument("--base-url", metavar="URL", default=None,
-                        help="with --live: the provider's address, e.g. http://127.0.0.1:8080/v1 for an OpenAI-compatible server")
-    parser.add_argument("--model", metavar="M", default=None, help="the model to ask for (default: the one last used, else the provider's)")
-    parser.add_argument("--structured", default=None, choices=["tools", "json_schema", "json_object"],
-                        help="how structure is forced (which ones a provider takes: tools for Anthropic; tools|json_schema for OpenAI Responses)")
-    parser.add_argument("--schema", metavar="NAME|FILE.json", default=None,
-                        help="read with a bundled schema (invoice, ...) or your own JSON Schema file instead of the scenario's")
-    parser.add_argument("--settings-file", metavar="FILE", help="keep the remembered settings in this INI file (default: the user's livefill settings)")
-    parser.add_argument("--record", nargs="?", const="", default=None, metavar="PATH", help="record every run to a trace: PATH (a file or folder), else the recordings folder")
-    parser.add_argument("--replay", metavar="TRACE", help="open a recorded trace (.jsonl): Start replays it in the chosen mode")
-    parser.add_argument("--replay-speed", type=float, default=1.0, metavar="X", help="replay speed: 1 as recorded (default), 0.5, 2, 0 = as fast as possible")
-    parser.add_argument("--animate", metavar="OUT", default=None,
-                        help="with --replay: render the replayed run headless to OUT.gif (or OUT.mp4 with imageio-ffmpeg) and exit")
-    parser.add_argument("--fps", type=frame_rate, default=None, help="with --animate: frames per second (default 10)")
-    parser.add_argument("--width", type=frame_width, default=None, metavar="PX", help="with --animate: width in pixels (default 1280)")
-    parser.add_argument("--exit-after-run", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--close-after", type=float, default=None, help=argparse.SUPPRESS)  # tests: close the window
-    args = parser.parse_args(argv)
-    if args.document:
-        from core.documents import DocumentError, load_document
-
-        try:
-            args.document = load_document(args.document)
-        except DocumentError as exc:
-            parser.error(f"--document: {exc.message}")
-    _check_animate_args(parser, args)
-    if args.replay:
-        from core.errors import TraceError
-        from core.trace import load_trace
-
-        try:
-            args.replay_trace = load_trace(args.replay)
-        except TraceError as exc:
-            parser.error(f"--replay: {exc}")
-    if args.replay_speed < 0:
-        parser.error(f"--replay-speed must be >= 0, got {args.replay_speed:g}")
-    _check_live_args(parser, args)
-    return args
-
-
-def _check_animate_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """--animate OUT (with --fps, --width), checked before anything starts (exit 2)."""
-    if args.animate is None:
-        if args.fps is not None or args.width is not None:
-            parser.error("--fps and --width go with --animate OUT")
-        return
-    if not args.replay:
-        parser.error("--animate needs --replay TRACE (the recorded run to render)")
-    from core.animation import check_output
-    from core.errors import UsageError
-
-    try:
-        check_output(args.animate)
-    except UsageError as exc:
-        parser.error(f"--animate: {exc}")
-
-
-def _check_live_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """--live, --base-url, --structured and --schema, checked before anything starts (exit 2)."""
-    if args.base_url is not None:
-        if not args.live:
-            parser.error("--base-url: only for a live run (add --live)")
-        from core.keys import normalize_base_url
-
-        try:
-            normalize_base_url(args.base_url)
-        except ValueError as exc:
-            parser.error(f"--base-url: {exc}")
-        args.base_url = args.base_url.strip()
-    if args.model is not None and not args.model.strip():
-        parser.error("--model: give a model name")
-    if args.structured is not None and args.provider is not None:
-        from core.providers.request import STRUCTURED_CHOICES
-
-        choices = STRUCTURED_CHOICES[args.provider]
-        if args.structured not in choices:
-            parser.error(f"--structured: {args.provider} takes {' or '.join(choices)}, not {args.structured}")
-    if args.schema is not None:
-        from core.user_schema import is_schema_path, resolve_schema
-
-        spec = str(Path(args.schema).expanduser().resolve()) if is_schema_path(args.schema) else args.schema
-        try:
-            resolve_schema(spec)
-        except (ValueError, KeyError) as exc:
-            parser.error(f"--schema: {' '.join(str(exc).strip(chr(39)).split())}")
-        args.schema = spec
 
 
 def remember(args: argparse.Namespace):  # noqa: ANN201 (SavedSettings)
@@ -374,11 +238,23 @@ async def _screenshots(window, path: Path) -> int:  # noqa: ANN001 (MainWindow)
     if picture is None:
         window.refresh_now()
         picture = window.grab()
-    picture.save(str(mid_path(path)))
+    saved = picture.save(str(mid_path(path)))
     await asyncio.sleep(1.0)  # let the "settled" highlight fade
     window.refresh_now()
-    window.grab().save(str(path))
-    return 0 if _all_committed(window.last_statuses()) else 1
+    saved = window.grab().save(str(path)) and saved
+    if not saved:
+        print(f"livefill: --screenshot: could not write {mid_path(path)} and {path}", file=sys.stderr)
+        return 1
+    statuses = window.last_statuses()
+    if _all_committed(statuses):
+        return 0
+    lanes = window.lanes
+    for i, status in enumerate(statuses):  # exit 1 says the run did not commit; this says why
+        if status is not None and status.phase.value != "committed":
+            lane = f" (lane {lanes[i].title})" if lanes else ""
+            print(f"livefill: --screenshot: the run{lane} {status.phase.value}: {status.reason} "
+                  f"(pictures saved: {mid_path(path)}, {path})", file=sys.stderr)
+    return 1
 
 
 def _close_after_autoplay(window) -> None:  # noqa: ANN001
@@ -475,6 +351,12 @@ def main(argv: list[str] | None = None, *, leaving: bool = False) -> int:
         return animate_main(argv_from_app(args))
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from gui.platform_check import xcb_problem
+
+    problem = xcb_problem()  # a missing X11 library: one line naming it, not Qt's abort
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
     t0 = time.monotonic()
     sys.setswitchinterval(SWITCH_INTERVAL)
     # The provider SDKs (anthropic above all) and the server take seconds to import. The window

@@ -1,9 +1,30 @@
 """Command-line value checks shared by `livefill` and `livefill animate` (argparse `type=`
-converters: a bad value is one `error:` line and exit 2, before anything starts)."""
+converters: a bad value is one `error:` line and exit 2, before anything starts). The generic
+ones (numbers in a range, files) are `core.cli_types`, shared with `livefill extract` and
+`livefill-server`."""
 
 from __future__ import annotations
 
 import argparse
+
+from core.cli_types import existing_file, number, output_file, whole_number
+
+__all__ = [
+    "compare_modes",
+    "demo_fault",
+    "demo_slicing",
+    "existing_file",
+    "fault_wire_problem",
+    "frame_rate",
+    "frame_width",
+    "number",
+    "output_file",
+    "picture_file",
+    "whole_number",
+]
+
+PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
+"""What `--screenshot` can write (Qt picks the format by the name's ending)."""
 
 
 def compare_modes(text: str) -> list[str]:
@@ -16,23 +37,49 @@ def compare_modes(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def frame_rate(text: str) -> float:
-    """Frames per second of an animation: above 0, at most 50."""
+def demo_fault(text: str) -> str | None:
+    """`NAME[@FRACTION]`, checked as the demo provider checks it ("none": no fault)."""
+    from core.settings import check_fault
+
     try:
-        fps = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < fps <= 50:
-        raise argparse.ArgumentTypeError("give a number above 0 and at most 50")
-    return fps
+        return check_fault(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def frame_width(text: str) -> int:
-    """Width of an animation in pixels: 200 to 3840."""
+def demo_slicing(text: str) -> str:
+    """`event | N | coalesce:MS`."""
+    from core.settings import check_slicing
+
     try:
-        width = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 200 <= width <= 3840:
-        raise argparse.ArgumentTypeError("give 200 to 3840 pixels")
-    return width
+        return check_slicing(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def fault_wire_problem(fault: str | None, provider: str | None, providers: tuple[str, ...]) -> str | None:
+    """Why `--fault` cannot go with `--provider` (None: it can). Without a provider, a fault that
+    applies to only some of `providers` asks for one of them to be named."""
+    from core.settings import fault_problem
+
+    if fault is None:
+        return None
+    if provider is not None:
+        why = fault_problem(fault, provider)
+        return f"--fault {fault} with --provider {provider}: {why}" if why else None
+    fits = [p for p in providers if fault_problem(fault, p) is None]
+    if len(fits) == len(providers):
+        return None
+    if not fits:
+        return f"--fault {fault}: {fault_problem(fault, providers[0])}"
+    return f"--fault {fault}: {fault_problem(fault, next(p for p in providers if p not in fits))}; add --provider {' or --provider '.join(fits)}"
+
+
+picture_file = output_file(PICTURE_SUFFIXES)
+"""`--screenshot PATH`: a .png (or .jpg, .bmp) that can be written."""
+
+frame_rate = number(0, 50, low_open=True, what="frames per second")
+"""Frames per second of an animation: above 0, at most 50."""
+
+frame_width = whole_number(200, 3840, what="pixels")
+"""Width of an animation in pixels: 200 to 3840."""

@@ -11,6 +11,13 @@ stops every lane, each closing its own connection, and each lane then ends as it
 
 After a run with the demo provider the session asks the request log what the server saw of each
 lane (`NotesReady`); each lane then shows "server stopped after 37 of 120 tokens".
+
+The view never widens the window: the lanes share the width there is and, when each cannot have
+`LANE_MIN_WIDTH`, scroll sideways; long texts in them elide (`widgets.elided_label`). Lanes and
+the metrics table share the height in a splitter: the table takes at most `TABLE_SHARE` and
+scrolls, and below `COMPACT_BELOW` the lane headers show only their mode (the figures stay in the
+table), so the forms keep their height on a 720-px screen or with the docks open. "+ lane" adds
+the first mode not shown yet.
 """
 
 from __future__ import annotations
@@ -19,8 +26,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
+from core.modes import Mode
 from core.run import RunConfig, RunStatus
 from core.session import (
     DEFAULT_MODES,
@@ -36,10 +54,26 @@ from core.timeline import TimelineModel
 from gui.lane import Lane
 from widgets.metrics_table import MetricsTable
 
-__all__ = ["CompareView", "DEFAULT_MODES", "MIN_LANES", "MAX_LANES", "parse_modes", "match_entries"]
+__all__ = ["CompareView", "LANE_MIN_WIDTH", "next_mode", "DEFAULT_MODES", "MIN_LANES", "MAX_LANES", "parse_modes", "match_entries"]
 
 TABLE_REFRESH_MS = 400
 """The metrics table under the lanes repeats the headers' figures: it refreshes less often while lanes run."""
+
+LANE_MIN_WIDTH = 272
+"""A lane is never narrower than this: when the lanes do not fit side by side, they scroll sideways."""
+
+COMPACT_BELOW = 700
+"""Below this height (a short screen, the docks open) the lane headers show only their mode: the
+figures stay in the metrics table, and the forms keep the height."""
+
+TABLE_SHARE = 0.25
+"""The metrics table takes at most this share of the compare view's height (then it scrolls)."""
+
+
+def next_mode(shown: Iterable[Mode]) -> Mode:
+    """The mode a new lane reads: the first one not shown yet (partial when every mode is)."""
+    taken = set(shown)
+    return next((mode for mode in Mode if mode not in taken), Mode.PARTIAL)
 
 
 
@@ -74,10 +108,22 @@ class CompareView(QWidget):
         self._refit_timer.setInterval(0)
         self._refit_timer.timeout.connect(self.refit)
 
-        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        # the lanes share the width there is; when they cannot each have LANE_MIN_WIDTH they
+        # scroll sideways instead of widening the window
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("laneSplitter")
         self.splitter.setChildrenCollapsible(False)
+        self.lane_scroll = QScrollArea(self)
+        self.lane_scroll.setObjectName("laneScroll")
+        self.lane_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.lane_scroll.setWidgetResizable(True)
+        self.lane_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.lane_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.lane_scroll.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
+        self.lane_scroll.setWidget(self.splitter)
         self.metrics_table = MetricsTable(self, refresh_ms=TABLE_REFRESH_MS)
+        self.metrics_table.setWordWrap(False)  # one line a figure: a long "run ended" elides (tooltip: all of it)
+        self.metrics_table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.add_button = QPushButton("+ lane", self)
         self.add_button.setObjectName("addLaneButton")
         self.add_button.setToolTip(f"Add a lane (up to {MAX_LANES})")
@@ -85,19 +131,29 @@ class CompareView(QWidget):
         self.caption = QLabel(self)
         self.caption.setObjectName("compareCaption")
         self.caption.setWordWrap(True)
-        bottom = QHBoxLayout()
+        self.bottom = QWidget()
+        self.bottom.setObjectName("compareBottom")
+        bottom = QHBoxLayout(self.bottom)
         bottom.setContentsMargins(0, 0, 0, 0)
         bottom.addWidget(self.metrics_table, 1)
         side = QVBoxLayout()
         side.addWidget(self.add_button)
         side.addStretch(1)
         bottom.addLayout(side)
+        # the lanes over the metrics table, in a splitter: on a short screen (or with the docks
+        # open) the table gives its height to the lanes first and scrolls
+        self.vsplitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.vsplitter.setObjectName("compareSplitter")
+        self.vsplitter.setChildrenCollapsible(False)
+        self.vsplitter.addWidget(self.lane_scroll)
+        self.vsplitter.addWidget(self.bottom)
+        self.vsplitter.setStretchFactor(0, 1)
+        self.vsplitter.setStretchFactor(1, 0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         layout.addWidget(self.caption)
-        layout.addWidget(self.splitter, 1)
-        layout.addLayout(bottom)
+        layout.addWidget(self.vsplitter, 1)
         self._unsubscribe = session.subscribe(self._on_session_event)
         self._render_lanes()
 
@@ -155,8 +211,8 @@ class CompareView(QWidget):
         self.session.set_modes(modes)
 
     def add_lane(self, mode: Any = None) -> Lane | None:
-        """Add a lane on the right (default mode: partial); None if there are 5 already."""
-        added = self.session.add_lane(mode)
+        """Add a lane on the right (default: the first mode not shown yet); None if there are 5 already."""
+        added = self.session.add_lane(mode if mode is not None else next_mode(self.modes))
         return self.lane(added.name) if added is not None else None
 
     def remove_lane(self, name: str) -> bool:
@@ -216,6 +272,7 @@ class CompareView(QWidget):
             lane = kept.get(model.name)
             if lane is None:
                 lane = self._make_lane(model)
+                lane.setMinimumWidth(LANE_MIN_WIDTH)
             self.splitter.insertWidget(index, lane)
             lanes.append(lane)
         self.lanes = lanes
@@ -223,6 +280,7 @@ class CompareView(QWidget):
             lane.set_removable(len(lanes) > MIN_LANES)
         self.splitter.setSizes([1000] * len(lanes))
         self.metrics_table.set_lanes([(lane.title, lane.metrics) for lane in lanes])
+        self._fit_table()
         self.add_button.setEnabled(len(lanes) < MAX_LANES and not self.active)
         self.caption.setText(
             "One generation, read "
@@ -243,6 +301,37 @@ class CompareView(QWidget):
     def refit(self) -> None:
         """Re-measure what depends on the font and the width (the metrics table's height)."""
         self.metrics_table.set_lanes([(lane.title, lane.metrics) for lane in self.lanes])
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """The metrics table asks for all its rows, but may shrink to its header and two rows
+        (then it scrolls): the lanes' forms come first on a short screen."""
+        table = self.metrics_table
+        wanted = table.maximumHeight()  # what set_lanes measured for every row
+        rows = [table.rowHeight(r) for r in range(min(2, table.rowCount()))]
+        least = table.horizontalHeader().height() + sum(rows) + 2 * table.frameWidth()
+        table.setMinimumHeight(min(least, wanted))
+        table.setMaximumHeight(wanted)
+        table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.bottom.setMaximumHeight(wanted)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Share the height: compact lane headers on a short view, the table at most TABLE_SHARE."""
+        height = self.vsplitter.height()
+        if height <= 0:
+            return
+        compact = self.height() < COMPACT_BELOW
+        for lane in self.lanes:
+            if lane.header is not None:
+                lane.header.set_compact(compact)
+            if lane.form_view is not None and not self.window().property("presenting"):
+                for banner in lane.form_view.findChildren(QLabel, "naiveBanner"):
+                    banner.setVisible(not compact)  # the lane's header says "incorrect on purpose" already
+        self.caption.setMaximumHeight(0 if compact else 16777215)  # the lane headers name the modes
+        table = self.metrics_table
+        bottom = max(table.minimumHeight(), min(table.maximumHeight(), int(height * TABLE_SHARE)))
+        self.vsplitter.setSizes([height - bottom - self.vsplitter.handleWidth(), bottom])
 
     def showEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
         super().showEvent(event)

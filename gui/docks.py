@@ -38,7 +38,25 @@ from core.wiretap import WireRecorder
 from widgets.timeline import TimelineView
 from widgets.wire_inspector import WireInspector
 
-__all__ = ["InspectorDock", "TimelineDock", "DockFollower"]
+__all__ = ["InspectorDock", "TimelineDock", "DockFollower", "DOCK_HEIGHT"]
+
+DOCK_HEIGHT = 260
+"""The bottom docks' height when first shown (less on a short window: a quarter of it)."""
+
+DOCK_MIN_HEIGHT = 120
+"""Below this a dock's contents scroll."""
+
+
+def _scrolling(body: QWidget) -> QScrollArea:
+    """`body` in a scroll area: a dock may be smaller than its contents' minimum (they scroll),
+    so an open dock never makes the window taller or wider than a small screen."""
+    area = QScrollArea()
+    area.setObjectName("dockScroll")
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    area.setWidgetResizable(True)
+    area.setWidget(body)
+    area.setMinimumSize(160, DOCK_MIN_HEIGHT)
+    return area
 
 
 class InspectorDock(QDockWidget):
@@ -67,7 +85,7 @@ class InspectorDock(QDockWidget):
         layout.setSpacing(0)
         layout.addLayout(top)
         layout.addWidget(self.inspector, 1)
-        self.setWidget(body)
+        self.setWidget(_scrolling(body))
 
     @property
     def lane(self) -> str:
@@ -143,7 +161,7 @@ class TimelineDock(QDockWidget):
         layout.setSpacing(0)
         layout.addLayout(top)
         layout.addWidget(self.scroll, 1)
-        self.setWidget(body)
+        self.setWidget(_scrolling(body))
         self._dialog: QFileDialog | None = None
 
     def set_model(self, model: TimelineModel | None) -> None:
@@ -213,11 +231,12 @@ class DockFollower:
         )
 
     def _shown(self, dock: QDockWidget) -> None:
-        """The first time a dock is shown, give the bottom docks a useful height (a third of the window)."""
+        """The first time a dock is shown, give the bottom docks a useful height (a quarter of the
+        window, at most DOCK_HEIGHT: the lanes above keep the rest)."""
         if self._sized:
             return
         self._sized = True
         window = self.window
-        window.resizeDocks([dock], [max(220, window.height() // 3)], Qt.Orientation.Vertical)
+        window.resizeDocks([dock], [max(DOCK_MIN_HEIGHT, min(DOCK_HEIGHT, window.height() // 4))], Qt.Orientation.Vertical)
         half = max(300, window.width() // 2)
         window.resizeDocks([self.timeline, self.inspector], [half, half], Qt.Orientation.Horizontal)

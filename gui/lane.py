@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from core.form import FormModel
@@ -27,10 +27,18 @@ from gui.errors import reporting
 from gui.field_picker import FieldPicker
 from widgets.field_base import repolish
 from widgets.form_view import FormView
+from widgets.elided_label import ElidedLabel
 from widgets.lane_header import LaneHeader
 from widgets.status_line import status_text
 
 __all__ = ["Lane", "HEADER_REFRESH_MS"]
+
+LANE_LABEL_WIDTH = 100
+"""A compare lane's field labels are this wide (the single form's: LABEL_WIDTH)."""
+
+BESIDE_CHARS = 64
+"""A compare lane's form narrower than this many average characters puts each field's label over
+its value (the value then gets the whole width instead of being cut short)."""
 
 HEADER_REFRESH_MS = 200
 """How often a lane header re-reads its metrics while they change (a summary walks every field)."""
@@ -68,6 +76,10 @@ class Lane(QFrame):
         self.controller.error.connect(self.error)
         self._unsubscribe = lane.subscribe(self._on_lane_event)
 
+        self._fit_timer = QTimer(self)
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self.fit_fields)
         self._layout = QVBoxLayout(self)
         self.header: LaneHeader | None = None
         if chrome:
@@ -87,6 +99,10 @@ class Lane(QFrame):
             self.mode_combo.addItem(m.label, m.value)
         self.mode_combo.setCurrentIndex(self.mode_combo.findData(lane.mode.value))
         self.mode_combo.setToolTip("How this lane reads the stream")
+        # as wide as the lane allows, never wider: "naive — incorrect on purpose" must not widen a lane
+        self.mode_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.mode_combo.setMinimumContentsLength(8)
+        self.mode_combo.view().setMinimumWidth(self.mode_combo.view().sizeHintForColumn(0) + 24)
         self.mode_combo.currentIndexChanged.connect(self._mode_chosen)
         self.remove_button = QToolButton(self)
         self.remove_button.setObjectName("laneRemove")
@@ -103,9 +119,10 @@ class Lane(QFrame):
         self.bar.setObjectName("laneBar")
         self.bar.setLayout(bar)
         self.header = LaneHeader(lane.metrics, mode=lane.mode.value, live=False, parent=self, refresh_ms=HEADER_REFRESH_MS)
-        self.status_label = QLabel(self)
+        # a long reason: elided, whole in the tooltip; always two lines high, so the form under it
+        # does not jump while the figures in the line grow
+        self.status_label = ElidedLabel(parent=self, max_lines=2, min_lines=2)
         self.status_label.setObjectName("laneStatus")
-        self.status_label.setWordWrap(True)
         self.status_label.setText(status_text(None).split(" — ")[0])
         self._layout.setContentsMargins(4, 4, 4, 4)
         self._layout.setSpacing(4)
@@ -215,9 +232,30 @@ class Lane(QFrame):
             self._layout.removeWidget(self.form_view)
             self.form_view.deleteLater()
         self.form_view = FormView(form)
+        if self.chrome:  # a compare lane is narrow: shorter labels leave its values the width
+            for widget in self.form_view.fields.values():
+                if not widget.stacked:
+                    widget.setProperty("labelWidth", LANE_LABEL_WIDTH)
+                    widget.label.setFixedWidth(LANE_LABEL_WIDTH)
+            self.form_view.viewport().installEventFilter(self)
+            self._fit_timer.start()
         self._picker = FieldPicker(self.form_view)
         self._picker.picked.connect(lambda pointer: self.fieldPicked.emit(self.name, pointer))
         self._layout.addWidget(self.form_view, 1)
+
+    def fit_fields(self) -> None:
+        """Labels over the values in a narrow lane, beside them in a wide one (compare lanes only)."""
+        view = self.form_view
+        if not self.chrome or view is None:
+            return
+        above = view.viewport().width() < BESIDE_CHARS * view.fontMetrics().averageCharWidth()
+        for widget in view.fields.values():
+            widget.set_label_above(above)
+
+    def eventFilter(self, obj: Any, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if self.form_view is not None and obj is self.form_view.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_timer.start()  # after the resize: the new width, the new font
+        return False
 
     def _on_started(self, run: Run) -> None:
         if self.header is not None:

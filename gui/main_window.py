@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from core.app_settings import SavedSettings, SettingsStore
@@ -63,9 +63,11 @@ from gui.window_documents import WindowDocuments
 from gui.window_menus import build_menus, save_picture
 from gui.window_views import ViewSwitching
 from widgets.document_bar import DocumentBar
+from widgets.legend import Legend
 from widgets.run_log import RunLog
 from widgets.source_view import SourceView
 from widgets.status_line import StatusLine
+from widgets.value_tips import install_value_tips
 
 __all__ = ["MainWindow", "SINGLE", "live_choices"]
 
@@ -90,6 +92,23 @@ def live_choices(provider: str, *, live: bool, base_url: str | None, model: str 
     if schema_name:
         changes["schema_name"] = schema_name
     return changes
+
+
+DEFAULT_SIZE = (1280, 820)
+
+
+def initial_size(window: QWidget) -> tuple[int, int]:
+    """The window's first size: 1,280 × 820, or less on a smaller screen (a 1,024 × 768 projector)."""
+    width, height = DEFAULT_SIZE
+    if QGuiApplication.platformName() == "offscreen":
+        return width, height  # a virtual screen: pictures and tests keep the default size
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return width, height
+    frame = window.frameGeometry().size() - window.geometry().size()
+    available = screen.availableGeometry()
+    return (min(width, available.width() - max(0, frame.width())),
+            min(height, available.height() - max(0, frame.height())))
 
 
 class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
@@ -180,6 +199,7 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         self.stop_button.clicked.connect(self.stop)
         self.compare_action.toggled.connect(self._compare_toggled)
 
+        install_value_tips()  # a value cut short by a narrow lane: whole in its tooltip
         self._build_body()
         self._build_docks()
         build_menus(self)
@@ -197,7 +217,7 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         QShortcut(QKeySequence("Ctrl+Return"), self, activated=self.start)
         QShortcut(QKeySequence("Ctrl+Enter"), self, activated=self.start)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.escape)
-        self.resize(1280, 820)
+        self.resize(*initial_size(self))
         if compare:
             self.set_compare(True, compare)
 
@@ -227,6 +247,9 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         self.form_holder.setObjectName("formHolder")
         layout = QVBoxLayout(self.form_holder)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        self.legend = Legend()  # what the markers mean (View ▸ Legend; gui.window_menus)
+        layout.addWidget(self.legend)
         layout.addWidget(self.single_view)
         self.stack = QStackedWidget()
         self.stack.setObjectName("viewStack")

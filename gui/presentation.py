@@ -1,7 +1,8 @@
 """Presentation mode: full screen, larger type, only scenario / Start / Stop left in the toolbar.
 
 `Presentation(window)` remembers what it changes and puts it back: `enter()` hides every toolbar
-action except the ones the window lists as `presentation_keep`, hides the menu bar, the run log
+action except the ones the window lists as `presentation_keep` (one with a shortcut, Compare's
+Ctrl+K, is taken off the toolbar instead, so that its shortcut still works), hides the menu bar, the run log
 and the lanes' own controls, applies a larger-type style sheet to the window and shows it full
 screen; `leave()` restores the window's state, geometry and visibility exactly. The window's
 `presentation_changed(active)` (if it has one) is called after either. `toggle()` is what
@@ -43,15 +44,15 @@ def label_widths_qss(width: int) -> str:
     from widgets.form_view import WIDGETS
 
     kinds = sorted({kind.value for kind, cls in WIDGETS.items() if not cls.stacked})
-    selectors = ", ".join(f'QFrame[role="field"][fieldKind="{k}"] > QLabel#fieldLabel' for k in kinds)
+    selectors = ", ".join(f'QFrame[role="field"][fieldKind="{k}"][labelAbove="false"] > QLabel#fieldLabel' for k in kinds)
     return f"{selectors} {{ min-width: {width}px; max-width: {width}px; }}"
 
 
 def restore_label_widths(root: QWidget) -> None:
     """Put back the fixed label width the style sheet overrode (a style sheet does not undo it)."""
     for field in root.findChildren(FieldWidget):
-        if not field.stacked:
-            field.label.setFixedWidth(LABEL_WIDTH)
+        if not field.stacked and not field.label_above:
+            field.label.setFixedWidth(int(field.property("labelWidth") or LABEL_WIDTH))  # a compare lane's is shorter
 
 
 class Presentation(QObject):
@@ -84,8 +85,18 @@ class Presentation(QObject):
             "hidden": [],
         }
         keep = set(getattr(w, "presentation_keep", ()))
-        for action in w.run_toolbar.actions():
-            if action not in keep and action.isVisible():
+        saved["removed"] = []
+        bar = w.run_toolbar
+        actions = bar.actions()
+        for index, action in enumerate(actions):
+            if action in keep or not action.isVisible():
+                continue
+            if not action.shortcut().isEmpty():
+                # taken off the toolbar, not hidden: a hidden action's shortcut (Ctrl+K) stops working
+                after = actions[index + 1] if index + 1 < len(actions) else None
+                bar.removeAction(action)
+                saved["removed"].append((action, after))
+            else:
                 action.setVisible(False)
                 saved["hidden"].append(action)
         for widget in self._extra_widgets():
@@ -114,6 +125,8 @@ class Presentation(QObject):
         w.setProperty("presenting", False)
         w.setStyleSheet(saved.get("style", ""))
         restore_label_widths(w)
+        for action, after in reversed(saved.get("removed", [])):
+            w.run_toolbar.insertAction(after, action)
         for item in saved.get("hidden", []):
             try:
                 item.setVisible(True)

@@ -137,7 +137,7 @@ class Recordings(QObject):
         if getattr(args, "record", None) is not None:
             self.record(args.record)
         if getattr(args, "replay", None):
-            self.open_trace(args.replay)
+            self.open_trace(getattr(args, "replay_trace", None) or args.replay)
 
     # -- recording --------------------------------------------------------------------------
 
@@ -164,13 +164,14 @@ class Recordings(QObject):
         dialog.fileSelected.connect(reporting(lambda chosen: self.open_trace(chosen) if chosen else None))
         dialog.open()
 
-    def open_trace(self, path: str | Path) -> bool:
-        """Replay the trace at `path` from now on (False, and one line shown, if it cannot be used)."""
+    def open_trace(self, path: str | Path | Trace) -> bool:
+        """Replay the trace at `path` (or one already loaded) from now on (False, and one line shown,
+        if it cannot be used)."""
         if self.session.active:
             self._fail("a run is active: stop it before opening a trace")
             return False
         try:
-            trace = load_trace(path)
+            trace = path if isinstance(path, Trace) else load_trace(path)
             trace_id = self._host(trace)
         except TraceError as exc:
             self._fail(str(exc))

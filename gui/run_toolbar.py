@@ -17,6 +17,11 @@ qasync's loop; a failure is one line in the status bar, and a typed name always 
 structured-output choice where the provider has more than one, and Anthropic's fine-grained
 tool streaming.
 
+The toolbar fits the default 1,280 px window: the pickers are as wide as a short label (their
+lists show the whole labels), the Faults button is as wide as its longest choice whatever fault is
+chosen, and the drop-down buttons draw one arrow (their text's). Start and Stop come first, so a
+narrow window puts the pickers into the toolbar's overflow menu, never Start or Stop.
+
 While the session reads a document of one's own, the scenario picker shows it as its first entry
 ("Your document: NAME"); choosing a bundled scenario there goes back to that scenario's document
 in one click.
@@ -36,7 +41,7 @@ from core.modes import Mode
 from core.scenarios import SCENARIO_NAMES, get_scenario
 from core.session import Session, SettingsChanged
 from core.providers.request import STRUCTURED_CHOICES
-from core.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, model_setting
+from core.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, fault_problem, faults_for, model_setting
 from gui.errors import reporting
 
 __all__ = ["RunToolbar", "PROVIDER_LABELS", "LIVE_LABELS", "LIVE_PREFIX", "STRUCTURED_LABELS", "SPEEDS", "OWN_DOCUMENT"]
@@ -77,6 +82,14 @@ SPEEDS: tuple[tuple[float, str], ...] = (
     (1000, "1,000 tokens/s"),
     (0, "as fast as possible"),
 )
+
+
+_ONE_ARROW = "QToolButton::menu-indicator { image: none; width: 0px; }"
+"""The drop-down buttons say "▾" in their text; the style's own indicator would be a second arrow."""
+
+
+def _fault_text(name: str) -> str:
+    return f"Fault: {name} ▾"
 
 
 def _select(combo: QComboBox, data: Any) -> None:
@@ -134,7 +147,7 @@ class RunToolbar(QObject):
         self.models_error: str | None = None
         # the pickers are as wide as a short label (their lists show the whole labels), so the
         # toolbar fits the default 1,280 px window in the demo and in the live layout
-        for combo, chars in ((self.provider_combo, 15),):
+        for combo, chars in ((self.provider_combo, 14),):
             combo.setMinimumContentsLength(chars)
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.view().setMinimumWidth(combo.view().sizeHintForColumn(0) + 24)
@@ -142,13 +155,16 @@ class RunToolbar(QObject):
         self.mode_combo.setObjectName("modeCombo")
         for m in Mode:
             self.mode_combo.addItem(m.label, m.value)
-        self.mode_combo.setMinimumContentsLength(12)
+        self.mode_combo.setMinimumContentsLength(10)
         self.mode_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.mode_combo.view().setMinimumWidth(self.mode_combo.view().sizeHintForColumn(0) + 24)
         self.speed_combo = QComboBox()
         self.speed_combo.setObjectName("speedCombo")
         for value, label in SPEEDS:
             self.speed_combo.addItem(label, float(value))
+        self.speed_combo.setMinimumContentsLength(10)
+        self.speed_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.speed_combo.view().setMinimumWidth(self.speed_combo.view().sizeHintForColumn(0) + 24)
 
         self.faults_button = QToolButton()
         self.faults_button.setObjectName("faultsButton")
@@ -166,6 +182,9 @@ class RunToolbar(QObject):
             self.faults_menu.addAction(action)
             self.fault_actions[name] = action
         self.faults_button.setMenu(self.faults_menu)
+        self.faults_button.setStyleSheet(_ONE_ARROW)
+        self.faults_button.setText(_fault_text(max(FAULT_NAMES, key=len) + "@0.25"))  # a fault at a point fits too
+        self.faults_button.setFixedWidth(self.faults_button.sizeHint().width())  # a chosen fault never widens it
 
         self.settings_button = QToolButton()
         self.settings_button.setObjectName("settingsButton")
@@ -177,6 +196,7 @@ class RunToolbar(QObject):
         display.addAction(self.show_strings_action)
         display.addAction(self.show_numbers_action)
         self.settings_button.setMenu(display)
+        self.settings_button.setStyleSheet(_ONE_ARROW)
 
         self.start_button = QPushButton("▶ Start")
         self.start_button.setObjectName("startButton")
@@ -191,16 +211,22 @@ class RunToolbar(QObject):
         self.compare_action.setShortcut(QKeySequence("Ctrl+K"))
 
         keep: list[QAction] = []
+        # Start and Stop first: a toolbar too narrow for everything hides its last items, never these
+        keep.append(bar.addWidget(self.start_button))
+        keep.append(bar.addWidget(self.stop_button))
+        bar.addSeparator()
         self._demo_actions: list[QAction] = []
         self._live_actions: list[QAction] = []
         self._structured_actions: list[QAction] = []
-        for label, widget in (
+        self.provider_combo.setToolTip("Provider: the demo provider speaking a real wire, or a live one")
+        self.speed_combo.setToolTip("Speed of the demo provider")
+        for label, widget in (  # the provider and speed pickers say what they are in their own text
             ("Scenario", self.scenario_combo),
-            ("Provider", self.provider_combo),
+            ("", self.provider_combo),
             ("Model", self.model_combo),
             ("", self.structured_combo),
             ("Mode", self.mode_combo),
-            ("Speed", self.speed_combo),
+            ("", self.speed_combo),
         ):
             added = [bar.addWidget(QLabel(f" {label} "))] if label else []
             added.append(bar.addWidget(widget))
@@ -216,9 +242,6 @@ class RunToolbar(QObject):
         bar.addSeparator()
         self._demo_actions.append(bar.addWidget(self.faults_button))
         bar.addWidget(self.settings_button)
-        bar.addSeparator()
-        keep.append(bar.addWidget(self.start_button))
-        keep.append(bar.addWidget(self.stop_button))
         bar.addSeparator()
         bar.addAction(self.compare_action)
         self.presentation_keep: list[QAction] = keep
@@ -251,13 +274,20 @@ class RunToolbar(QObject):
             self.speed_combo.addItem(f"{s.speed:g} tokens/s", s.speed)
             self.speed_combo.blockSignals(False)
         _select(self.speed_combo, s.speed)
+        offered = set(faults_for(s.provider))  # only the faults that apply to this wire
+        for fault_name, fault_action in self.fault_actions.items():
+            fault_action.setVisible(fault_name is None or fault_name in offered)
         name = (s.fault or "").partition("@")[0] or None
         action = self.fault_actions.get(name) or self.fault_actions[None]
         if not action.isChecked():
             self.fault_group.blockSignals(True)
             action.setChecked(True)
             self.fault_group.blockSignals(False)
-        self.faults_button.setText(f"Fault: {s.fault or 'none'} ▾")
+        full = _fault_text(s.fault or "none")
+        metrics = self.faults_button.fontMetrics()
+        room = self.faults_button.width() - (self.faults_button.sizeHint().width() - metrics.horizontalAdvance(self.faults_button.text()))
+        self.faults_button.setText(metrics.elidedText(full, Qt.TextElideMode.ElideMiddle, max(room, metrics.horizontalAdvance(full[:8]))))
+        self.faults_button.setToolTip(f"The demo fault of the next run: {s.fault or 'none'}")
         for act, value in ((self.show_strings_action, s.show_provisional_strings),
                            (self.show_numbers_action, s.show_provisional_numbers)):
             if act.isChecked() != value:
@@ -448,6 +478,8 @@ class RunToolbar(QObject):
         choices = STRUCTURED_CHOICES.get(provider, ("tools",))
         if self.session.settings.structured not in choices:
             changes["structured"] = choices[0]
+        if fault_problem(self.session.settings.fault, provider):
+            changes["fault"] = None  # a fault the new wire cannot carry (blank_line off Ollama)
         self._send(**changes)
 
     @reporting

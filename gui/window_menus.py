@@ -2,11 +2,14 @@
 
 `build_menus(window)` adds File (Open document…, Open schema…, Settings…, Record runs, Recordings ▸
 (`gui.recordings`), Export animation… (`gui.export_animation`), Save picture…, Export timeline as PNG…,
-Quit), Edit (Paste document) and View (Compare,
-Wire inspector, Timeline, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
+Quit), Edit (Paste document, Clear form / Clear all lanes, Undo clear) and View (Compare,
+Wire inspector, Timeline, Legend, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
 button to its Run toolbar, and window-level copies of the shortcuts so they work while the menu
 bar is hidden (presentation). The actions are kept on the window (`save_picture_action`,
-`present_action`, `autoplay_action`, `inspector_action`, `timeline_action`, ...).
+`present_action`, `autoplay_action`, `inspector_action`, `timeline_action`, `clear_action`,
+`undo_clear_action`, `legend_action`, ...). Clear and its undo are the session's
+(`Session.clear_forms` / `undo_clear`); the actions follow its events. Whether the legend is shown
+is remembered in the window's settings store under `LEGEND_KEY`.
 """
 
 from __future__ import annotations
@@ -15,13 +18,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QStandardPaths, Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QToolButton, QWidget
+from PySide6.QtCore import QEvent, QObject, QStandardPaths, Qt
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QPlainTextEdit, QTextEdit, QToolButton, QWidget
 
 from gui.errors import reporting
 
-__all__ = ["build_menus", "save_picture"]
+__all__ = ["build_menus", "save_picture", "LEGEND_KEY"]
+
+LEGEND_KEY = "window/legend"
+"""The settings store's name for whether the legend is shown ("shown" / "hidden")."""
 
 
 def save_picture(window: QWidget, path: str | Path) -> Path:
@@ -94,6 +100,8 @@ def build_menus(window: Any) -> None:
     window.paste_document_action.setToolTip("Use the text (or the file) on the clipboard as the document")
     window.paste_document_action.triggered.connect(reporting(lambda _checked=False: window.documents.paste()))
     edit.addAction(window.paste_document_action)
+    edit.addSeparator()
+    _build_clear(window, edit)
 
     view = window.menuBar().addMenu("&View")
     view.addAction(window.compare_action)
@@ -105,6 +113,7 @@ def build_menus(window: Any) -> None:
     window.timeline_action.setText("Timeline")
     window.timeline_action.setShortcut(QKeySequence("Ctrl+T"))
     view.addAction(window.timeline_action)
+    _build_legend(window, view)
     view.addSeparator()
     window.present_action = QAction("Presentation mode", window, checkable=True)
     window.present_action.setObjectName("presentAction")
@@ -123,5 +132,100 @@ def build_menus(window: Any) -> None:
     # window-level copies so the shortcuts work while the menu bar is hidden (presentation)
     for action in (window.open_document_action, window.settings_action, window.paste_document_action,
                    window.save_picture_action, window.compare_action, window.present_action,
-                   window.inspector_action, window.timeline_action):
+                   window.inspector_action, window.timeline_action, window.clear_action,
+                   window.undo_clear_action, window.legend_action):
         window.addAction(action)
+
+
+def _build_clear(window: Any, menu: Any) -> None:
+    """Edit ▸ Clear form (Clear all lanes in compare) and Undo clear, following the session."""
+    from core.session import ActiveChanged, UndoChanged, ViewChanged
+
+    session = window.session
+    window.clear_action = QAction("Clear form", window)
+    window.clear_action.setObjectName("clearAction")
+    window.clear_action.setShortcut(QKeySequence("Ctrl+Shift+Backspace"))
+    window.clear_action.triggered.connect(reporting(lambda _checked=False: session.clear_forms()))
+    menu.addAction(window.clear_action)
+    window.undo_clear_action = QAction("Undo clear", window)
+    window.undo_clear_action.setObjectName("undoClearAction")
+    window.undo_clear_action.setShortcut(QKeySequence.StandardKey.Undo)
+    window.undo_clear_action.triggered.connect(reporting(lambda _checked=False: session.undo_clear()))
+    menu.addAction(window.undo_clear_action)
+
+    def sync(event: Any = None) -> None:
+        if event is not None and not isinstance(event, (ActiveChanged, UndoChanged, ViewChanged)):
+            return
+        comparing = session.comparing
+        window.clear_action.setText("Clear all lanes" if comparing else "Clear form")
+        window.clear_action.setToolTip(
+            "Empty every lane's form (Undo clear puts the values back)" if comparing
+            else "Empty the form, your own values included (Undo clear puts them back)"
+        )
+        window.clear_action.setEnabled(not session.active)
+        undo = session.undo_text
+        window.undo_clear_action.setText(undo or "Undo clear")
+        window.undo_clear_action.setEnabled(undo is not None and not session.active)
+        app = QApplication.instance()
+        if undo is not None:  # watched only while there is a clear to undo (not on every event)
+            app.installEventFilter(keys)
+        else:
+            app.removeEventFilter(keys)
+
+    keys = _UndoClearKeys(window)
+    session.subscribe(sync)
+    sync()
+
+
+class _UndoClearKeys(QObject):
+    """Ctrl+Z in a text field with nothing of its own to undo (e.g. the field a clear just
+    emptied) is Undo clear: the field does not get to claim the shortcut."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self._window = window
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if event.type() != QEvent.Type.ShortcutOverride or not isinstance(watched, (QLineEdit, QPlainTextEdit, QTextEdit)):
+            return False
+        window = self._window
+        if window.session.undo_text is None or not window.isAncestorOf(watched):
+            return False
+        if not (isinstance(event, QKeyEvent) and event.matches(QKeySequence.StandardKey.Undo)):
+            return False
+        if isinstance(watched, QLineEdit):
+            own = watched.isUndoAvailable()
+        else:
+            own = watched.document().isUndoAvailable()
+        return not own  # True: the editor does not see it, so the window's Undo clear runs
+
+
+def _build_legend(window: Any, menu: Any) -> None:
+    """View ▸ Legend: show or hide the legend over the single form; the choice is remembered."""
+    store = getattr(window, "store", None)
+    shown = (store.value(LEGEND_KEY) if store is not None else None) != "hidden"
+    window.legend_action = QAction("Legend", window, checkable=True)
+    window.legend_action.setObjectName("legendAction")
+    window.legend_action.setShortcut(QKeySequence("Ctrl+L"))
+    window.legend_action.setToolTip("What the marks beside the fields mean")
+    window.legend_action.setChecked(shown)
+    window.legend.setVisible(shown)
+
+    def toggled(checked: bool) -> None:
+        window.legend.setVisible(checked)
+        if store is not None:
+            store.set_value(LEGEND_KEY, "shown" if checked else "hidden")
+            store.sync()
+
+    window.legend_action.toggled.connect(toggled)
+
+    def marking(event: Any = None) -> None:  # the single form's mode decides whether it marks
+        from core.session import SettingsChanged
+
+        if event is None or isinstance(event, SettingsChanged) and "mode" in event.changed:
+            window.legend.set_marking(window.session.single.mode.spec.marks_states)
+
+    window.session.subscribe(marking)
+    marking()
+    window.legend.hideRequested.connect(lambda: window.legend_action.setChecked(False))
+    menu.addAction(window.legend_action)

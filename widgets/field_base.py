@@ -7,7 +7,9 @@ pointer it reads the model — state, display text, reason — and sets the dyna
 `state` (empty / pending / provisional / settled / invalid) and `displayValue` on itself and its
 children, then unpolishes/polishes them so the QSS in assets/styles keyed on `[state="..."]`
 applies. A state is never shown by colour alone: the marker label beside the editor says it in
-text too ("… still arriving", "✓", "✗ invalid", "waiting"). When a value settles during a run the
+text too ("… still arriving", "✓", "✗ invalid", "waiting"). A value the user typed (the model's
+`Origin.USER`) says "✎ yours" instead of "✓", and the widgets carry an `origin` property ("user",
+"extracted" or "") for the QSS, so a typed value never looks like a settled extracted one. When a value settles during a run the
 widget sets `flash="on"` for a moment (the short highlight when it lands).
 
 Subclasses provide the editor (`make_editor`), show a value in it (`show_value`) and turn the
@@ -23,7 +25,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from core.form import MISSING, FieldSpec, FieldState, FormModel
+from core.form import MISSING, FieldSpec, FieldState, FormModel, Origin
 from widgets.form_signals import FormSignals
 
 MARKERS: dict[FieldState, str] = {
@@ -33,6 +35,9 @@ MARKERS: dict[FieldState, str] = {
     FieldState.SETTLED: "✓",
     FieldState.INVALID: "✗ invalid",
 }
+
+USER_MARKER = "✎ yours"
+"""The marker of a settled value the user typed (not extracted by a run)."""
 
 PLACEHOLDERS: dict[FieldState, str] = {
     FieldState.PENDING: "waiting for its value…",
@@ -83,6 +88,8 @@ class FieldWidget(QFrame):
         self.editor = self.make_editor()
         self.editor.setObjectName("fieldEditor")
 
+        self.label_above = False  # set_label_above: a narrow compare lane puts it over the editor
+        self.setProperty("labelAbove", False)
         if self.stacked:
             outer = QVBoxLayout(self)
             head = QHBoxLayout()
@@ -111,6 +118,43 @@ class FieldWidget(QFrame):
         signals.runningChanged.connect(self._on_running)
         self._on_running(form.running)
         self.refresh()
+
+    def _lay_out(self, above: bool) -> None:
+        """Label and marker over the editor (`above`), or label, editor and marker in one row."""
+        if above:
+            outer = QVBoxLayout(self)
+            head = QHBoxLayout()
+            head.addWidget(self.label)
+            head.addStretch(1)
+            head.addWidget(self.marker)
+            outer.addLayout(head)
+            outer.addWidget(self.editor)
+        else:
+            outer = QHBoxLayout(self)
+            self.label.setFixedWidth(LABEL_WIDTH)
+            outer.addWidget(self.label)
+            outer.addWidget(self.editor, 1)
+            outer.addWidget(self.marker)
+        outer.setContentsMargins(6, 3, 6, 3)
+        outer.setSpacing(6)
+
+    def set_label_above(self, above: bool) -> None:
+        """Put a one-row field's label over its editor (a narrow compare lane: the value gets the
+        row's whole width), or back beside it. Stacked kinds have theirs above always."""
+        if self.stacked or above == self.label_above:
+            return
+        self.label_above = above
+        import shiboken6
+
+        shiboken6.delete(self.layout())  # a layout owns no widget: the label, editor and marker stay
+        self._lay_out(above)
+        self.setProperty("labelAbove", above)
+        repolish(self.label)
+        if above:  # no fixed label width over the editor (a style sheet's included)
+            self.label.setMinimumWidth(0)
+            self.label.setMaximumWidth(16777215)
+        else:
+            self.label.setFixedWidth(int(self.property("labelWidth") or LABEL_WIDTH))
 
     # -- to be provided by each kind ----------------------------------------------------------
 
@@ -160,12 +204,17 @@ class FieldWidget(QFrame):
         marking = form.marking
         shown_state = state.value if marking or state is FieldState.INVALID else ("settled" if value is not MISSING else "empty")
         marker = MARKERS[state] if marking or state is FieldState.INVALID else ""
+        origin = form.origin(self.pointer) if value is not MISSING else None
+        if marker and state is FieldState.SETTLED and origin is Origin.USER:
+            marker = USER_MARKER
+        origin_name = origin.value if origin is not None and marking else ""
         self.marker.setText(marker)
         reason = form.reason(self.pointer)
         tip = reason if state is FieldState.INVALID and reason else (self.spec.description or "")
         self.setToolTip(tip)
         self.editor.setToolTip(tip)
-        changed = self.property("state") != shown_state  # QSS keys on state (and flash) only
+        changed = self.property("state") != shown_state or self.property("origin") != origin_name  # QSS keys on these
+        self.setProperty("origin", origin_name)
         if self.property("displayValue") != text:
             self.setProperty("displayValue", text)
         if state is FieldState.SETTLED and previous not in (None, FieldState.SETTLED) and form.running and marking:
@@ -175,8 +224,10 @@ class FieldWidget(QFrame):
             self._set_state_property(shown_state)
 
     def _set_state_property(self, value: str) -> None:
+        origin = self.property("origin") or ""
         for w in (self, self.label, self.marker, self.editor, *self.extra_styled()):
             w.setProperty("state", value)
+            w.setProperty("origin", origin)
             w.setProperty("flash", self.property("flash"))
             repolish(w)
 

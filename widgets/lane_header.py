@@ -20,6 +20,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from core.metrics import LaneMetrics, MetricsSummary, format_seconds
+from widgets.elided_label import ElidedLabel
 
 __all__ = ["LaneHeader", "MODE_TITLES", "LIVE_NOTE"]
 
@@ -57,19 +58,20 @@ class LaneHeader(QFrame):
         f.setBold(True)
         f.setPointSizeF(f.pointSizeF() * 1.15)
         self.title_label.setFont(f)
-        self.about_label = QLabel(self)
+        self.about_label = ElidedLabel(parent=self, max_lines=2)
         self.about_label.setObjectName("laneAbout")
-        self.about_label.setWordWrap(True)
         self.live_label = QLabel(LIVE_NOTE, self)
         self.live_label.setObjectName("laneLive")
         self.live_label.setWordWrap(True)
-        self.times_label = QLabel(self)
+        # the figures and the outcome (a failure's whole reason) wrap onto two lines at most and
+        # elide the rest (whole in the tooltip): a long error never widens the lane or the window
+        self.times_label = ElidedLabel(parent=self, max_lines=2)
         self.times_label.setObjectName("laneTimes")
         self.counts_label = QLabel(self)
         self.counts_label.setObjectName("laneCounts")
         self.counts_label.setTextFormat(Qt.TextFormat.RichText)
         self.counts_label.setWordWrap(True)
-        self.outcome_label = QLabel(self)
+        self.outcome_label = ElidedLabel(parent=self, max_lines=1)  # the lane's status under it says it whole
         self.outcome_label.setObjectName("laneOutcome")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
@@ -79,6 +81,7 @@ class LaneHeader(QFrame):
             layout.addWidget(w)
         layout.addStretch(1)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.compact = False
         self._metrics: LaneMetrics | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._timer = QTimer(self)
@@ -103,6 +106,18 @@ class LaneHeader(QFrame):
         self.setProperty("mode", mode)
         self._repolish()
 
+    def set_compact(self, compact: bool) -> None:
+        """Compact: only the mode and what it means (one line); the figures are left to the metrics
+        table under the lanes (a short screen, or the docks open)."""
+        if compact == self.compact:
+            return
+        self.compact = compact
+        self.about_label.max_lines = 1 if compact else 2
+        self.about_label.updateGeometry()
+        for label in (self.times_label, self.counts_label):
+            label.setVisible(not compact)
+        self.outcome_label.setVisible(not compact and bool(self.outcome_label.text()))
+
     def set_live(self, live: bool) -> None:
         """Show (or hide) the live-provider note."""
         self.live = live
@@ -124,7 +139,7 @@ class LaneHeader(QFrame):
         self.times_label.setText(self.times_text(s))
         self.counts_label.setText(self.counts_html(s))
         self.outcome_label.setText(self.outcome_text(s))
-        self.outcome_label.setVisible(bool(self.outcome_label.text()))
+        self.outcome_label.setVisible(bool(self.outcome_label.text()) and not self.compact)
         self.setProperty("neverTrue", bool(s and s.never_true))
         self.setProperty("finished", bool(s and s.outcome))
         self._repolish()

@@ -23,6 +23,12 @@ def _never(s: MetricsSummary) -> str:
     return ("⚠ " if s.never_true else "") + str(s.never_true) + ("" if s.final_known else " (so far)")
 
 
+def _outcome(s: MetricsSummary) -> str:
+    if s.outcome is not None:
+        return f"{s.outcome} ({format_seconds(s.elapsed)})"
+    return "running…" if s.started else "— not run yet"
+
+
 #: (key, row title, how the cell is written)
 ROWS: tuple[tuple[str, str, Callable[[MetricsSummary], str]], ...] = (
     ("first_value", "First visible value", lambda s: format_seconds(s.first_value)),
@@ -30,7 +36,7 @@ ROWS: tuple[tuple[str, str, Callable[[MetricsSummary], str]], ...] = (
     ("never_true", "Values shown that were never true", _never),
     ("provisional_changed", "Provisional, later changed", lambda s: str(s.provisional_changed)),
     ("displays", "Values shown", lambda s: str(s.displays)),
-    ("outcome", "Run ended", lambda s: "running…" if s.outcome is None else f"{s.outcome} ({format_seconds(s.elapsed)})"),
+    ("outcome", "Run ended", lambda s: _outcome(s)),
 )
 
 
@@ -78,6 +84,7 @@ class MetricsTable(QTableWidget):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                     self.setItem(row, col, item)
                 item.setText(fmt(s))
+                item.setToolTip(item.text())  # a cell too narrow for its text elides; the tooltip has it whole
                 item.setFont(bold if key == "never_true" and s.never_true else self.font())
 
     def cell_text(self, key: str, lane: int) -> str:

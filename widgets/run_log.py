@@ -7,7 +7,7 @@ import time
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
 from core.run_status import RunStatus
-from widgets.status_line import PHASE_MARKS, human_bytes
+from widgets.status_line import COUNTS_HELP, PHASE_MARKS, counts_text, human_bytes
 
 
 def log_line(number: int, status: RunStatus, label: str) -> str:
@@ -16,7 +16,7 @@ def log_line(number: int, status: RunStatus, label: str) -> str:
     text = f"#{number} {when}  {label} · {status.mode.value} → {PHASE_MARKS[status.phase]} {status.phase.value}"
     if status.reason and status.reason != status.phase.value:
         text += f": {status.reason}"
-    text += f"  ({status.tokens_received} tokens, {human_bytes(status.bytes_received)}, {status.elapsed:.1f} s)"
+    text += f"  ({counts_text(status)}, {human_bytes(status.bytes_received)}, {status.elapsed:.1f} s)"
     return text
 
 
@@ -33,7 +33,7 @@ class RunLog(QListWidget):
         self._count += 1
         item = QListWidgetItem(log_line(self._count, status, label))
         item.setData(0x0100, status.phase.value)
-        item.setToolTip(status.reason)
+        item.setToolTip(f"{status.reason}\n\n{COUNTS_HELP}" if status.reason else COUNTS_HELP)
         self.addItem(item)
         self.scrollToBottom()
         return item

@@ -2,7 +2,8 @@
 
 It paints the cell itself (background, elided text, the state's outline and glyph) instead of
 calling QStyledItemDelegate.paint: under a style sheet that call costs ~0.3 ms per cell, and a
-table of the catalog scenario repaints hundreds of cells per second while it streams.
+table of the catalog scenario repaints hundreds of cells per second while it streams. A settled
+cell the user typed (`Origin.USER`) shows "✎" instead of the check, as the field widgets do.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
+from core.form import Origin
 from widgets.table_model import STATE_ROLE
 
 AMBER = QColor("#d08a00")
 RED = QColor("#c62828")
 GREEN = QColor("#2e7d32")
+USER = QColor("#6a3fb5")
 MUTED = QColor("#8a8a8a")
 PROVISIONAL_TEXT = QColor("#7a6a4a")
 PROVISIONAL_FILL = QColor("#fffaf0")
@@ -29,6 +32,7 @@ _ELIDE = Qt.TextElideMode.ElideRight
 _ALIGN_ROLE = Qt.ItemDataRole.TextAlignmentRole
 
 GLYPHS = {"provisional": "…", "settled": "✓", "invalid": "✗", "pending": "◌"}
+USER_GLYPH = "✎"
 
 
 class StateDelegate(QStyledItemDelegate):
@@ -94,8 +98,12 @@ class StateDelegate(QStyledItemDelegate):
             painter.setPen(QPen(RED, 2))
             painter.drawRect(inner)
         glyph = GLYPHS.get(state)
+        colour = {"settled": GREEN, "invalid": RED}.get(state, MUTED)
+        if state == "settled" and form is not None and hasattr(model, "cell_pointer"):
+            if form.origin(model.cell_pointer(index.row(), index.column())) is Origin.USER:
+                glyph, colour = USER_GLYPH, USER
         if glyph and state != "provisional":
-            painter.setPen({"settled": GREEN, "invalid": RED}.get(state, MUTED))
+            painter.setPen(colour)
             painter.setFont(fonts[2])
             painter.drawText(inner.adjusted(0, 0, -2, 0), _RIGHT, glyph)
         painter.restore()

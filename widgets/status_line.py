@@ -1,4 +1,9 @@
-"""The status line: phase and reason, bytes and tokens received, stop reason."""
+"""The status line: phase and reason, bytes, deltas or records received, stop reason, elapsed time.
+
+Three counts are never called by one name: the provider stream's content *deltas* (one delta may
+carry several model tokens: Anthropic sends 41 for 213 tokens), the relay's checked *records*,
+and the model's *tokens* as the server counts them (only the demo provider's note says those).
+"""
 
 from __future__ import annotations
 
@@ -26,6 +31,28 @@ def human_bytes(n: int) -> str:
     return f"{n / 1_000_000:.1f} MB"
 
 
+COUNTS_HELP = (
+    "deltas: content events of the provider's stream (one may carry several model tokens); "
+    "records: checked records from the relay; tokens: the model's tokens, as the server counts them"
+)
+"""What each count on the status line is (its tooltip)."""
+
+
+def counts_text(status: RunStatus) -> str:
+    """'14 deltas', '13 records' (relay modes), or both when both arrived."""
+    parts = []
+    if status.records_received or status.mode.spec.needs_relay:
+        parts.append(plural(status.records_received, "record"))
+    if status.deltas_received or not parts:
+        parts.insert(0, plural(status.deltas_received, "delta"))
+    return ", ".join(parts)
+
+
+def plural(n: int, noun: str) -> str:
+    """1 -> '1 delta', 14 -> '14 deltas'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def status_text(status: RunStatus | None) -> str:
     """The status line's text for `status` (None: no run yet)."""
     if status is None:
@@ -34,7 +61,7 @@ def status_text(status: RunStatus | None) -> str:
     head = f"{mark} {status.phase.value}"
     if status.reason and status.reason != status.phase.value:
         head += f" — {status.reason}"
-    parts = [head, human_bytes(status.bytes_received), f"{status.tokens_received} tokens"]
+    parts = [head, human_bytes(status.bytes_received), counts_text(status)]
     if status.stop_reason:
         parts.append(f"stop reason: {status.stop_reason}")
     parts.append(f"{status.elapsed:.1f} s")
@@ -50,7 +77,7 @@ def compare_text(lanes: list[tuple[str, RunStatus | None]], seed: int | None = N
             parts.append(f"{title}: ready")
             continue
         phases.append(s.phase)
-        parts.append(f"{title}: {PHASE_MARKS[s.phase]} {s.phase.value} ({s.tokens_received} tokens)")
+        parts.append(f"{title}: {PHASE_MARKS[s.phase]} {s.phase.value} ({counts_text(s)})")
     if any(p.active for p in phases):
         phase = "streaming"
     elif phases and all(p is Phase.COMMITTED for p in phases):
@@ -85,7 +112,7 @@ class StatusLine(QLabel):
 
     def _show(self, text: str, phase: str) -> None:
         self.setText(text)
-        self.setToolTip(text)
+        self.setToolTip(f"{text}\n\n{COUNTS_HELP}")
         if self.property("phase") != phase:
             self.setProperty("phase", phase)
             repolish(self)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QScrollArea, QTableView, QWidget
 
 from core.form import FieldKind, FieldState
 from widgets.field_base import FieldWidget
@@ -30,17 +31,28 @@ class TableField(FieldWidget):
         self.model.eager_rows = MAX_VISIBLE_ROWS
         header = view.horizontalHeader()
         header.setStretchLastSection(False)
+        # a long column title wraps onto a second line (then elides, whole in its tooltip:
+        # widgets.value_tips) rather than being cut at both ends ("nensions · Width")
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap)
+        header.setTextElideMode(Qt.TextElideMode.ElideNone)  # eliding first would leave nothing to wrap
+        view.setTextElideMode(Qt.TextElideMode.ElideRight)
         for column, spec in enumerate(self.spec.children):
             if spec.kind in (FieldKind.STRING, FieldKind.PROSE, FieldKind.CHIPS):
                 header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
             else:
                 header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-                # at most 110 px: a long label ("Dimensions · Width cm") elides rather than squeezing
-                # the text columns (sku, name) to nothing
-                header.resizeSection(column, min(110, max(70, header.fontMetrics().horizontalAdvance(spec.label) + 30)))
+                # as wide as the label's longest word (the title wraps), at most 110 px: a long
+                # label ("Dimensions · Width") must not squeeze the text columns (sku, name) to nothing
+                word = max((header.fontMetrics().horizontalAdvance(w) for w in spec.label.split()), default=0)
+                header.resizeSection(column, min(110, max(70, word + 24)))
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         view.setWordWrap(False)
         self.model.rowsInserted.connect(self._fit)
+        self._follow_timer = QTimer(view)
+        self._follow_timer.setSingleShot(True)
+        self._follow_timer.setInterval(0)
+        self._follow_timer.timeout.connect(self._scroll_to_newest)
+        self.model.rowsInserted.connect(self._follow)
         self.model.modelReset.connect(self._fit)
         self.view = view
         return view
@@ -55,9 +67,48 @@ class TableField(FieldWidget):
     def show_value(self, text: str, value: Any, state: FieldState) -> None:
         self._fit()
 
+    def _header_height(self) -> int:
+        """One line of title, or two when a title is wider than its column (it wraps)."""
+        header = self.view.horizontalHeader()
+        fm = header.fontMetrics()
+        wraps = any(fm.horizontalAdvance(spec.label) > header.sectionSize(column) - 12
+                    for column, spec in enumerate(self.spec.children))
+        return (2 if wraps else 1) * fm.lineSpacing() + 10
+
+    def _follow(self, _parent: QModelIndex, _first: int, _last: int) -> None:
+        """While a run writes the table, its newest row (the one being written) is kept in view:
+        once the view has laid the new rows out (its scroll range grows a moment later)."""
+        if self.form.running and not self._follow_timer.isActive():
+            self._follow_timer.start()
+
+    def _on_running(self, running: bool) -> None:
+        super()._on_running(running)
+        if running:
+            self._following = True
+        elif getattr(self, "_following", False):
+            self._following = False
+            self._follow_timer.start()  # the rows a run's end inserted: the last one written stays in view
+
+    def _scroll_to_newest(self) -> None:
+        last = self.model.rowCount() - 1
+        if last < 0:
+            return
+        self.view.scrollTo(self.model.index(last, 0), QAbstractItemView.ScrollHint.EnsureVisible)
+        area = self._scroll_area()
+        if area is not None and last >= MAX_VISIBLE_ROWS and self.form.running:
+            area.ensureWidgetVisible(self.view, 0, 0)  # a long table, in a short lane: the table itself too
+
+    def _scroll_area(self) -> QScrollArea | None:
+        widget = self.parentWidget()
+        while widget is not None and not isinstance(widget, QScrollArea):
+            widget = widget.parentWidget()
+        return widget
+
     def _fit(self) -> None:
         view = self.view
         rows = min(max(self.model.rowCount(), 1), MAX_VISIBLE_ROWS)
-        height = view.horizontalHeader().height() + rows * view.verticalHeader().defaultSectionSize() + 2 * view.frameWidth() + 2
+        header = view.horizontalHeader()
+        header.setMinimumHeight(self._header_height())
+        height = max(header.minimumHeight(), header.sizeHint().height()) + rows * view.verticalHeader().defaultSectionSize() + 2 * view.frameWidth() + 2
         if view.height() != height:
             view.setFixedHeight(height)

@@ -267,7 +267,7 @@ class TimelineView(QWidget):
                 shade.setAlpha(12)
                 p.fillRect(QRectF(0, top - 1, width, bottom - top + 1), shade)
             p.setPen(text)
-            label = fm.elidedText(pointer, Qt.TextElideMode.ElideLeft, lay.label_w - 4)
+            label = fm.elidedText(pointer or "(whole object)", Qt.TextElideMode.ElideLeft, lay.label_w - 4)
             p.drawText(QRectF(_PAD, top, lay.label_w - 4, _ROW_H), Qt.AlignmentFlag.AlignVCenter, label)
             for lane in m.lanes:
                 y = lay.rows[(pointer, lane)]

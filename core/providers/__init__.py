@@ -294,6 +294,8 @@ class EventStream:
                 if self._watch is not None:
                     self._watch.touch()
                 self._stopped = isinstance(event, Stop)
+            elif self._watch is not None:
+                self._watch.keepalive()
             self._queue.append(event)
 
 

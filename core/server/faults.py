@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from core.demo_protocol import Fault, FaultName
+from core.demo_protocol import Fault, FaultName, fault_refusal
 from core.scenarios import Scenario
 from core.server.generation import char_offset, malform, tokenize
 from core.server.knobs import Knobs
@@ -86,13 +86,12 @@ def make_plan(scenario: Scenario, knobs: Knobs) -> Plan:
 
 
 def check_fault(fault: Fault | None, wire: WireSpec, *, stream: bool) -> None:
-    """Refuse (BadRequest) a fault the wire cannot express."""
+    """Refuse (BadRequest) a fault the wire cannot express (`core.demo_protocol.FAULT_SCOPES`)."""
     if fault is None:
         return
-    if fault.name is FaultName.ERROR and not wire.supports_errors:
-        raise BadRequest(f"x-demo-fault: the {wire.name} wire has no error frame; use disconnect or max_tokens")
-    if fault.name is FaultName.BLANK_LINE and not (wire.supports_blank_line and stream):
-        raise BadRequest("x-demo-fault: blank_line applies only to a streamed Ollama (NDJSON) response")
+    why = fault_refusal(fault.name, wire.name, stream=stream)
+    if why is not None:
+        raise BadRequest(f"x-demo-fault: {why}")
 
 
 def _half(data: bytes) -> bytes:

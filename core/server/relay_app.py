@@ -1,4 +1,4 @@
-"""The relay's HTTP side: `POST /relay/v1/extract` (livefill relay v1, RELAY.md) as starlette routes.
+"""The relay's HTTP side: `POST /relay/v1/extract` (livefill relay v1, docs/relay-v1.md) as starlette routes.
 
 How this works
 --------------
@@ -86,7 +86,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from core.demo_protocol import DemoKnobs, KnobError, RelayDemoBody
+from core.demo_protocol import DemoKnobs, KnobError, RelayDemoBody, fault_refusal
 from core.errors import InputError, ProtocolError, RunFailure, UsageError
 from core.relay import Settler
 from core.relay_records import (
@@ -282,9 +282,16 @@ def _parse_job(raw: bytes) -> _Job | JSONResponse:
     if control is not None:
         return _bad_request(f"demo.{control}: control characters are not allowed")
     try:
-        demo_headers = DemoKnobs.from_relay_demo(body.demo, scenario=demo_scenario).headers()
+        knobs = DemoKnobs.from_relay_demo(body.demo, scenario=demo_scenario)
     except KnobError as exc:
         return _bad_request(f"demo: {exc}")
+    if knobs.fault is not None:  # a fault the provider's wire cannot carry: refused here, not upstream
+        from core.trace import WIRE_OF
+
+        why = fault_refusal(knobs.fault.name, WIRE_OF.get(body.provider, body.provider))
+        if why:
+            return _bad_request(f"demo.fault: {why}")
+    demo_headers = knobs.headers()
     return _Job(
         schema=schema,
         document=document,

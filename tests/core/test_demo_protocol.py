@@ -23,6 +23,7 @@ from core.demo_protocol import (
     DemoKnobs,
     Fault,
     FaultName,
+    HTTP_FAULTS,
     KnobError,
     RelayDemoBody,
     SliceMode,
@@ -254,3 +255,52 @@ def test_the_import_walk_sees_every_spelling(tmp_path: Path) -> None:
         path = tmp_path / "m.py"
         path.write_text(source)
         assert any(m == "core.server" or m.startswith("core.server.") for m in _imported_modules(path)), source
+
+
+# --- which faults apply to which wire: one table ----------------------------------------------
+
+
+def _server_wires():
+    from core.server.wires.anthropic import AnthropicWire
+    from core.server.wires.ollama import OllamaWire
+    from core.server.wires.openai_chat import ChatWire
+    from core.server.wires.openai_responses import ResponsesWire
+    from core.server.wires.raw import RawWire
+
+    return [AnthropicWire(), ChatWire(), ResponsesWire(), OllamaWire(generate=False), OllamaWire(generate=True), RawWire()]
+
+
+def test_the_fault_table_names_the_wires_the_demo_provider_serves():
+    from core.demo_protocol import FAULT_SCOPES, WIRES
+
+    assert sorted(w.name for w in _server_wires()) == sorted(WIRES)
+    for scope in FAULT_SCOPES.values():
+        assert scope.wires <= set(WIRES) and scope.why
+
+
+@pytest.mark.parametrize("fault", [f for f in FaultName if f not in HTTP_FAULTS], ids=lambda f: f.value)
+def test_the_demo_provider_refuses_exactly_the_faults_the_table_says_do_not_apply(fault):
+    from core.demo_protocol import fault_applies, faults_on
+    from core.server.faults import check_fault
+    from core.server.wires import BadRequest
+
+    for wire in _server_wires():
+        if fault_applies(fault, wire.name):
+            check_fault(Fault(name=fault), wire, stream=True)
+            assert fault in faults_on(wire.name)
+        else:
+            with pytest.raises(BadRequest, match=fault.value):
+                check_fault(Fault(name=fault), wire, stream=True)
+            assert fault not in faults_on(wire.name)
+
+
+def test_blank_line_is_ollama_only_and_error_everywhere_but_raw():
+    from core.demo_protocol import fault_refusal, faults_on
+
+    assert FaultName.BLANK_LINE in faults_on("ollama")
+    for wire in ("anthropic", "openai-chat", "openai-responses", "raw"):
+        assert FaultName.BLANK_LINE not in faults_on(wire)
+        assert "Ollama" in (fault_refusal("blank_line", wire) or "")
+    assert FaultName.ERROR not in faults_on("raw") and FaultName.ERROR in faults_on("anthropic")
+    assert fault_refusal("blank_line", "ollama", stream=False) == "blank_line applies only to a streamed response"
+    assert fault_refusal("disconnect", "raw") is None

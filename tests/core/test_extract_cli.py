@@ -413,7 +413,11 @@ def test_help_lists_every_option_with_an_example(capsys) -> None:
         assert entry is not None, option
         assert "e.g. " + option in " ".join(entry.split()), option
     assert text.count("livefill extract --") + text.count("livefill extract \\") >= 3  # three examples
-    assert "exit status: 0 committed, 1 failed, 2 bad usage, 130" in text
+    assert "exit status: 0 committed, 1 failed, 2 bad usage" in text and "130 interrupted" in text
+    # it opens with one sentence for users, then examples, before the list of options
+    head = text.split("\noptions:\n", 1)[0]
+    assert head.split("\n\n")[1].startswith("Run one extraction in the terminal")
+    assert "\nexamples:\n" in head
 
 
 # ---------------------------------------------------------------------------------------------

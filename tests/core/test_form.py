@@ -309,3 +309,64 @@ def test_decimal_numbers_show_two_places_or_every_digit_they_have():
     assert format_value(price, 118.0) == "118.00"
     assert format_value(price, 0.125) == "0.125"  # never rounded away
     assert format_value(price, 1e20) == "1e+20"
+
+
+# -- where a value came from; clear and put back -------------------------------------------------
+
+
+def test_typed_values_are_the_users_and_run_values_are_extracted():
+    from core.form import Origin
+
+    form = FormModel(SCHEMAS["invoice"])
+    form.set_value("/notes", "call first")
+    form.set_value("/line_items/0/qty", 3)
+    assert form.origin("/notes") is Origin.USER and form.origin("/line_items/0/qty") is Origin.USER
+    assert form.state("/notes") is S.SETTLED  # the same state as a settled extracted value...
+    assert form.origin("/amount") is None  # no value: no origin
+    form.begin_run()
+    form.apply("/customer_name", S.PROVISIONAL, "Mar")
+    assert form.origin("/customer_name") is Origin.EXTRACTED
+    form.apply("/customer_name", S.SETTLED, "Martinez SA")
+    assert form.origin("/customer_name") is Origin.EXTRACTED  # ...but not the same origin
+    form.commit({"customer_name": "Martinez SA", "amount": 12})
+    assert form.origins() == {"": Origin.EXTRACTED, "/customer_name": Origin.EXTRACTED, "/amount": Origin.EXTRACTED}
+    form.set_value("/amount", 13)
+    assert form.origin("/amount") is Origin.USER and form.origin("/customer_name") is Origin.EXTRACTED
+
+
+def test_restore_gives_back_origins_and_marks_exactly():
+    from core.form import Origin
+
+    form = FormModel(SCHEMAS["invoice"])
+    form.load({"customer_name": "From history", "amount": 5})
+    form.set_value("/notes", "mine")
+    form.set_value("/currency", "XXX", invalid_reason="not a currency")
+    before = (form.document, form.states(), form.origins(), form.reason("/currency"))
+    assert before[2]["/notes"] is Origin.USER and before[2]["/customer_name"] is Origin.EXTRACTED
+    form.begin_run()
+    form.apply("/notes", S.PROVISIONAL, "stream")
+    assert form.origin("/notes") is Origin.EXTRACTED
+    form.restore()
+    assert (form.document, form.states(), form.origins(), form.reason("/currency")) == before
+
+
+def test_clear_empties_everything_and_put_back_restores_it_exactly():
+    form = FormModel(SCHEMAS["invoice"])
+    form.begin_run()
+    form.apply("/customer_name", S.SETTLED, "Mar")
+    form.adopt_draft()  # a naive lane keeps what it showed
+    form.set_value("/notes", "mine")
+    form.set_value("/currency", "XXX", invalid_reason="not a currency")
+    before = (form.document, form.states(), form.origins(), form.reason("/currency"))
+    updates = []
+    form.subscribe(updates.append)
+    snapshot = form.clear()
+    assert form.document == {} and form.states() == {} and form.origins() == {}
+    assert updates[-1].reset and not snapshot.empty and snapshot.document == before[0]
+    form.put_back(snapshot)
+    assert (form.document, form.states(), form.origins(), form.reason("/currency")) == before
+    form.set_value("/notes", "changed after")  # the snapshot is a copy: later edits do not reach it
+    assert snapshot.document["notes"] == "mine"
+    form.begin_run()
+    with pytest.raises(UsageError, match="clear the form while a run is active"):
+        form.clear()

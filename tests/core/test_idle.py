@@ -101,5 +101,40 @@ async def test_watch_events_counts_content_not_keepalives():
     assert len(seen) == 2
     clock.now += 2.5  # 5.5 s after the content, 2.5 s after the keep-alive
     watch.check()
-    with pytest.raises(StreamTimeout):
+    with pytest.raises(StreamTimeout, match="only keep-alives for 5 s"):
         await task
+
+
+async def test_a_silent_stream_and_a_pinging_stream_say_different_things():
+    clock = Clock()
+    silent = IdleWatch(5.0, "demo", clock=clock)
+    task = await _waiting(silent)
+    clock.now += 5.1
+    silent.check()
+    with pytest.raises(StreamTimeout) as caught:
+        await task
+    assert str(caught.value) == "demo: nothing arrived for 5 s"
+    silent.close()
+
+    pinging = IdleWatch(5.0, "demo", clock=clock)
+    pinging.keepalive()
+    task = await _waiting(pinging)
+    clock.now += 5.1
+    pinging.check()
+    with pytest.raises(StreamTimeout) as caught:
+        await task
+    assert str(caught.value) == "demo: only keep-alives for 5 s, no content"
+    pinging.close()
+
+
+async def test_content_after_a_keepalive_makes_the_next_silence_a_silent_one():
+    clock = Clock()
+    watch = IdleWatch(5.0, "demo", clock=clock)
+    watch.keepalive()
+    watch.touch()  # content: the keep-alive before it no longer describes the silence
+    task = await _waiting(watch)
+    clock.now += 5.1
+    watch.check()
+    with pytest.raises(StreamTimeout, match="nothing arrived"):
+        await task
+    watch.close()

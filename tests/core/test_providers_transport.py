@@ -350,6 +350,7 @@ def test_only_keepalives_for_the_idle_limit_is_a_stream_timeout(virtual_loop) ->
     got, error = on_virtual_time(virtual_loop, lambda: EventStream(
         FakeBody([GOOD_CHAT[0], GOOD_CHAT[1], *pings]), _WIRES["openai-chat"], tap=None, idle_timeout=20.0))
     assert isinstance(error, StreamTimeout)
+    assert "only keep-alives for 20 s, no content" in str(error)  # pings arrived: not a silent stream
     assert virtual_loop.time() == pytest.approx(20.0)
     assert got == [ArgsDelta(text='{"a":')] + [KeepAlive()] * 3  # the empty chunks at 6, 12 and 18 s
 
@@ -361,6 +362,7 @@ def test_the_limit_is_measured_between_content_events(virtual_loop, gap: float, 
         FakeBody(body), _WIRES["openai-chat"], tap=None, idle_timeout=15.0))
     if times_out:  # the first gap is already too long: it fails 15 s after the tool call started
         assert isinstance(error, StreamTimeout) and got == [] and virtual_loop.time() == pytest.approx(15.0)
+        assert "nothing arrived for 15 s" in str(error)  # nothing came at all: not "keep-alives"
     else:  # twelve gaps just inside the limit add up to far more than the limit: no timeout
         assert error is None and args_len(got) == 12 and virtual_loop.time() == pytest.approx(12 * gap)
 

@@ -1,4 +1,4 @@
-"""The relay client (core/relay_client.py): every client rule of RELAY.md, sans-IO and over loopback.
+"""The relay client (core/relay_client.py): every client rule of docs/relay-v1.md, sans-IO and over loopback.
 
 The bad bodies are served by a tiny starlette app on 127.0.0.1 (real sockets, streamed in pieces),
 so the whole path — httpx streaming, the strict framer, the record union, the rules — is tested.

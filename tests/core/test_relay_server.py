@@ -334,6 +334,8 @@ async def test_401_without_the_token(demo_server, auth):
         (b'{"scenario": "weather", "demo": {"slice": "sideways"}}', "slice"),
         (b'{"scenario": "weather", "demo": {"speed": -1}}', "speed"),
         (b'{"scenario": "weather", "upstream": "live", "demo": {"speed": 1}}', "demo"),
+        (b'{"scenario": "weather", "provider": "anthropic", "demo": {"fault": "blank_line"}}', "only to the Ollama wire"),
+        (b'{"scenario": "weather", "provider": "openai-compatible", "demo": {"fault": "blank_line@0.2"}}', "demo.fault"),
     ],
 )
 async def test_400_with_a_clear_json_error_for_a_bad_body(demo_server, payload, word):

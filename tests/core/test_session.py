@@ -349,3 +349,89 @@ def test_marking_follows_the_mode_table_not_a_name():
         session.replace(mode=mode)
         assert session.form.marking is mode.spec.marks_states
     assert FieldState.PROVISIONAL  # the form's states are the core's own
+
+
+class HandClock:
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_the_elapsed_clock_ticks_through_a_stall_and_one_compare_run_has_one_start():
+    clock = HandClock()
+    script = Script(complete()[:5], hold=True)  # a few deltas, then nothing: a stall
+    session = Session(source=script, clock=clock, fetch_notes=False)
+    session.enter_compare(["naive", "partial", "blocking"])
+    session.start()
+    await asyncio.sleep(0.05)
+    clock.now += 6.0  # six seconds with no byte
+    await asyncio.sleep(0.3)  # the lanes' 10 Hz refresh, not a byte, moves the clock
+    assert [lane.status.elapsed for lane in session.lanes] == [6.0, 6.0, 6.0]
+    clock.now += 9.4
+    await asyncio.sleep(0.3)
+    assert [round(lane.status.elapsed, 6) for lane in session.lanes] == [15.4] * 3
+    assert session.stop()
+    statuses = await session.wait()
+    assert all(round(s.elapsed, 6) == 15.4 for s in statuses)  # measured from the one shared start
+    ticks = [lane._ticker for lane in session.lanes]
+    assert ticks == [None, None, None]  # no refresh left running after the run
+
+
+async def test_after_a_committed_run_every_container_row_of_the_timeline_has_settled():
+    session = Session(RunSettings(mode="partial"), source=Script(complete()), fetch_notes=False)
+    session.start()
+    statuses = await session.wait()
+    assert statuses[0].phase is Phase.COMMITTED
+    model = session.single_feed.model
+    containers = ["", "/line_items", "/line_items/0", "/line_items/1", "/line_items/2"]
+    assert all(p in model.fields for p in containers)
+    assert model.fields.index("/line_items") < model.fields.index("/line_items/0") < model.fields.index("/line_items/0/sku")
+    for pointer in model.fields:
+        bar = model.bar(SINGLE, pointer)
+        assert bar is not None and bar.settled is not None, pointer  # every row, containers included
+    settled = {p: model.bar(SINGLE, p).settled for p in model.fields}
+    for row in ("/line_items/0", "/line_items/1", "/line_items/2"):  # a row settles after its cells
+        assert all(settled[row] >= settled[f"{row}/{c}"] for c in ("sku", "description", "qty", "unit_price"))
+    assert settled["/line_items"] >= max(settled[r] for r in ("/line_items/0", "/line_items/1", "/line_items/2"))
+    assert settled[""] == max(settled.values())  # the object closes last
+
+
+async def test_clear_all_lanes_and_undo_put_back_exactly_what_each_lane_held():
+    from core.session import UndoChanged
+
+    script = Script(complete()[:20], hold=True)
+    session = Session(source=script, fetch_notes=False)
+    session.enter_compare(["naive", "partial"])
+    naive, partial = session.lanes
+    partial.form.set_value("/notes", "typed")
+    session.start()
+    await asyncio.sleep(0.05)
+    with pytest.raises(RuntimeError, match="press Stop first"):
+        session.clear_forms()
+    session.stop()
+    await session.wait()
+    assert naive.form.committed  # naive kept the wrong values it showed
+    before = [(lane.form.document, lane.form.states(), lane.form.origins()) for lane in session.lanes]
+    seen = events_of(session)
+    assert session.clear_forms() == 2
+    assert all(lane.form.document == {} and lane.form.states() == {} for lane in session.lanes)
+    assert seen[-1] == UndoChanged("Undo clear all lanes") and session.undo_text == "Undo clear all lanes"
+    assert session.undo_clear()
+    assert [(lane.form.document, lane.form.states(), lane.form.origins()) for lane in session.lanes] == before
+    assert seen[-1] == UndoChanged(None) and not session.undo_clear()
+    session.clear_forms()
+    session.start()  # a new run ends the undo: its values must not be overwritten later
+    assert session.undo_text is None and UndoChanged(None) in seen
+    session.stop()
+    await session.wait()
+
+
+def test_clear_form_in_the_single_view_and_a_change_of_view_ends_the_undo():
+    session = Session()
+    session.form.set_value("/customer_name", "Mine")
+    session.clear_forms()
+    assert session.undo_text == "Undo clear form" and session.form.document == {}
+    session.enter_compare()
+    assert session.undo_text is None and session.form.document == {}

@@ -38,3 +38,33 @@ def test_an_unknown_fault_or_fraction_is_refused_on_the_command_line(tmp_path):
         proc = run_app(tmp_path, "--fault", bad, "--screenshot", str(tmp_path / "x.png"), timeout=30)
         assert proc.returncode == 2, proc.stderr
         assert words in proc.stderr
+
+
+def _offered(window) -> list[str | None]:
+    return [a.data() for a in window.toolbar.faults_menu.actions() if a.isVisible()]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama"])
+def test_the_fault_menu_offers_only_the_faults_of_the_current_wire(make_window, provider):
+    from core.settings import faults_for
+
+    window = make_window(provider=provider)
+    offered = _offered(window)
+    assert offered[0] is None and offered[1:] == list(faults_for(provider))
+    assert ("blank_line" in offered) == (provider == "ollama")
+    assert "disconnect" in offered and "http_429" in offered
+
+
+def test_switching_the_wire_re_filters_the_menu_and_drops_a_fault_it_cannot_carry(make_window):
+    window = make_window(provider="ollama")
+    window.fault_actions["blank_line"].trigger()
+    assert window.fault == "blank_line"
+    combo = window.provider_combo
+    combo.setCurrentIndex(combo.findData("anthropic"))  # as a person picks it in the toolbar
+    assert window.session.settings.provider == "anthropic"
+    assert "blank_line" not in _offered(window)
+    assert window.fault is None and "none" in window.faults_button.text()
+    window.fault_actions["stall"].trigger()
+    combo.setCurrentIndex(combo.findData("ollama"))
+    assert window.fault == "stall"  # a fault the new wire carries too is kept
+    assert "blank_line" in _offered(window)

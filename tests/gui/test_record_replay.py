@@ -257,7 +257,9 @@ def test_app_options_record_replay_and_speed(make_window, qloop, demo_server, tm
     assert args.record == "" and args.replay_trace.path == str(path) and args.replay_speed == 0.5
     assert parse_args(["--record", str(tmp_path / "r.jsonl")]).record == str(tmp_path / "r.jsonl")
     assert parse_args([]).record is None and parse_args([]).replay is None
+    path.rename(path.with_suffix(".moved"))  # the trace the options loaded is the one used: not read again
     window.recordings.apply_args(args, demo_server)
+    path.with_suffix(".moved").rename(path)
     assert window.recordings.trace_host == demo_server.add_trace
     assert window.session.record_target == "" and window.recordings.record_action.isChecked()
     assert window.session.replay is not None and window.session.settings.replay_speed == 0.5

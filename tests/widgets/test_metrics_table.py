@@ -44,3 +44,14 @@ def test_the_table_follows_the_metrics(qtbot):
     settled.finish(1.0, "committed")
     qtbot.waitUntil(lambda: table.cell_text("all_settled", 2) == "0.75 s", timeout=2000)
     assert table.cell_text("outcome", 2) == "committed (1.00 s)"
+
+
+def test_a_lane_that_has_not_run_says_so_not_running(qtbot):
+    table = MetricsTable(refresh_ms=5)
+    qtbot.addWidget(table)
+    fresh, started = LaneMetrics(final=FINAL), LaneMetrics(final=FINAL)
+    table.set_lanes([("naive", fresh), ("partial", started)])
+    assert [table.cell_text("outcome", i) for i in range(2)] == ["— not run yet", "— not run yet"]
+    started.start(0.0)
+    qtbot.waitUntil(lambda: table.cell_text("outcome", 1) == "running…", timeout=2000)
+    assert table.cell_text("outcome", 0) == "— not run yet"

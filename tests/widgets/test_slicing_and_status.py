@@ -9,8 +9,8 @@ from widgets.status_line import StatusLine, compare_text
 from widgets.wire_inspector_slicing import SlicingControl
 
 
-def status(phase: Phase, tokens: int = 0) -> RunStatus:
-    return RunStatus(run_id="r", mode=Mode.PARTIAL, phase=phase, tokens_received=tokens)
+def status(phase: Phase, deltas: int = 0, mode: Mode = Mode.PARTIAL, records: int = 0) -> RunStatus:
+    return RunStatus(run_id="r", mode=mode, phase=phase, deltas_received=deltas, records_received=records)
 
 
 def test_the_knob_shows_the_session_setting_and_sends_the_users_choice(qtbot):
@@ -32,8 +32,10 @@ def test_the_knob_shows_the_session_setting_and_sends_the_users_choice(qtbot):
 def test_compare_text_names_every_lane_and_the_overall_phase():
     text, phase = compare_text([("naive", None), ("partial", None)])
     assert text == "compare · 2 lanes  ·  naive: ready  ·  partial: ready" and phase == "ready"
-    text, phase = compare_text([("naive", status(Phase.COMMITTED, 41)), ("partial", status(Phase.STREAMING, 9))], seed=7)
-    assert "naive: ✓ committed (41 tokens)" in text and "partial: ▶ streaming (9 tokens)" in text
+    text, phase = compare_text([("naive", status(Phase.COMMITTED, 41)), ("partial", status(Phase.STREAMING, 9)),
+                                ("settled", status(Phase.COMMITTED, mode=Mode.SETTLED, records=13))], seed=7)
+    assert "naive: ✓ committed (41 deltas)" in text and "partial: ▶ streaming (9 deltas)" in text
+    assert "settled: ✓ committed (13 records)" in text and "tokens" not in text
     assert text.endswith("seed 7") and phase == "streaming"
     assert compare_text([("a", status(Phase.COMMITTED)), ("b", status(Phase.FAILED))])[1] == "failed"
     assert compare_text([("a", status(Phase.COMMITTED)), ("b", status(Phase.STOPPED))])[1] == "stopped"

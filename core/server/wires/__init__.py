@@ -166,8 +166,6 @@ class WireSpec(Protocol):
 
     name: str
     content_type: str
-    supports_errors: bool  # has an in-band mid-stream error
-    supports_blank_line: bool
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest: ...
 

@@ -122,8 +122,6 @@ class OllamaWire:
     """Request parsing and error shape of Ollama's chat and generate endpoints."""
 
     content_type = "application/x-ndjson"
-    supports_errors = True
-    supports_blank_line = True
 
     def __init__(self, *, generate: bool) -> None:
         self.generate = generate

@@ -196,8 +196,6 @@ class ChatWire:
 
     name = "openai-chat"
     content_type = "text/event-stream; charset=utf-8"
-    supports_errors = True
-    supports_blank_line = False
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest:
         body = require_object(body)

@@ -197,8 +197,6 @@ class ResponsesWire:
 
     name = "openai-responses"
     content_type = "text/event-stream; charset=utf-8"
-    supports_errors = True
-    supports_blank_line = False
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest:
         body = require_object(body)

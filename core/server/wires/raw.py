@@ -42,8 +42,6 @@ class RawWire:
 
     name = "raw"
     content_type = "application/json"
-    supports_errors = False
-    supports_blank_line = False
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest:
         if isinstance(body, Mapping) and isinstance(body.get("document"), str):

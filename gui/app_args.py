@@ -1,0 +1,255 @@
+"""The `livefill` command line: its options, its help, and every check made before anything starts.
+
+`parse_args(argv)` returns the options with every value checked (ranges, files that must exist or
+be writable, fault names and the wires they apply to, compare modes, option pairs); a bad one is
+one `livefill: error: ...` line on stderr and exit status 2, before a server, a window or a
+request exists. The app (`gui.app`) then fills in what the remembered settings decide.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from core.cli_types import Parser
+from core.modes import Mode
+from gui.cli_args import (
+    compare_modes,
+    demo_fault,
+    demo_slicing,
+    existing_file,
+    fault_wire_problem,
+    frame_rate,
+    frame_width,
+    number,
+    output_file,
+    picture_file,
+    whole_number,
+)
+
+__all__ = ["build_parser", "parse_args", "USAGE", "DESCRIPTION", "EPILOG", "DEFAULT_SPEED", "DEFAULT_AUTOPLAY_PAUSE"]
+
+DEFAULT_SPEED = 30.0
+"""The demo provider's tokens per second when `--speed` is not given."""
+
+DEFAULT_AUTOPLAY_PAUSE = 3.0
+"""Seconds between autoplay runs when `--autoplay-pause` is not given."""
+
+USAGE = """\
+livefill [OPTIONS]
+       livefill extract ...     (see livefill extract --help)
+       livefill animate ...     (see livefill animate --help)"""
+
+DESCRIPTION = """\
+Watch a language model fill in a form while it is still writing, each value
+marked provisional until it has settled; it runs offline, no key needed.
+
+examples:
+  # the invoice scenario on the built-in demo provider
+  livefill
+
+  # one stream read three ways, side by side
+  livefill --compare naive,partial,settled
+
+  # a 20 KB catalog at 100 tokens/s, cut off halfway
+  livefill --scenario catalog --speed 100 --fault disconnect
+
+  # full screen, replaying in a loop (a booth screen)
+  livefill --present --autoplay
+
+  # your own document, read by the real API (key: ANTHROPIC_API_KEY)
+  livefill --live --provider anthropic --document invoice.pdf
+
+  # headless: out-mid.png mid-stream, out.png at the end, then exit
+  livefill --screenshot out.png --compare naive,partial,settled
+
+in the window: Start Ctrl+Return, Stop Esc, Compare Ctrl+K,
+wire inspector Ctrl+I, timeline Ctrl+T, presentation F11."""
+
+EPILOG = """\
+more commands:
+  livefill extract --help   the same run in the terminal, a JSON line a value
+  livefill animate --help   a recorded run replayed into a GIF or MP4
+  livefill-server --help    the demo provider and relay as a server
+
+exit status: 0 done (--screenshot: the run committed); 1 the run failed or
+Qt could not start; 2 bad usage (one line saying why; nothing started)
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options of `livefill` (see `parse_args` for the checks that span options)."""
+    from core.scenarios import SCENARIO_NAMES
+    from core.settings import PROVIDERS
+
+    parser = Parser(
+        prog="livefill", usage=USAGE, description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add = parser.add_argument
+    what = parser.add_argument_group("what to read, and how")
+    what.add_argument("--scenario", default="invoice", choices=SCENARIO_NAMES, help="a bundled demo scenario (default invoice)")
+    what.add_argument("--mode", default="partial", choices=[m.value for m in Mode], help="how the stream is read (default partial)")
+    what.add_argument("--compare", metavar="MODES", type=compare_modes,
+                      help="open the compare view with these lanes, e.g. naive,partial,settled (2 to 5)")
+    what.add_argument("--document", metavar="FILE", help="open your own document (.txt, .md or .pdf) instead of the scenario's")
+    what.add_argument("--schema", metavar="NAME|FILE.json", default=None,
+                      help="read with a bundled schema (invoice, ...) or your own JSON Schema file instead of the scenario's")
+    what.add_argument("--show-provisional-numbers", action="store_true",
+                      help="partial mode shows numbers before they settle (marked), e.g. 120… for 1200")
+    what.add_argument("--idle-timeout", type=number(0, what="seconds; 0 = none"), default=20.0, metavar="SECONDS",
+                      help="seconds of no content before a run fails (default 20; 0 = never)")
+    what.add_argument("--provider", default=None, choices=list(PROVIDERS),
+                      help="whose wire: the demo provider speaks each one (default: the one last used, else anthropic)")
+    demo = parser.add_argument_group("the demo provider's knobs (not with --live)")
+    demo.add_argument("--speed", type=number(0, 100_000, what="tokens per second; 0 = as fast as possible"), default=None,
+                      metavar="TOKENS_PER_S", help=f"tokens per second (default {DEFAULT_SPEED:g}; 0 = as fast as possible)")
+    demo.add_argument("--fault", default=None, type=demo_fault, metavar="NAME[@FRACTION]",
+                      help="a fault to inject, preselected in the Fault menu, e.g. disconnect or max_tokens@0.25")
+    demo.add_argument("--seed", type=whole_number(), default=None, metavar="N",
+                      help="the seed of its token cutting and timing (default: the demo provider's)")
+    demo.add_argument("--slice", dest="slicing", default=None, type=demo_slicing, metavar="event|N|coalesce:MS",
+                      help="how its bytes meet the network: one write per event, N-byte writes, or writes gathered for MS ms")
+    live = parser.add_argument_group("a real provider")
+    live.add_argument("--live", action="store_true",
+                      help="read the real provider instead of the demo one (keys: ANTHROPIC_API_KEY / OPENAI_API_KEY, or Settings)")
+    live.add_argument("--base-url", metavar="URL", default=None,
+                      help="with --live: the provider's address, e.g. http://127.0.0.1:8080/v1 for an OpenAI-compatible server")
+    live.add_argument("--model", metavar="M", default=None, help="the model to ask for (default: the one last used, else the provider's)")
+    live.add_argument("--structured", default=None, choices=["tools", "json_schema", "json_object"],
+                      help="how structure is forced (tools for Anthropic; tools|json_schema for OpenAI Responses)")
+    show = parser.add_argument_group("presenting")
+    show.add_argument("--autostart", action="store_true", help="start a run as soon as the window is up")
+    show.add_argument("--present", action="store_true", help="start in presentation mode (F11 / Esc leaves it)")
+    show.add_argument("--autoplay", action="store_true", help="replay the scenario in a loop with a pause between runs")
+    show.add_argument("--autoplay-pause", type=number(0, 3600, what="seconds"), default=None, metavar="SECONDS",
+                      help=f"with --autoplay: the pause between runs (default {DEFAULT_AUTOPLAY_PAUSE:g})")
+    show.add_argument("--theme", default=None, choices=["system", "light", "dark"],
+                      help="colour theme (default: the one last used, else follow the system)")
+    show.add_argument("--screenshot", metavar="PATH.png", type=picture_file,
+                      help="headless: run once, save PATH-mid.png mid-stream and PATH at the end, then exit (1 if the run did not commit)")
+    rec = parser.add_argument_group("record and replay")
+    rec.add_argument("--record", nargs="?", const="", default=None, metavar="PATH",
+                     help="record every run to a trace: PATH (a file or folder), else the recordings folder")
+    rec.add_argument("--replay", metavar="TRACE", type=existing_file, help="open a recorded trace (.jsonl): Start replays it in the chosen mode")
+    rec.add_argument("--replay-speed", type=number(0, 100, what="1 = as recorded; 0 = as fast as possible"), default=1.0, metavar="X",
+                     help="replay speed: 1 as recorded (default), 0.5, 2, 0 = as fast as possible")
+    rec.add_argument("--animate", metavar="OUT", default=None,
+                     help="with --replay: render the replayed run headless to OUT.gif (or OUT.mp4 with imageio-ffmpeg) and exit")
+    rec.add_argument("--fps", type=frame_rate, default=None, help="with --animate: frames per second (default 10)")
+    rec.add_argument("--width", type=frame_width, default=None, metavar="PX", help="with --animate: width in pixels (default 1280)")
+    files = parser.add_argument_group("files")
+    files.add_argument("--history", metavar="FILE", type=output_file(), help="history file (default: the user data dir)")
+    files.add_argument("--settings-file", metavar="FILE", type=output_file(),
+                       help="keep the remembered settings in this INI file (default: the user's livefill settings)")
+    add("--autoplay-cycles", type=whole_number(1), default=None, help=argparse.SUPPRESS)  # tests: close after N runs
+    add("--exit-after-run", action="store_true", help=argparse.SUPPRESS)
+    add("--close-after", type=number(0), default=None, help=argparse.SUPPRESS)  # tests: close the window
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line options, every one checked (a bad one: one line, exit 2)."""
+    from core.settings import PROVIDERS
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.document:
+        from core.documents import DocumentError, load_document
+
+        try:
+            args.document = load_document(args.document)
+        except DocumentError as exc:
+            parser.error(f"--document: {exc.message}")
+    _check_animate_args(parser, args)
+    if args.replay:
+        from core.errors import TraceError
+        from core.trace import load_trace
+
+        try:
+            args.replay_trace = load_trace(args.replay)
+        except TraceError as exc:
+            parser.error(f"--replay: {exc}")
+    _check_live_args(parser, args)
+    _check_demo_args(parser, args, PROVIDERS)
+    _check_headless_args(parser, args)
+    if args.record:  # a folder to record into, or a trace file (a taken name gets -2, -3, ...)
+        path = Path(args.record).expanduser()
+        try:
+            output_file()(str(path / "trace.jsonl") if path.is_dir() else args.record)
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"--record: {exc}")
+    args.speed = DEFAULT_SPEED if args.speed is None else args.speed
+    args.autoplay_pause = DEFAULT_AUTOPLAY_PAUSE if args.autoplay_pause is None else args.autoplay_pause
+    return args
+
+
+def _check_demo_args(parser: argparse.ArgumentParser, args: argparse.Namespace, providers: tuple[str, ...]) -> None:
+    """The demo provider's knobs: not with --live, and a fault only on a wire it applies to."""
+    if args.live:
+        given = [f"--{name}" for name, value in (("speed", args.speed), ("fault", args.fault), ("seed", args.seed),
+                                                 ("slice", args.slicing)) if value is not None]
+        if given:
+            parser.error(f"{', '.join(given)}: the demo provider's knobs; a --live run reads the real provider (leave them out)")
+        return
+    problem = fault_wire_problem(args.fault, args.provider, providers)
+    if problem:
+        parser.error(problem)
+    if args.autoplay_pause is not None and not args.autoplay:
+        parser.error("--autoplay-pause goes with --autoplay")
+
+
+def _check_headless_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--screenshot runs once and exits: it does not go with the options that keep the window up."""
+    if not args.screenshot:
+        return
+    for option, on in (("--autoplay", args.autoplay), ("--animate", args.animate is not None)):
+        if on:
+            parser.error(f"--screenshot runs once and exits; it does not go with {option}")
+
+
+def _check_animate_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--animate OUT (with --fps, --width), checked before anything starts (exit 2)."""
+    if args.animate is None:
+        if args.fps is not None or args.width is not None:
+            parser.error("--fps and --width go with --animate OUT")
+        return
+    if not args.replay:
+        parser.error("--animate needs --replay TRACE (the recorded run to render)")
+    from core.animation import check_output
+    from core.errors import UsageError
+
+    try:
+        check_output(args.animate)
+    except UsageError as exc:
+        parser.error(f"--animate: {exc}")
+
+
+def _check_live_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--live, --base-url, --structured and --schema, checked before anything starts (exit 2)."""
+    if args.base_url is not None:
+        if not args.live:
+            parser.error("--base-url: only for a live run (add --live)")
+        from core.keys import normalize_base_url
+
+        try:
+            normalize_base_url(args.base_url)
+        except ValueError as exc:
+            parser.error(f"--base-url: {exc}")
+        args.base_url = args.base_url.strip()
+    if args.model is not None and not args.model.strip():
+        parser.error("--model: give a model name")
+    if args.structured is not None and args.provider is not None:
+        from core.providers.request import STRUCTURED_CHOICES
+
+        choices = STRUCTURED_CHOICES[args.provider]
+        if args.structured not in choices:
+            parser.error(f"--structured: {args.provider} takes {' or '.join(choices)}, not {args.structured}")
+    if args.schema is not None:
+        from core.user_schema import is_schema_path, resolve_schema
+
+        spec = str(Path(args.schema).expanduser().resolve()) if is_schema_path(args.schema) else args.schema
+        try:
+            resolve_schema(spec)
+        except (ValueError, KeyError) as exc:
+            parser.error(f"--schema: {' '.join(str(exc).strip(chr(39)).split())}")
+        args.schema = spec

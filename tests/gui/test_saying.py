@@ -1,0 +1,213 @@
+"""Saying what is happening, on the real window: the legend, the user's own values told apart from
+extracted ones, Clear and its undo, "not run yet" in the compare table, and a clock that ticks
+through a stall."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from core.app_settings import MemoryStore
+from core.form import FieldState, Origin
+from core.run import Phase
+from gui.window_menus import LEGEND_KEY
+from tests.gui.conftest import arun, wait_until
+from widgets.field_base import MARKERS, USER_MARKER
+from widgets.legend import ENTRIES
+
+
+def type_into(qtbot, window, pointer: str, text: str) -> None:
+    editor = window.field(pointer).editor
+    editor.setFocus()
+    editor.selectAll()
+    qtbot.keyClicks(editor, text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    window.form_view.signals.flush()
+
+
+def shown(window) -> dict:
+    """What every field of the single form shows: (state, origin, marker text)."""
+    window.form_view.signals.flush()
+    return {p: (w.property("state"), w.property("origin"), w.marker.text()) for p, w in window.form_view.fields.items()}
+
+
+def test_the_legend_explains_every_marker_hides_and_the_choice_is_remembered(make_window):
+    store = MemoryStore()
+    window = make_window(store=store)
+    legend = window.legend
+    assert legend.isVisible() and window.legend_action.isChecked()
+    for marker in (*MARKERS.values(), USER_MARKER):  # every marker a field can show is explained
+        assert not marker or marker in legend.text()
+    assert [m.text() for m in legend.markers] == [e[0] for e in ENTRIES]
+    assert legend.markers[0].property("state") == "settled" and legend.markers[-1].property("origin") == "user"
+    window.mode_combo.setCurrentIndex(window.mode_combo.findData("naive"))
+    assert window.session.single.mode.value == "naive"
+    assert legend.no_marks.isVisible() and not legend.entries.isVisible()  # no marks to explain
+    window.mode_combo.setCurrentIndex(window.mode_combo.findData("partial"))
+    assert legend.entries.isVisible() and not legend.no_marks.isVisible()
+    legend.hide_button.click()
+    assert not legend.isVisible() and not window.legend_action.isChecked()
+    assert store.value(LEGEND_KEY) == "hidden"
+    again = make_window(store=store)  # the next launch
+    assert not again.legend.isVisible() and not again.legend_action.isChecked()
+    again.legend_action.trigger()  # View ▸ Legend
+    assert again.legend.isVisible() and store.value(LEGEND_KEY) == "shown"
+
+
+def test_a_typed_value_is_marked_as_the_users_and_comes_back_so_after_a_stop(make_window, qloop, qtbot):
+    window = make_window(speed=40)
+    type_into(qtbot, window, "/customer_name", "Typed GmbH")
+    assert window.form.origin("/customer_name") is Origin.USER
+    state, origin, marker = shown(window)["/customer_name"]
+    assert (state, origin, marker) == ("settled", "user", USER_MARKER)  # not the settled check
+    before = shown(window)
+
+    async def stopped():
+        window.start()
+        await wait_until(lambda: window.controller.run is not None and window.controller.run.status.deltas_received > 5)
+        window.stop_button.click()
+        await wait_until(lambda: not window.active)
+
+    arun(qloop, stopped())
+    assert window.controller.run.status.phase is Phase.STOPPED
+    assert shown(window) == before  # exactly as before Start, origin included
+
+    async def committed():
+        window.start()
+        await wait_until(lambda: not window.active and window.controller.run.status.phase.final, timeout=30)
+
+    window.session.replace(speed=0)
+    arun(qloop, committed())
+    assert window.controller.run.status.phase is Phase.COMMITTED
+    after = shown(window)
+    assert after["/customer_name"] == ("settled", "extracted", MARKERS[FieldState.SETTLED])
+    assert all(origin == "extracted" for _state, origin, _m in after.values() if origin)
+
+
+def test_clear_form_and_undo_from_the_keyboard_restore_values_marks_and_origins(make_window, qloop, qtbot):
+    window = make_window()
+    window.form.load({"customer_name": "From a run", "amount": 12})
+    type_into(qtbot, window, "/invoice_number", "INV-1")
+    window.form.set_value("/currency", "XXX", invalid_reason="not a currency")
+    before = (window.form.document, window.form.states(), window.form.origins(), shown(window))
+    assert not window.undo_clear_action.isEnabled()
+    window.activateWindow()
+    assert QTest.qWaitForWindowActive(window)  # shortcuts go to the active window
+    editor = window.field("/invoice_number").editor
+    editor.setFocus()  # the shortcut works with the cursor in a field
+    QTest.keyClick(editor, Qt.Key.Key_Backspace, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert window.form.document == {} and window.form.states() == {}
+    assert all(state == "empty" and not marker for state, _o, marker in shown(window).values())
+    assert window.undo_clear_action.isEnabled() and window.undo_clear_action.text() == "Undo clear form"
+    assert editor.hasFocus()  # the cursor is still in the emptied field: Ctrl+Z there is Undo clear
+    QTest.keyClick(editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert (window.form.document, window.form.states(), window.form.origins(), shown(window)) == before
+    assert shown(window)["/currency"][2] == MARKERS[FieldState.INVALID]
+    assert not window.undo_clear_action.isEnabled()
+
+
+def test_clear_all_lanes_in_compare_and_undo(make_window, qloop):
+    window = make_window(compare=["naive", "partial"], speed=0)
+    view = window.compare_view
+    assert window.clear_action.text() == "Clear all lanes"
+
+    async def run():
+        window.start()
+        await wait_until(lambda: not window.active and all(s is not None and s.phase.final for s in window.last_statuses()),
+                         timeout=30)
+        await view.wait()
+
+    arun(qloop, run())
+    before = [(lane.form.document, lane.form.states()) for lane in view.lanes]
+    assert all(doc for doc, _ in before)
+    window.clear_action.trigger()
+    assert all(lane.form.document == {} for lane in view.lanes)
+    for lane in view.lanes:
+        lane.form_view.signals.flush()
+        assert set(lane.field_states().values()) == {"empty"}
+    window.undo_clear_action.trigger()
+    assert [(lane.form.document, lane.form.states()) for lane in view.lanes] == before
+    window.set_compare(False)
+    assert window.clear_action.text() == "Clear form"
+
+
+def test_the_compare_table_says_not_run_yet_until_a_lane_starts(make_window, qloop):
+    window = make_window(compare=["naive", "partial", "settled"], speed=0)
+    table = window.compare_view.metrics_table
+    assert [table.cell_text("outcome", i) for i in range(3)] == ["— not run yet"] * 3
+
+    async def run():
+        window.start()
+        await wait_until(lambda: all(s is not None and s.phase.final for s in window.last_statuses()), timeout=30)
+        await window.compare_view.wait()
+        await wait_until(lambda: all(table.cell_text("outcome", i).startswith("committed") for i in range(3)))
+
+    arun(qloop, run())
+    assert "not run yet" not in " ".join(table.cell_text("outcome", i) for i in range(3))
+
+
+def test_the_elapsed_clock_ticks_while_nothing_arrives(make_window, qloop):
+    window = make_window(speed=200, fault="stall_silent@0.3", idle_timeout=30)
+
+    def figures():
+        text = window.status_line.text()
+        return re.search(r"(\d+) deltas?", text), float(re.search(r"([\d.]+) s$", text).group(1))
+
+    async def scenario():
+        window.start()
+        await wait_until(lambda: window.controller.run is not None and window.controller.run.status.deltas_received > 3)
+        while True:  # the stall: no delta for a while; then the clock must move on its own
+            deltas = window.controller.run.status.deltas_received
+            await asyncio.sleep(0.4)
+            if window.controller.run.status.deltas_received == deltas:
+                break
+        count, first = figures()
+        await asyncio.sleep(0.6)
+        count_later, later = figures()
+        window.stop_button.click()
+        await wait_until(lambda: not window.active)
+        return count.group(0), first, count_later.group(0), later
+
+    count, first, count_later, later = arun(qloop, scenario())
+    assert count == count_later  # no content arrived...
+    assert later - first >= 0.4  # ...and the clock moved anyway
+
+
+def test_each_stall_says_what_happened(make_window, qloop):
+    said = {}
+    for fault in ("stall@0.3", "stall_silent@0.3"):
+        window = make_window(fault=fault, idle_timeout=2)
+
+        async def run(window=window):
+            window.start()
+            await wait_until(lambda: not window.active and window.controller.run.status.phase.final, timeout=20)
+
+        arun(qloop, run())
+        assert window.controller.run.status.phase is Phase.FAILED
+        said[fault] = window.status_line.text()
+    assert "only keep-alives for 2 s, no content" in said["stall@0.3"]  # pings kept coming
+    assert "nothing arrived for 2 s" in said["stall_silent@0.3"]  # nothing at all was sent
+    assert "keep-alives" not in said["stall_silent@0.3"]
+
+
+def test_the_timeline_shows_every_container_settled_after_a_committed_run(make_window, qloop):
+    window = make_window(speed=0)
+    window.timeline_action.trigger()
+    view = window.timeline_dock.view
+
+    async def run():
+        window.start()
+        await wait_until(lambda: not window.active and window.controller.run.status.phase.final, timeout=30)
+
+    arun(qloop, run())
+    assert window.controller.run.status.phase is Phase.COMMITTED
+    model = view.model
+    assert model is window.session.single_feed.model
+    for pointer in ("", "/line_items", "/line_items/0", "/line_items/1", "/line_items/2", "/notes"):
+        assert pointer in model.fields, pointer
+        bar = model.bar("single", pointer)
+        assert bar is not None and bar.settled is not None, pointer  # a row, and it settled
+        assert view.bar_rect(pointer, "single") is not None  # drawn

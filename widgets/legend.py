@@ -1,0 +1,99 @@
+"""The legend over the single form: what each field marker means, in one compact line.
+
+Each entry is the very marker a field shows (same text, same `state` / `origin` properties, so the
+QSS that colours a field's marker colours the legend's), followed by a few words. Its hide button
+(and View ▸ Legend) hides it; the window remembers the choice. For a mode that shows no marks
+(naive) `set_marking(False)` says so instead. The legend owns no state but its own visibility.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+
+from core.form import FieldState
+from widgets.field_base import MARKERS, USER_MARKER, repolish
+from widgets.flow_layout import FlowLayout
+
+__all__ = ["Legend", "ENTRIES"]
+
+#: (marker text, state property, origin property, what it means, the longer tooltip)
+ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
+    (MARKERS[FieldState.SETTLED], "settled", "extracted", "final, from the model",
+     "The value's last byte arrived and it passed its field's check: it will not change."),
+    (MARKERS[FieldState.PROVISIONAL], "provisional", "extracted", "may change",
+     "Part of the value has arrived; it may grow or change before it settles."),
+    (MARKERS[FieldState.PENDING], "pending", "", "no value yet",
+     "The model has started this field: its name arrived, no byte of its value yet."),
+    (MARKERS[FieldState.INVALID], "invalid", "", "failed its check",
+     "The value does not fit its field (hover the field for the reason)."),
+    (USER_MARKER, "settled", "user", "typed by you",
+     "A value you entered. A run keeps it aside and gives it back if the run ends without a result."),
+)
+
+
+class Legend(QFrame):
+    """One line of markers and their meaning, with a hide button. Signal: `hideRequested()`."""
+
+    hideRequested = Signal()  # noqa: N815 - Qt signal naming
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("legend")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(8, 2, 4, 2)
+        row.setSpacing(4)
+        entries = QWidget()
+        flow = FlowLayout(entries, spacing=2)  # wraps onto a second line in a narrow pane
+        flow.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(entries, 1)
+        self.entries = entries
+        self.no_marks = QLabel("naive mode shows no marks: every value looks final (incorrect on purpose)")
+        self.no_marks.setObjectName("legendText")
+        self.no_marks.setWordWrap(True)
+        self.no_marks.hide()
+        row.addWidget(self.no_marks, 1)
+        self.markers: list[QLabel] = []
+        for marker, state, origin, words, tip in ENTRIES:
+            entry = QWidget()
+            pair = QHBoxLayout(entry)
+            pair.setContentsMargins(0, 0, 10, 0)
+            pair.setSpacing(4)
+            glyph = QLabel(marker)
+            glyph.setObjectName("fieldMarker")  # styled exactly as a field's marker
+            glyph.setProperty("state", state)
+            glyph.setProperty("origin", origin)
+            glyph.setToolTip(tip)
+            text = QLabel(words)
+            text.setObjectName("legendText")
+            text.setToolTip(tip)
+            pair.addWidget(glyph)
+            pair.addWidget(text)
+            flow.addWidget(entry)
+            self.markers.append(glyph)
+            repolish(glyph)
+        self.hide_button = QToolButton()
+        self.hide_button.setObjectName("legendHide")
+        self.hide_button.setText("✕")
+        self.hide_button.setAutoRaise(True)
+        self.hide_button.setToolTip("Hide the legend (View ▸ Legend shows it again)")
+        self.hide_button.setAccessibleName("Hide the legend")
+        self.hide_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.hide_button.clicked.connect(self.hideRequested)
+        row.addWidget(self.hide_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def set_marking(self, marking: bool) -> None:
+        """Explain the marks (True), or say that the form's mode shows none (False)."""
+        self.entries.setVisible(marking)
+        self.no_marks.setVisible(not marking)
+
+    def text(self) -> str:
+        """Everything the legend says, in reading order (tests, accessibility)."""
+        return "  ".join(f"{m} {w}" for m, _, _, w, _ in ENTRIES)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt API)
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt API)
+        return self.layout().heightForWidth(width)
