@@ -140,35 +140,40 @@ class EmbeddedServer:
             assert sock is not None
             port = sock.getsockname()[1]
 
-            import uvicorn
+            try:
+                import uvicorn
 
-            from core.server.app import build_app
-            from core.server.connection import install_quiet_logs, protocol_class
-            from core.server.guard import GuardLimits
-            from core.server.knobs import DemoDefaults
+                from core.server.app import build_app
+                from core.server.connection import install_quiet_logs, protocol_class
+                from core.server.guard import GuardLimits
+                from core.server.knobs import DemoDefaults
 
-            self.defaults = self.defaults or DemoDefaults()
-            self.limits = self.limits or GuardLimits()
-            app = build_app(relay_token=self.relay_token, defaults=self.defaults, limits=self.limits)
-            app.state.base_url = url
-            with self._traces_lock:
-                for trace, key in self._pending_traces:
-                    app.state.demo.add_trace(trace, key)
-                self._pending_traces.clear()
-                self.app = app
-            config = uvicorn.Config(
-                self.app,
-                http=protocol_class(self.head_timeout),
-                limit_concurrency=self.max_connections,
-                lifespan="off",
-                log_config=None,
-                log_level="warning",
-                access_log=False,
-                timeout_graceful_shutdown=2,
-                timeout_keep_alive=5,
-            )
-            self._server = _prompt_server_class(uvicorn)(config)
-            install_quiet_logs()
+                self.defaults = self.defaults or DemoDefaults()
+                self.limits = self.limits or GuardLimits()
+                app = build_app(relay_token=self.relay_token, defaults=self.defaults, limits=self.limits)
+                app.state.base_url = url
+                with self._traces_lock:
+                    for trace, key in self._pending_traces:
+                        app.state.demo.add_trace(trace, key)
+                    self._pending_traces.clear()
+                    self.app = app
+                config = uvicorn.Config(
+                    self.app,
+                    http=protocol_class(self.head_timeout),
+                    limit_concurrency=self.max_connections,
+                    lifespan="off",
+                    log_config=None,
+                    log_level="warning",
+                    access_log=False,
+                    timeout_graceful_shutdown=2,
+                    timeout_keep_alive=5,
+                )
+                self._server = _prompt_server_class(uvicorn)(config)
+                install_quiet_logs()
+            except BaseException:
+                self._stopped = True  # a listening socket that no one will serve would hang its clients
+                sock.close()
+                raise
             ready = threading.Event()
             self._thread = threading.Thread(
                 target=self._serve, args=(sock, ready), name="livefill-server", daemon=True

@@ -85,3 +85,18 @@ def test_a_trace_added_while_the_server_still_starts_is_kept_for_replay():
         assert server.app.state.demo.traces.get(server.add_trace(trace)) is trace  # and after start, directly
     finally:
         server.stop()
+
+
+def test_a_server_that_fails_to_build_closes_its_bound_socket(monkeypatch):
+    import core.server.app
+
+    def broken(**_kwargs):
+        raise RuntimeError("no app today")
+
+    monkeypatch.setattr(core.server.app, "build_app", broken)
+    server = EmbeddedServer(warm=False)
+    port = urlsplit(server.bind()).port
+    with pytest.raises(RuntimeError, match="no app today"):
+        server.start()
+    with pytest.raises(OSError):  # refused at once, not left hanging in a backlog no one serves
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
