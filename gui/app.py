@@ -405,6 +405,8 @@ def run() -> None:
     records are fsynced as each run commits, the settings are synced when the window closes,
     the runs' streams and the server are closed. What is left is the interpreter's teardown of
     tens of thousands of objects (seconds, with the SDKs loaded), which no one waits for."""
+    if sys.argv[1:2] in (["extract"], ["animate"]):  # not the window: the ordinary exit
+        sys.exit(main())
     code = main(leaving=True)
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
