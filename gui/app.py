@@ -293,8 +293,8 @@ def _start_warmup(server, window, collector):  # noqa: ANN001, ANN202 (EmbeddedS
         errors.show_error(f"the embedded demo provider could not start: {exc}", window)
 
     collector.hold()
-    return Warmup(server.start, _import_clients, _choose_keyring, on_error=report,
-                  on_done=lambda: collector.release(freeze=True)).start(asyncio.get_running_loop())
+    return Warmup(server.start, _import_clients, on_error=report, on_done=lambda: collector.release(freeze=True),
+                  after=(_choose_keyring,)).start(asyncio.get_running_loop())
 
 
 def _import_clients() -> None:
@@ -392,7 +392,8 @@ def main(argv: list[str] | None = None, *, leaving: bool = False) -> int:
 
     unfinished = warmup.current() is not None and not warmup.current().ready  # its threads end with the process
     if os.environ.get("LIVEFILL_CHECK_THREADS") and not unfinished:
-        stray = [t.name for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
+        stray = [t.name for t in threading.enumerate()
+                 if t is not threading.main_thread() and t.is_alive() and t.name != "livefill-warmup"]  # (its `after` steps end with the process)
         if stray:
             print(f"stray threads at exit: {stray}", file=sys.stderr)
     return code

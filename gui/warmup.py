@@ -14,7 +14,9 @@ pressed early) keeps `fn` and calls it on the GUI thread once the warm-up is don
 (True); with no warm-up running it returns False and the caller goes ahead at once. A deferred
 start is one intent: a second `defer` replaces it, `cancel_deferred()` (Stop, Esc) drops it.
 `await wait()` is the same for coroutines. A step that fails is kept in `errors` (the steps after
-it still run) and handed to `on_error` on the GUI thread; `on_done` runs there first.
+it still run) and handed to `on_error` on the GUI thread; `on_done` runs there first. Steps given
+as `after` run in the same thread once the warm-up is ready, and nothing waits for them (the
+keyring's backend is chosen there: it can take seconds on a desktop bus, and no demo run needs it).
 """
 
 from __future__ import annotations
@@ -38,8 +40,10 @@ class Warmup:
         *steps: Callable[[], Any],
         on_error: Callable[[BaseException], None] | None = None,
         on_done: Callable[[], Any] | None = None,
+        after: tuple[Callable[[], Any], ...] = (),
     ) -> None:
         self._steps = steps
+        self._after = after  # run in the same thread once ready; nothing waits for them
         self.on_error = on_error
         self.on_done = on_done
         self.errors: list[BaseException] = []
@@ -67,14 +71,7 @@ class Warmup:
         return self._thread is None or self._settled
 
     def _run(self) -> None:
-        for step in self._steps:
-            t = time.monotonic()
-            try:
-                step()
-            except BaseException as exc:  # noqa: BLE001 - kept and reported on the GUI thread
-                self.errors.append(exc)
-            self.timings.append((getattr(step, "__name__", repr(step)), time.monotonic() - t))
-        self._done.set()
+        self._run_steps(self._steps)
         loop = self._loop
         try:
             if loop is None:
@@ -82,6 +79,17 @@ class Warmup:
             loop.call_soon_threadsafe(self._finished)
         except RuntimeError:  # no loop, or it is closed: the app is gone
             self._settled = True
+        self._run_steps(self._after)
+        self._done.set()
+
+    def _run_steps(self, steps: tuple[Callable[[], Any], ...]) -> None:
+        for step in steps:
+            t = time.monotonic()
+            try:
+                step()
+            except BaseException as exc:  # noqa: BLE001 - kept and reported on the GUI thread
+                self.errors.append(exc)
+            self.timings.append((getattr(step, "__name__", repr(step)), time.monotonic() - t))
 
     def _finished(self) -> None:
         self._settled = True
@@ -119,7 +127,7 @@ class Warmup:
         await waiter
 
     def join(self, timeout: float | None = None) -> bool:
-        """Wait for the thread (from a thread that is not the GUI thread's loop); True if done."""
+        """Wait for the thread, `after` steps included (not from the loop's thread); True if done."""
         return self._done.wait(timeout)
 
 

@@ -165,3 +165,18 @@ def test_autoplay_started_during_the_warmup_counts_only_real_runs(make_window, q
     arun(qloop, scenario())
     assert window.autoplay.cycles == 1
     assert window.controller.last_status.phase.value == "committed"
+
+
+def test_after_steps_run_once_ready_and_nothing_waits_for_them(qloop):
+    slow = threading.Event()
+    order: list[str] = []
+    w = warmup.Warmup(lambda: order.append("needed"), after=(lambda: (slow.wait(), order.append("after")),))
+
+    async def scenario() -> None:
+        w.start(asyncio.get_running_loop())
+        await w.wait()  # ready while the `after` step still waits
+        assert w.ready and order == ["needed"] and not w.join(0)
+        slow.set()
+
+    arun(qloop, scenario())
+    assert w.join(10) and order == ["needed", "after"]
