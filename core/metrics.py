@@ -18,11 +18,19 @@ a container (a table row from a relay `item` record) counts as one display per l
 Until the final value of a field is known, a display that a later, different display of the same
 field replaced is judged against that replacement (it was certainly not the final value); the
 lane's last display of each field stays unjudged until `set_final`. Judgements are kept as running
-counters and recomputed from the display log when `set_final` is called, so `summary()` is O(1).
+counters (and which fields show their final value, unmarked) and recomputed from the display log
+when `set_final` is called, so `summary()` is O(1) until every field has settled.
 
 A field counts as settled in a lane at its last display, if that display is unmarked and equals
 the final value; the lane's "all settled" time is the latest of those, once every final leaf is
 settled. Times are seconds after `start(t)`, on whatever clock the caller uses.
+
+Byte to pixel. For each value a marking lane shows settled (`settled(pointer, t)`, from the
+`FormProbe`), the first paint of its widget that shows it settled (`painted(pointer, t)`, from the
+widget) is timed against the arrival of the network read that carried its settling byte
+(`read_time(pointer)`, a `core.settle_reads.SettleReads` of the run): the latency from the wire to
+the screen. Values whose widget is never painted settled (scrolled out of view, or the run ended
+without committing first) are not counted; `summary()` says how many were.
 """
 
 from __future__ import annotations
@@ -42,7 +50,9 @@ __all__ = [
     "LaneMetrics",
     "MetricsSummary",
     "Verdict",
+    "format_ms",
     "format_seconds",
+    "percentile",
     "leaves",
     "same_value",
 ]
@@ -76,6 +86,9 @@ class MetricsSummary:
     leaves showing their final value unmarked / leaves in the final object (0 if unknown).
     `examples`: the first few never-true displays as (pointer, value). `outcome`: None while the
     lane runs, else how it ended ("committed", "stopped", "failed: ..."); `elapsed` the run time.
+    `byte_to_pixel`: (p50, p99, max) seconds from the read carrying a value's settling byte to the
+    paint showing it settled, over `painted` values (None: none measured); `unpainted`: values
+    shown settled in the form whose paint was not (yet) seen.
     """
 
     first_value: float | None
@@ -90,6 +103,9 @@ class MetricsSummary:
     outcome: str | None
     elapsed: float | None
     started: bool = False  # a run of this lane has begun (False: nothing has run yet)
+    byte_to_pixel: tuple[float, float, float] | None = None
+    painted: int = 0
+    unpainted: int = 0
 
 
 _NOTHING = object()
@@ -116,6 +132,22 @@ def same_value(shown: Any, final: Any) -> bool:
     if isinstance(shown, dict) and isinstance(final, dict):
         return shown.keys() == final.keys() and all(same_value(shown[k], final[k]) for k in shown)
     return shown == final
+
+
+def percentile(ordered: list[float], q: float) -> float:
+    """The `q`-th percentile (0-100) of an ascending list, nearest rank."""
+    k = min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))
+    return ordered[k]
+
+
+def format_ms(value: float) -> str:
+    """0.0042 -> "4.2 ms", 0.0421 -> "42 ms", 1.5 -> "1.50 s"."""
+    ms = value * 1000
+    if ms < 10:
+        return f"{ms:.1f} ms"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return format_seconds(value)
 
 
 def format_seconds(value: float | None) -> str:
@@ -162,8 +194,11 @@ class LaneMetrics:
     def __init__(self, *, final: Any = _NOTHING) -> None:
         self._callbacks: list[Callable[[], None]] = []
         self._final: dict[str, Any] | None = None
+        self._required: dict[str, Any] = {}  # final leaves that must show their value (not empty)
         self._start = 0.0
         self._started = False
+        #: when the read carrying a pointer's settling byte arrived (set per run; None: unknown)
+        self.read_time: Callable[[str], float | None] | None = None
         self._reset()
         if final is not _NOTHING:
             self.set_final(final)
@@ -189,6 +224,7 @@ class LaneMetrics:
     def set_final(self, document: Any) -> None:
         """The fields' final values: the whole extracted object (e.g. the committed value)."""
         self._final = dict(leaves(document))
+        self._required = {p: v for p, v in self._final.items() if not _is_empty(v)}
         self._rejudge()
         self._notify()
 
@@ -196,6 +232,24 @@ class LaneMetrics:
         """The lane's run ended at `t` ("committed", "stopped", "failed: <reason>")."""
         self._outcome = outcome
         self._end = t
+        if outcome != "committed":
+            self._awaiting.clear()  # the form shows the values from before the run now
+        self._notify()
+
+    def settled(self, pointer: str, t: float) -> None:
+        """The form shows `pointer` settled from `t` on; its widget's next paint will show it."""
+        self._awaiting[pointer] = t
+
+    def painted(self, pointer: str, t: float) -> None:
+        """A widget painted `pointer` showing it settled at `t` (only the first paint counts)."""
+        if self._awaiting.pop(pointer, None) is None:
+            return
+        read = self.read_time(pointer) if self.read_time is not None else None
+        if read is None:
+            return
+        self._latencies.append(max(0.0, t - read))
+        self._latency_log.append((pointer, read - self._start, t - self._start))
+        self._sorted = None
         self._notify()
 
     # -- reading --------------------------------------------------------------------------------
@@ -212,31 +266,46 @@ class LaneMetrics:
     def summary(self) -> MetricsSummary:
         """The figures now."""
         final = self._final
-        settled_times: list[float] = []
+        ok = self._ok
         all_settled = None
-        required: list[tuple[str, Any]] = []
-        if final is not None:
-            required = [(p, v) for p, v in final.items() if not _is_empty(v)]
-            for pointer, value in required:
-                last = self._last.get(pointer)
-                if last is not None and not last.provisional and same_value(last.value, value):
-                    settled_times.append(last.t)
-            if required and len(settled_times) == len(required):
-                all_settled = max(settled_times) - self._start
+        if self._required and len(ok) == len(self._required):
+            all_settled = max(ok.values()) - self._start
         return MetricsSummary(
             first_value=None if self._first is None else self._first - self._start,
             all_settled=all_settled,
             never_true=self._counts[Verdict.NEVER_TRUE],
             provisional_changed=self._counts[Verdict.PROVISIONAL_CHANGED],
             displays=len(self._log),
-            settled=len(settled_times),
-            fields=len(required),
+            settled=len(ok),
+            fields=len(self._required),
             final_known=final is not None,
             examples=tuple(self._examples),
             outcome=self._outcome,
             elapsed=None if self._end is None else self._end - self._start,
             started=self._started,
+            byte_to_pixel=self.byte_to_pixel(),
+            painted=len(self._latencies),
+            unpainted=len(self._awaiting),
         )
+
+    def byte_to_pixel(self) -> tuple[float, float, float] | None:
+        """(p50, p99, max) seconds from settling read to paint (None: nothing measured)."""
+        if not self._latencies:
+            return None
+        if self._sorted is None:
+            self._sorted = sorted(self._latencies)
+        ordered = self._sorted
+        return percentile(ordered, 50), percentile(ordered, 99), ordered[-1]
+
+    @property
+    def latency_log(self) -> tuple[tuple[str, float, float], ...]:
+        """(pointer, settling read, paint) of each measured value, seconds after start."""
+        return tuple(self._latency_log)
+
+    @property
+    def latencies(self) -> tuple[float, ...]:
+        """Every byte-to-pixel latency measured this run, in paint order (seconds)."""
+        return tuple(self._latencies)
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call `callback()` after every change; returns a function that unsubscribes it."""
@@ -260,6 +329,11 @@ class LaneMetrics:
         self._examples: list[tuple[str, Any]] = []
         self._outcome: str | None = None
         self._end: float | None = None
+        self._ok: dict[str, float] = {}  # required leaves whose latest display is their final value, unmarked
+        self._awaiting: dict[str, float] = {}
+        self._latencies: list[float] = []
+        self._latency_log: list[tuple[str, float, float]] = []
+        self._sorted: list[float] | None = None
 
     def _display_leaf(self, pointer: str, value: Any, provisional: bool, t: float) -> None:
         final = self._final_of(pointer)
@@ -267,6 +341,7 @@ class LaneMetrics:
             if pointer in self._last:  # the field was cleared: the next value is a new display
                 self._last_pos.pop(pointer, None)
                 del self._last[pointer]
+                self._ok.pop(pointer, None)
             return
         last = self._last.get(pointer)
         if last is not None and last.provisional == provisional and _identical(last.value, value):
@@ -283,6 +358,7 @@ class LaneMetrics:
         self._last[pointer] = d
         self._last_pos[pointer] = pos
         self._count(pos, d, +1)
+        self._judge_settled(d)
 
     def _final_of(self, pointer: str) -> Any:
         if self._final is None:
@@ -314,6 +390,20 @@ class LaneMetrics:
         self._examples = []
         for pos, d in enumerate(self._log):
             self._count(pos, d, +1)
+        self._ok = {}
+        for d in self._last.values():
+            self._judge_settled(d)
+
+    def _judge_settled(self, d: Display) -> None:
+        """Keep `_ok` (pointer -> when it showed its final value unmarked) right for `d`, the
+        field's latest display."""
+        required = self._required
+        if d.pointer not in required:
+            return
+        if not d.provisional and same_value(d.value, required[d.pointer]):
+            self._ok[d.pointer] = d.t
+        else:
+            self._ok.pop(d.pointer, None)
 
     def _notify(self) -> None:
         for callback in list(self._callbacks):
@@ -338,7 +428,8 @@ class FormProbe:
     what the form now shows: `metrics.display(pointer, value, provisional=..., t=clock())` where
     provisional means "visibly marked": the form marks states (`form.marking`, False for the naive
     client) and the field is PROVISIONAL or INVALID; and `timeline.record(lane, pointer, state, t)`.
-    The update that ends a run (commit / restore / adopt) is not a display of the stream and is
+    A value a marking form shows SETTLED is also reported `metrics.settled(pointer, t)` (the
+    byte-to-pixel clock of its widget's next paint). The update that ends a run (commit / restore / adopt) is not a display of the stream and is
     not reported. `close()` unsubscribes.
     """
 
@@ -388,5 +479,8 @@ class FormProbe:
                 self.timeline.record(self.lane, pointer, state, t)
             if self.metrics is not None:
                 shown = None if value is self._missing else value
-                marked = bool(getattr(form, "marking", True)) and name in ("provisional", "invalid")
+                marking = bool(getattr(form, "marking", True))
+                marked = marking and name in ("provisional", "invalid")
                 self.metrics.display(pointer, shown, provisional=marked, t=t)
+                if marking and name == "settled" and shown is not None:
+                    self.metrics.settled(pointer, t)

@@ -11,7 +11,8 @@ whether its terminal arrived, and `value(draft)` is the extraction to validate a
               schema as it settles); provisional strings shown unless switched off, provisional
               numbers hidden by default (12 is never shown for 1200)
     blocking  collects the text, parses it once at BlockStop: everything settles at once
-    naive     core.naive: repair-parse the whole buffer on every delta and trust it (no states)
+    naive     core.naive: repair-parse the whole buffer and trust it (no states); paced to at most
+              once a frame once the buffer is large (`deferred` / `flush`)
     settled   relay records: field / item are settled values; complete is the terminal
     hybrid    the same, plus delta records: prose grows provisionally
 
@@ -23,6 +24,8 @@ the failure it means (None: a normal end, the document decides).
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -166,9 +169,14 @@ class Reader:
 
     parent_state = FieldState.PROVISIONAL  # what a container with no state yet becomes
     terminal = False
+    deferred: float | None = None  # work put off: call flush() within this many seconds
 
     def feed(self, event: Any) -> Changes:
         raise NotImplementedError
+
+    def flush(self) -> Changes:
+        """The changes of work `feed` put off (see `deferred`)."""
+        return []
 
     def end(self) -> None:
         """The source ended: raise why, unless its terminal arrived."""
@@ -291,15 +299,48 @@ class BlockingReader(_StreamReader):
 
 
 class NaiveBufferReader(_StreamReader):
-    """Repair-parse the whole buffer on every delta and show what it gives as if it were final."""
+    """Repair-parse the whole buffer and show what it gives as if it were final.
 
-    def __init__(self, config: RunConfig, schema_model: type[BaseModel]) -> None:
+    The parse is quadratic on purpose, but it is not let starve the other lanes: once the buffer
+    holds `MIN_CHARS` (below that every delta is parsed), after a parse that took `c` seconds the
+    next one waits until `min(FRAME_S, COST_RATIO * c)` has passed (deltas in between only grow the
+    buffer), so it takes at most 1/(1 + COST_RATIO) of the thread and is never more than a frame
+    late. `deferred` says when a deferred parse is due; the run calls `flush()` then.
+    """
+
+    FRAME_S = 1 / 60
+    COST_RATIO = 19
+    MIN_CHARS = 4096
+
+    def __init__(self, config: RunConfig, schema_model: type[BaseModel], *, clock: Callable[[], float] = time.perf_counter) -> None:
         super().__init__()
         self._reader = NaiveReader()
         self._value: Any = None
+        self._clock = clock
+        self._parsed_at = -math.inf
+        self._cost = 0.0
+        self._chars = 0
 
     def _args(self, delta: ArgsDelta) -> Changes:
-        value = self._reader.feed(delta.text)
+        self._reader.append(delta.text)
+        self._chars += len(delta.text)
+        if self._chars < self.MIN_CHARS:
+            return self._parse()
+        wait = min(self.FRAME_S, self.COST_RATIO * self._cost) - (self._clock() - self._parsed_at)
+        if wait > 0:
+            self.deferred = wait
+            return []
+        return self._parse()
+
+    def flush(self) -> Changes:
+        return self._parse() if self.deferred is not None else []
+
+    def _parse(self) -> Changes:
+        self.deferred = None
+        t0 = self._clock()
+        value = self._reader.value()
+        self._parsed_at = self._clock()
+        self._cost = self._parsed_at - t0
         if value is None:
             return []
         changes: Changes = []
@@ -308,11 +349,12 @@ class NaiveBufferReader(_StreamReader):
         return changes
 
     def _close(self) -> Changes:
+        changes = self.flush()
         try:
             self._value = json.loads(self._reader.text)
         except ValueError:
             pass  # the naive client does not care
-        return []
+        return changes
 
     def value(self, draft: Any) -> Any:
         return self._value

@@ -10,6 +10,7 @@ and extra fields are protocol errors) and enforces every client rule of docs/rel
     seq starts at 0 and rises by exactly 1; the first record is `start`, and only the first
     `field` / `item` / `delta` pointers must be places the schema has (`item`: an array;
     `delta`: a prose field, and only when the run asked for hybrid mode)
+    a `field` sets its pointer once; the `item`s of an array come once each, index 0, 1, 2 …
     exactly one terminal (`complete` or `error`), and it is the last line: the reader holds the
     terminal back until EOF (`close()`), so nothing that follows it can slip past
     a body that ends without a terminal -> `core.errors.Truncated`
@@ -130,6 +131,8 @@ class RecordReader:
         self._tap = tap
         self._index: SchemaIndex | None = None
         self._next_seq = 0
+        self._fields: set[str] = set()  # pointers a `field` record has set
+        self._items: dict[str, int] = {}  # array pointer -> the next item index due
         self._terminal: CompleteRecord | ErrorRecord | None = None
         self._closed = False
         self.start: StartRecord | None = None
@@ -230,6 +233,20 @@ class RecordReader:
                 bad = "is not a prose field (deltas are for prose fields only)"
         if bad:
             raise ProtocolError(f"{record.type} record for {pointer!r}: the pointer {bad}")
+        if isinstance(record, FieldRecord):
+            if pointer in self._fields or pointer in self._items:
+                raise ProtocolError(f"field record for {pointer!r}: that value was already sent")
+            self._fields.add(pointer)
+        elif isinstance(record, ItemRecord):
+            due = self._items.get(pointer, 0)
+            if pointer in self._fields or record.index != due:
+                raise ProtocolError(
+                    f"item record for {pointer!r}: index {record.index} where {due} was due "
+                    "(items come once each, in order)"
+                    if pointer not in self._fields
+                    else f"item record for {pointer!r}: the array was already sent whole"
+                )
+            self._items[pointer] = due + 1
 
 
 def _deltas_allowed(mode: str) -> bool:

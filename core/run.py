@@ -237,6 +237,7 @@ class Run:
         self._trace: Any = None  # the TraceWriter while recording
         self._request: Any = None  # the ExtractionRequest sent (recording)
         self._relay_record: Any = None  # the trace the embedded relay writes (settled / hybrid)
+        self._flush_handle: asyncio.TimerHandle | None = None  # a reader's deferred work, due
 
     # -- observing --------------------------------------------------------------------------
 
@@ -438,14 +439,32 @@ class Run:
         form = self.form
         async with self._open() as events:
             self._begin_trace(status=200, headers=getattr(events, "headers", {}))
-            async for event in events:
-                self._observe(event)
-                changes = reader.feed(event)
-                if changes:
-                    form.apply_many(changes, parent_state=reader.parent_state)
+            try:
+                async for event in events:
+                    self._observe(event)
+                    changes = reader.feed(event)
+                    if changes:
+                        form.apply_many(changes, parent_state=reader.parent_state)
+                    if reader.deferred is not None and self._flush_handle is None:
+                        self._flush_handle = asyncio.get_running_loop().call_later(reader.deferred, self._flush, reader)
+            finally:
+                if self._flush_handle is not None:
+                    self._flush_handle.cancel()
+                    self._flush_handle = None
         # the source is closed here
         reader.end()
         self._finish(reader.value(form.document))
+
+    def _flush(self, reader: Reader) -> None:
+        """Apply what the reader put off (its `deferred` time has come and no event came since)."""
+        self._flush_handle = None
+        if not self.form.running:
+            return
+        changes = reader.flush()
+        if changes:
+            self.form.apply_many(changes, parent_state=reader.parent_state)
+        if reader.deferred is not None:
+            self._flush_handle = asyncio.get_running_loop().call_later(reader.deferred, self._flush, reader)
 
     def _observe(self, event: Any) -> None:
         """What an event tells the status: content (counted or not), the stop reason."""

@@ -48,7 +48,7 @@ from core.session_lane import LaneEvent, LaneFinished, LaneModeChanged, SessionL
 from core.session_replay import (
     RecordChanged, ReplayChanged, ReplaySource, lane_record_config, recorded_structured, trace_settings,
 )
-from core.settings import DEFAULT_SEED, RunSettings, base_url_setting, model_setting
+from core.settings import DEFAULT_SEED, RunSettings, base_url_setting, fault_problem, model_setting
 from core.timeline import TimelineModel
 from core.timeline_feed import TimelineFeed, rows_of
 from core.wiretap import DEFAULT_MAX_BYTES
@@ -347,6 +347,8 @@ class Session:
         """Make `settings` the current settings. The document and the single form's mode cannot
         change while a run is active (RuntimeError)."""
         old = self._settings
+        if settings.provider != old.provider and fault_problem(settings.fault, settings.provider):
+            settings = settings.with_(fault=None)  # a fault the new wire cannot carry (a replay's, or blank_line off Ollama)
         changed = settings.changed(old)
         if not changed:
             return old

@@ -33,6 +33,7 @@ from core.modes import Mode, parse_mode
 from core.run import Run, RunConfig, Source
 from core.run_status import Phase, RunStatus
 from core.schemas import schema_model
+from core.settle_reads import SettleReads
 from core.taps import tee
 from core.wiretap import DEFAULT_MAX_BYTES, WireRecorder
 
@@ -242,7 +243,9 @@ class SessionLane:
             self.metrics.set_final(final)
         self._mark(form)
         cfg = replace(config, mode=self.mode, label=config.label if label is None else label)
-        tap = tee(self.recorder, self.extra_tap)
+        settle_reads = SettleReads(self.clock) if self.measure else None  # byte-to-pixel: the wire side
+        self.metrics.read_time = settle_reads.time_of if settle_reads is not None else None
+        tap = tee(self.recorder, settle_reads, self.extra_tap)
         run = Run(form, cfg, history=history, source=self.source, tap=tap, clock=self.clock, t0=t0)
         self.run = run
         self.status = run.status

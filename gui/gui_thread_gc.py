@@ -19,9 +19,17 @@ thread (a young one after the import takes tens of ms, a full one hundreds): `ho
 collecting, and `release(freeze=True)` moves everything that exists then into the permanent
 generation (`gc.freeze()`: the imported modules live as long as the process; so do the few cycles
 made meanwhile) before collecting resumes, so no later collection walks them, on the GUI thread
-or at exit. `collect_between()` is the
-same guard for a block of code that has no timer of its own (a test): collection is off inside
-the block and done, on this thread, before and after it.
+or at exit (no collection first: that full walk is what must not happen on the GUI thread).
+
+A full (generation 2) collection walks every object the interpreter tracks — with PySide6, the
+provider SDKs and pydantic loaded, a few hundred thousand, some 300 ms on the GUI thread. What is
+alive once the app has started (modules, classes, the window) lives as long as the app, so
+`freeze_survivors()` collects once and moves the survivors out of the collector's sight
+(`gc.freeze()`); later full collections walk only what was made after. The first full collection
+`check()` runs does that itself if no one froze before (`release(freeze=True)` counts).
+
+`collect_between()` is the same guard for a block of code that has no timer of its own (a test):
+collection is off inside the block and done, on this thread, before and after it.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ class GuiThreadCollector(QObject):
         self._thresholds = gc.get_threshold()
         self._was_enabled = gc.isenabled()
         self._held = False
+        self.frozen = False
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.check)
@@ -57,6 +66,7 @@ class GuiThreadCollector(QObject):
         """Collect again; with `freeze`, first move every object alive now out of the collector's sight."""
         if freeze:
             gc.freeze()
+            self.frozen = True
         self._held = False
 
     def check(self) -> int:
@@ -68,8 +78,17 @@ class GuiThreadCollector(QObject):
         if c0 <= t0:
             return -1
         generation = 2 if c2 >= t2 and c1 >= t1 else 1 if c1 >= t1 else 0
+        if generation == 2 and not self.frozen:
+            self.freeze_survivors()
+            return 2
         gc.collect(generation)
         return generation
+
+    def freeze_survivors(self) -> None:
+        """Collect everything now, then keep what survived out of later collections (see the top)."""
+        gc.collect()
+        gc.freeze()
+        self.frozen = True
 
     def stop(self) -> None:
         self._timer.stop()

@@ -7,7 +7,8 @@ How this works
 bar with the lane's mode and a remove button, a `LaneHeader` showing its metrics and a status
 label. The single form is the same widget with `chrome=False`: just the form. The lane keeps no
 setting of its own: choosing a mode or pressing remove sends the intent to the session. Its
-`RunController` turns the lane's run events into Qt signals (status once a frame).
+`RunController` turns the lane's run events into Qt signals (status once a frame). A lane that
+measures tells its metrics when a value is first painted settled (byte-to-pixel latency).
 """
 
 from __future__ import annotations
@@ -239,6 +240,8 @@ class Lane(QFrame):
                     widget.label.setFixedWidth(LANE_LABEL_WIDTH)
             self.form_view.viewport().installEventFilter(self)
             self._fit_timer.start()
+        if self.model.measure:  # byte-to-pixel: the paint that shows a value settled
+            self.form_view.signals.paint_probe.sink = self._painted
         self._picker = FieldPicker(self.form_view)
         self._picker.picked.connect(lambda pointer: self.fieldPicked.emit(self.name, pointer))
         self._layout.addWidget(self.form_view, 1)
@@ -256,6 +259,8 @@ class Lane(QFrame):
         if self.form_view is not None and obj is self.form_view.viewport() and event.type() == QEvent.Type.Resize:
             self._fit_timer.start()  # after the resize: the new width, the new font
         return False
+    def _painted(self, pointer: str) -> None:
+        self.model.metrics.painted(pointer, self.model.clock())
 
     def _on_started(self, run: Run) -> None:
         if self.header is not None:

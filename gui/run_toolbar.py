@@ -41,7 +41,7 @@ from core.modes import Mode
 from core.scenarios import SCENARIO_NAMES, get_scenario
 from core.session import Session, SettingsChanged
 from core.providers.request import STRUCTURED_CHOICES
-from core.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, fault_problem, faults_for, model_setting
+from core.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, faults_for, model_setting
 from gui.errors import reporting
 
 __all__ = ["RunToolbar", "PROVIDER_LABELS", "LIVE_LABELS", "LIVE_PREFIX", "STRUCTURED_LABELS", "SPEEDS", "OWN_DOCUMENT"]
@@ -478,8 +478,6 @@ class RunToolbar(QObject):
         choices = STRUCTURED_CHOICES.get(provider, ("tools",))
         if self.session.settings.structured not in choices:
             changes["structured"] = choices[0]
-        if fault_problem(self.session.settings.fault, provider):
-            changes["fault"] = None  # a fault the new wire cannot carry (blank_line off Ollama)
         self._send(**changes)
 
     @reporting

@@ -53,7 +53,10 @@ class ChipsField(FieldWidget):
             ptr = f"{self.pointer}/{i}"
             chip.setText(self.form.display(ptr) or "…")
             st = self.form.state(ptr)
-            chip.set_state(st.value if self.form.marking else "settled")
+            shown = st.value if self.form.marking else "settled"
+            if shown == "settled" and self.form.marking and chip.property("state") != "settled":
+                self.signals.paint_probe.arm(chip, ptr)
+            chip.set_state(shown)
             chip.setProperty("pointer", ptr)
         self.edit.setVisible(not self.form.running and not items)
         if not items:

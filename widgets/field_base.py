@@ -9,8 +9,10 @@ children, then unpolishes/polishes them so the QSS in assets/styles keyed on `[s
 applies. A state is never shown by colour alone: the marker label beside the editor says it in
 text too ("… still arriving", "✓", "✗ invalid", "waiting"). A value the user typed (the model's
 `Origin.USER`) says "✎ yours" instead of "✓", and the widgets carry an `origin` property ("user",
-"extracted" or "") for the QSS, so a typed value never looks like a settled extracted one. When a value settles during a run the
-widget sets `flash="on"` for a moment (the short highlight when it lands).
+"extracted" or "") for the QSS, so a typed value never looks like a settled extracted one. When a
+value settles during a run the widget sets `flash="on"` for a moment (the short highlight when it
+lands), and arms the form's `PaintProbe` on its marker: the marker's next paint is when the user
+sees the value settled.
 
 Subclasses provide the editor (`make_editor`), show a value in it (`show_value`) and turn the
 user's input back into a value (`read_edit`). The widget owns no business state: edits go straight
@@ -25,7 +27,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from core.form import MISSING, FieldSpec, FieldState, FormModel, Origin
+from core.form import MISSING, FieldKind, FieldSpec, FieldState, FormModel, Origin
 from widgets.form_signals import FormSignals
 
 MARKERS: dict[FieldState, str] = {
@@ -44,6 +46,7 @@ PLACEHOLDERS: dict[FieldState, str] = {
 }
 
 FLASH_MS = 700
+_CONTAINERS = (FieldKind.OBJECT, FieldKind.TABLE, FieldKind.CHIPS)  # their leaves report their own paints
 LABEL_WIDTH = 130
 
 
@@ -217,9 +220,12 @@ class FieldWidget(QFrame):
         self.setProperty("origin", origin_name)
         if self.property("displayValue") != text:
             self.setProperty("displayValue", text)
-        if state is FieldState.SETTLED and previous not in (None, FieldState.SETTLED) and form.running and marking:
-            self._start_flash()
-            changed = True
+        if state is FieldState.SETTLED and previous not in (None, FieldState.SETTLED) and marking:
+            if form.running:
+                self._start_flash()
+                changed = True
+            if self.spec.kind not in _CONTAINERS:
+                self.signals.paint_probe.arm(self.marker, self.pointer)  # "✓": byte-to-pixel's paint
         if changed:
             self._set_state_property(shown_state)
 

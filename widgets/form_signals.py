@@ -2,15 +2,20 @@
 
 The form model calls its observers synchronously for every batch of changes (hundreds per second
 on a fast stream). `FormSignals` collects the changed pointers and emits `updated` at most once
-per frame (a 16 ms single-shot timer), so widgets repaint once per frame however fast the stream.
-Use `flush()` to deliver what is pending at once (tests, screenshots).
+per frame, so widgets repaint once per frame however fast the stream: during a run, a change that
+comes when the last emission is a frame old or more is emitted as soon as the event loop is free
+(a 0 ms timer: no frame of delay on a slow stream), otherwise at the end of that frame (`frame_ms`
+after the last emission); outside a run (the user's edits, a load) a frame after the change.
+Use `flush()` to deliver what is pending at once (tests, screenshots). `paint_probe` is where
+the form's widgets report the first paint of a value shown settled (byte-to-pixel latency).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 
 from core.form import FormModel, FormUpdate
+from widgets.paint_probe import PaintProbe
 
 FRAME_MS = 16
 
@@ -26,16 +31,20 @@ class FormSignals(QObject):
         self.form = form
         self._pointers: set[str] = set()
         self._reset = False
+        self._frame_ms = frame_ms
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(frame_ms)
         self._timer.timeout.connect(self.flush)
+        self._since = QElapsedTimer()  # since the last emission
+        self.paint_probe = PaintProbe(self)
         self._unsubscribe = form.subscribe(self._on_update)
 
     def _on_update(self, update: FormUpdate) -> None:
         if update.reset:
             self._reset = True
             self._pointers.clear()
+            if update.running:  # a new run: what waited for a paint belongs to the last one
+                self.paint_probe.clear()
         elif not self._reset:
             self._pointers |= update.pointers
         if update.running is not None:
@@ -43,7 +52,8 @@ class FormSignals(QObject):
             self.runningChanged.emit(update.running)
             return
         if not self._timer.isActive():
-            self._timer.start()
+            since = self._since.elapsed() if self._since.isValid() and self.form.running else 0
+            self._timer.start(max(0, self._frame_ms - since))
 
     def flush(self) -> None:
         """Deliver the pending update now (no-op if nothing is pending)."""
@@ -52,6 +62,7 @@ class FormSignals(QObject):
             return
         pointers, reset = self._pointers, self._reset
         self._pointers, self._reset = set(), False
+        self._since.start()
         self.updated.emit(pointers, reset)
 
     def detach(self) -> None:

@@ -1,8 +1,9 @@
 """The side-by-side metrics table under the compare-view lanes.
 
 `MetricsTable` renders one column per lane, one row per figure of `core.metrics.MetricsSummary`:
-first visible value, all settled, values shown that were never true, provisional later changed,
-values shown, and how the run ended. It owns no business state: `set_lanes([(title, metrics)])`
+first visible value, all settled, values shown that were never true, byte to pixel (from the
+network read carrying a value's settling byte to the paint showing it settled: p50 / p99, the
+worst in the tooltip), provisional later changed, values shown, and how the run ended. It owns no business state: `set_lanes([(title, metrics)])`
 and it follows the metrics (refreshing at most every `refresh_ms`).
 """
 
@@ -14,7 +15,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
-from core.metrics import LaneMetrics, MetricsSummary, format_seconds
+from core.metrics import LaneMetrics, MetricsSummary, format_ms, format_seconds
 
 __all__ = ["MetricsTable", "ROWS"]
 
@@ -29,15 +30,31 @@ def _outcome(s: MetricsSummary) -> str:
     return "running…" if s.started else "— not run yet"
 
 
+def _byte_to_pixel(s: MetricsSummary) -> str:
+    if s.byte_to_pixel is None:
+        return "—"
+    p50, p99, _worst = s.byte_to_pixel
+    return f"{format_ms(p50)} / {format_ms(p99)}"
+
+
 #: (key, row title, how the cell is written)
 ROWS: tuple[tuple[str, str, Callable[[MetricsSummary], str]], ...] = (
     ("first_value", "First visible value", lambda s: format_seconds(s.first_value)),
     ("all_settled", "All settled", lambda s: format_seconds(s.all_settled)),
     ("never_true", "Values shown that were never true", _never),
+    ("byte_to_pixel", "Byte to pixel (p50 / p99)", _byte_to_pixel),
     ("provisional_changed", "Provisional, later changed", lambda s: str(s.provisional_changed)),
     ("displays", "Values shown", lambda s: str(s.displays)),
     ("outcome", "Run ended", lambda s: _outcome(s)),
 )
+
+
+def _byte_to_pixel_tip(s: MetricsSummary) -> str:
+    if s.byte_to_pixel is None:
+        return "From the network read that carried a value's settling byte to the paint that shows it settled (a lane that shows no states has none)"
+    p50, p99, worst = s.byte_to_pixel
+    return (f"{s.painted} values settled on screen: p50 {format_ms(p50)}, p99 {format_ms(p99)}, worst {format_ms(worst)}"
+            + (f"; {s.unpainted} not painted while visible" if s.unpainted else ""))
 
 
 class MetricsTable(QTableWidget):
@@ -72,7 +89,7 @@ class MetricsTable(QTableWidget):
         self.setFixedHeight(self._wanted_height())
 
     def refresh(self) -> None:
-        """Write every cell from the metrics now."""
+        """Write every cell from the metrics now (a cell is touched only if its text changed)."""
         bold = QFont(self.font())
         bold.setBold(True)
         for col, (_, metrics) in enumerate(self._lanes):
@@ -83,9 +100,16 @@ class MetricsTable(QTableWidget):
                     item = QTableWidgetItem()
                     item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                     self.setItem(row, col, item)
-                item.setText(fmt(s))
-                item.setToolTip(item.text())  # a cell too narrow for its text elides; the tooltip has it whole
-                item.setFont(bold if key == "never_true" and s.never_true else self.font())
+                text = fmt(s)
+                if item.text() != text:
+                    item.setText(text)
+                # a cell too narrow for its text elides; the tooltip has it whole
+                tip = _byte_to_pixel_tip(s) if key == "byte_to_pixel" else text
+                if item.toolTip() != tip:
+                    item.setToolTip(tip)
+                font = bold if key == "never_true" and s.never_true else self.font()
+                if item.font() != font:
+                    item.setFont(font)
 
     def cell_text(self, key: str, lane: int) -> str:
         """The text of figure `key` (see ROWS) for the lane in column `lane`."""

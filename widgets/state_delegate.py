@@ -57,6 +57,11 @@ class StateDelegate(QStyledItemDelegate):
         model = index.model()
         if hasattr(model, "cell"):
             text, state = model.cell(index.row(), index.column())
+            if model.armed and state == "settled":
+                key = (index.row(), index.column())
+                if key in model.armed:  # the first paint that shows it settled: byte-to-pixel
+                    model.armed.discard(key)
+                    model.probe.painted(model.cell_pointer(*key))
         else:
             text, state = str(index.data() or ""), str(index.data(STATE_ROLE) or "empty")
         align = model.alignment(index.column()) if hasattr(model, "alignment") else _LEFT

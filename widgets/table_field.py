@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QScrollArea, QTabl
 
 from core.form import FieldKind, FieldState
 from widgets.field_base import FieldWidget
+from widgets.paint_probe import on_screen
 from widgets.state_delegate import StateDelegate
 from widgets.table_model import FormTableModel
 
@@ -47,6 +48,7 @@ class TableField(FieldWidget):
                 header.resizeSection(column, min(110, max(70, word + 24)))
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         view.setWordWrap(False)
+        self.model.cell_visible = self._cell_visible
         self.model.rowsInserted.connect(self._fit)
         self._follow_timer = QTimer(view)
         self._follow_timer.setSingleShot(True)
@@ -103,6 +105,11 @@ class TableField(FieldWidget):
         while widget is not None and not isinstance(widget, QScrollArea):
             widget = widget.parentWidget()
         return widget
+    def _cell_visible(self, row: int, column: int) -> bool:
+        view = self.view
+        if not on_screen(view):
+            return False
+        return view.visualRect(self.model.index(row, column)).intersects(view.viewport().rect())
 
     def _fit(self) -> None:
         view = self.view

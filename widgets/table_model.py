@@ -3,11 +3,14 @@
 Each cell is the pointer `<array>/<row><column pointer>` (e.g. `/line_items/0/qty`). The model
 answers Qt's roles from the form model (text, tooltip with the reason, italic while provisional)
 and exposes the cell's state under `STATE_ROLE` so the delegate can draw it and tests can read it.
-It owns nothing: every answer is read from the form when asked.
+It owns nothing: every answer is read from the form when asked. A cell that starts to show its
+value settled while on screen (`cell_visible`, given by the view) is `armed` until its delegate
+paints it (the form's `PaintProbe`: byte-to-pixel latency).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
@@ -44,6 +47,9 @@ class FormTableModel(QAbstractTableModel):
         self._insert_timer.setSingleShot(True)
         self._insert_timer.setInterval(INSERT_MS)
         self._insert_timer.timeout.connect(lambda: self._insert_rows(self._count()))
+        self.probe = signals.paint_probe
+        self.armed: set[tuple[int, int]] = set()  # cells now settled, their paint not yet seen
+        self.cell_visible: Callable[[int, int], bool] = lambda _row, _column: False
         signals.updated.connect(self._on_updated)
         signals.runningChanged.connect(self._on_running)
 
@@ -164,6 +170,7 @@ class FormTableModel(QAbstractTableModel):
 
     def _on_updated(self, pointers: set[str], reset: bool) -> None:
         if reset:
+            self.armed.clear()
             self.beginResetModel()
             self._cache.clear()
             self._rows = self._count()
@@ -199,11 +206,15 @@ class FormTableModel(QAbstractTableModel):
                 self._insert_rows(count)
         # repaint only the cells whose text or state changed
         ncols = len(self.columns)
+        probing = self.probe.sink is not None and self.form.marking
         for row in sorted(r for r in rows if r < self._rows):
             changed = []
             for col in range(ncols):
                 old = self._cache.pop((row, col), None)
-                if old != self.cell(row, col):
+                new = self.cell(row, col)
+                if old != new:
                     changed.append(col)
+                    if probing and new[1] == "settled" and (old is None or old[1] != "settled") and self.cell_visible(row, col):
+                        self.armed.add((row, col))
             if changed:
                 self.dataChanged.emit(self.index(row, changed[0]), self.index(row, changed[-1]))

@@ -13,7 +13,9 @@ All geometry comes from `layout(width)` (label column, plot area, time scale, on
 both by `paintEvent` and by `render_image`, so a picture of any size can be made without resizing
 the widget, and tests can ask where a bar should be (`bar_rect`). The widget repaints when the
 model changes (Qt coalesces updates into one paint per frame) and, while a lane is running, on a
-30 Hz timer so open bars grow up to "now".
+30 Hz timer so open bars grow up to "now". A paint event draws only the rows its rectangle
+exposes (in the dock's scroll area that is the visible part), and the widget asks its layout for
+a new size only when its number of rows changed.
 """
 
 from __future__ import annotations
@@ -99,6 +101,7 @@ class TimelineView(QWidget):
         self._timer = QTimer(self)
         self._timer.setInterval(33)
         self._timer.timeout.connect(self._tick)
+        self._hinted_height = -1
         self.set_model(model)
 
     # -- model ----------------------------------------------------------------------------------
@@ -125,7 +128,10 @@ class TimelineView(QWidget):
                 self._timer.start()
         else:
             self._timer.stop()
-        self.updateGeometry()
+        height = self.content_height()
+        if height != self._hinted_height:  # rows came or went: the scroll area must resize it
+            self._hinted_height = height
+            self.updateGeometry()
         self.update()
 
     def _tick(self) -> None:
@@ -211,10 +217,10 @@ class TimelineView(QWidget):
         f.setPointSizeF(max(7.0, self.font().pointSizeF() * 0.9))
         return f
 
-    def paintEvent(self, _event) -> None:  # noqa: N802 - Qt override
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
         p = QPainter(self)
         try:
-            self.paint(p, self.width(), self.height())
+            self.paint(p, self.width(), self.height(), QRectF(event.rect()))
         finally:
             p.end()
 
@@ -239,52 +245,60 @@ class TimelineView(QWidget):
             raise OSError(f"could not write {path}")
         return img.size()
 
-    def paint(self, p: QPainter, width: int, height: int) -> None:
-        """Paint everything into `p` for a `width` x `height` picture."""
+    def paint(self, p: QPainter, width: int, height: int, clip: QRectF | None = None) -> None:
+        """Paint everything into `p` for a `width` x `height` picture (only what meets `clip`)."""
+        top, bottom = (clip.top() - _ROW_H, clip.bottom() + _ROW_H) if clip is not None else (-math.inf, math.inf)
         pal = self.palette()
         base = pal.color(QPalette.ColorRole.Base)
         text = pal.color(QPalette.ColorRole.Text)
         muted = pal.color(QPalette.ColorRole.PlaceholderText)
         grid = QColor(text)
         grid.setAlpha(40)
-        p.fillRect(QRectF(0, 0, width, height), base)
+        p.fillRect(clip if clip is not None else QRectF(0, 0, width, height), base)
         p.setFont(self._font())
         fm = QFontMetrics(self._font())
         m = self._model
         lay = self.layout_for(width, height)
-        self._paint_legend(p, fm, text)
+        head = top < _TOP + 2  # the legend and the axis labels are exposed
+        if head:
+            self._paint_legend(p, fm, text)
         if m is None or not m.fields:
             p.setPen(muted)
             p.drawText(QRectF(0, _TOP, width, 40), Qt.AlignmentFlag.AlignCenter, "No run yet")
-            self._paint_axis(p, fm, lay, text, grid, height)
+            self._paint_axis(p, fm, lay, text, grid, height, top, bottom, head)
             return
-        self._paint_axis(p, fm, lay, text, grid, height)
+        self._paint_axis(p, fm, lay, text, grid, height, top, bottom, head)
         now = self.now()
         # field groups
-        for i, (pointer, top, bottom) in enumerate(lay.groups):
+        titles = [(lane, m.title(lane)) for lane in m.lanes]
+        for i, (pointer, g_top, g_bottom) in enumerate(lay.groups):
+            if g_bottom < top or g_top > bottom:
+                continue
             if i % 2 == 1:
                 shade = QColor(text)
                 shade.setAlpha(12)
-                p.fillRect(QRectF(0, top - 1, width, bottom - top + 1), shade)
+                p.fillRect(QRectF(0, g_top - 1, width, g_bottom - g_top + 1), shade)
             p.setPen(text)
             label = fm.elidedText(pointer or "(whole object)", Qt.TextElideMode.ElideLeft, lay.label_w - 4)
-            p.drawText(QRectF(_PAD, top, lay.label_w - 4, _ROW_H), Qt.AlignmentFlag.AlignVCenter, label)
-            for lane in m.lanes:
+            p.drawText(QRectF(_PAD, g_top, lay.label_w - 4, _ROW_H), Qt.AlignmentFlag.AlignVCenter, label)
+            p.setPen(muted)
+            for lane, title in titles:
                 y = lay.rows[(pointer, lane)]
-                p.setPen(muted)
                 p.drawText(
                     QRectF(_PAD + lay.label_w, y, lay.lane_w - 6, _ROW_H),
                     Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                    m.title(lane),
+                    title,
                 )
         for bar in m.bars():
             y = lay.rows[(bar.pointer, bar.lane)]
+            if y + _ROW_H < top or y > bottom:
+                continue
             for seg in bar.segments:
                 end = seg.end if seg.end is not None else now
                 self._paint_segment(p, seg.state, lay.x(seg.start), lay.x(end), y)
             if bar.settled is not None:
                 self._paint_settle(p, lay.x(bar.settled), y)
-        self._paint_stops(p, fm, lay, m, text)
+        self._paint_stops(p, fm, lay, m, text, top, bottom, head)
 
     def _paint_segment(self, p: QPainter, state: str, xa: float, xb: float, y: float) -> None:
         rect = QRectF(xa, y + 2, max(2.0, xb - xa), _ROW_H - 4)
@@ -317,7 +331,10 @@ class TimelineView(QWidget):
         p.setPen(QPen(color.darker(140), 1))
         p.drawPolygon(QPolygonF([QPointF(x, cy - r), QPointF(x + r, cy), QPointF(x, cy + r), QPointF(x - r, cy)]))
 
-    def _paint_stops(self, p: QPainter, fm: QFontMetrics, lay: TimelineLayout, m: TimelineModel, text: QColor) -> None:
+    def _paint_stops(
+        self, p: QPainter, fm: QFontMetrics, lay: TimelineLayout, m: TimelineModel, text: QColor,
+        top: float = -math.inf, bottom: float = math.inf, head: bool = True,
+    ) -> None:
         labelled: set[int] = set()
         for stop in m.stops():
             x = lay.x(stop.t)
@@ -327,7 +344,10 @@ class TimelineView(QWidget):
             p.setPen(pen)
             for pointer, _, _ in lay.groups:
                 y = lay.rows[(pointer, stop.lane)]
-                p.drawLine(QPointF(x, y), QPointF(x, y + _ROW_H))
+                if top <= y + _ROW_H and y <= bottom:
+                    p.drawLine(QPointF(x, y), QPointF(x, y + _ROW_H))
+            if not head:
+                continue
             key = round(x)
             if key in labelled:
                 continue
@@ -339,22 +359,27 @@ class TimelineView(QWidget):
             p.drawLine(QPointF(x, _TOP - 3), QPointF(x, _TOP))
 
     def _paint_axis(
-        self, p: QPainter, fm: QFontMetrics, lay: TimelineLayout, text: QColor, grid: QColor, height: int
+        self, p: QPainter, fm: QFontMetrics, lay: TimelineLayout, text: QColor, grid: QColor, height: int,
+        top: float = -math.inf, bottom: float = math.inf, head: bool = True,
     ) -> None:
         step = _nice_step(lay.t_max, max(2, int((lay.x1 - lay.x0) / 80)))
         t = 0.0
         decimals = 0 if step >= 1 else (1 if step >= 0.1 else 2)
+        y0, y1 = max(_TOP - 2, top), min(height - _BOTTOM, bottom)
         while t <= lay.t_max + 1e-9:
             x = lay.x(t)
-            p.setPen(grid)
-            p.drawLine(QPointF(x, _TOP - 2), QPointF(x, height - _BOTTOM))
-            p.setPen(text)
-            label = f"{t:.{decimals}f}"
-            w = fm.horizontalAdvance(label)
-            p.drawText(QRectF(x - w / 2 - 2, _TOP - 28, w + 4, 12), Qt.AlignmentFlag.AlignCenter, label)
+            if y0 < y1:
+                p.setPen(grid)
+                p.drawLine(QPointF(x, y0), QPointF(x, y1))
+            if head:
+                p.setPen(text)
+                label = f"{t:.{decimals}f}"
+                w = fm.horizontalAdvance(label)
+                p.drawText(QRectF(x - w / 2 - 2, _TOP - 28, w + 4, 12), Qt.AlignmentFlag.AlignCenter, label)
             t += step
-        p.setPen(text)
-        p.drawText(QRectF(lay.x1 + 2, _TOP - 28, 30, 12), Qt.AlignmentFlag.AlignLeft, "s")
+        if head:
+            p.setPen(text)
+            p.drawText(QRectF(lay.x1 + 2, _TOP - 28, 30, 12), Qt.AlignmentFlag.AlignLeft, "s")
 
     def _paint_legend(self, p: QPainter, fm: QFontMetrics, text: QColor) -> None:
         x = float(_PAD)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -163,7 +164,10 @@ class ExtractionRequest:
         """The JSON Schema of the schema's pydantic model."""
         if self.schema_json is not None:
             return dict(resolve_schema(self.schema_json).json_schema)
-        return schema_model(self.schema_name).model_json_schema()
+        schema_model(self.schema_name)  # KeyError for an unknown name, as before
+        # resolve_schema caches the model's JSON Schema (building it costs ~1 ms per request);
+        # each caller gets its own copy to change.
+        return json.loads(json.dumps(resolve_schema(self.schema_name).json_schema))
 
     def prompt(self) -> str:
         """The user message: the instruction and the document."""

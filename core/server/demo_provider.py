@@ -208,7 +208,7 @@ class DemoProvider:
         asked = _requested_schema(body, tool)
         if asked is None:
             return
-        expected = list(scenario.json_schema().get("properties", {}))
+        expected = _scenario_properties(scenario.schema_name)
         if set(asked["properties"]) != set(expected):
             raise BadRequest(
                 UNKNOWN_SCHEMA.format(
@@ -358,3 +358,11 @@ class DemoProvider:
     def requests(self) -> list[dict[str, Any]]:
         """The request log, oldest first (any thread)."""
         return self.log.snapshot()
+
+
+def _scenario_properties(schema_name: str) -> list[str]:
+    """The top-level property names of a bundled schema, from core.user_schema's cache (building a
+    model's JSON Schema costs about a millisecond, once per request before)."""
+    from core.user_schema import resolve_schema
+
+    return list(resolve_schema(schema_name).json_schema.get("properties", {}))

@@ -99,6 +99,7 @@ from core.relay_records import (
     encode_record,
 )
 from core.schemas import SCHEMAS
+from core.server.connection import on_disconnect
 from core.taps import ReadWatch, tee
 from core.user_schema import SchemaSource, resolve_schema
 
@@ -324,10 +325,23 @@ class _RelayResponse(Response):
         await send({"type": "http.response.start", "status": 200, "headers": _RESPONSE_HEADERS})
         producer = asyncio.ensure_future(self._produce(send))
         watcher = asyncio.ensure_future(_wait_for_disconnect(receive))
+        gone = False
+
+        def client_gone() -> None:  # heard synchronously under livefill's own protocol
+            nonlocal gone
+            if not producer.done():
+                gone = True
+                producer.cancel()
+
+        hook = on_disconnect(scope)
+        if hook is not None:
+            hook.add(client_gone)
         try:
             await asyncio.wait({producer, watcher}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            if producer.done():
+            if hook is not None:
+                hook.discard(client_gone)
+            if producer.done() and not gone:
                 watcher.cancel()
             else:  # the client went away (or the server is stopping): cancel upstream now
                 producer.cancel()

@@ -79,7 +79,7 @@ class ReplayResponse:
         entry = self.entry
         entry.outcome = "streaming"
         exchange = _Exchange(entry)
-        producer = await _run(exchange, self._produce(send), receive, self.shutdown)
+        producer = await _run(exchange, self._produce(send), receive, self.shutdown, scope)
         await finish_body(producer, exchange, send, before_end=lambda: self._start(send))
 
     async def _start(self, send: Send) -> None:

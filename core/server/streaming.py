@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from core.demo_protocol import SliceMode, Slicing
+from core.server.connection import on_disconnect
 from core.server.knobs import Knobs
 from core.server.request_log import LogEntry
 from core.server.wires import Abort, Stall, Step, Tokens, Write
@@ -169,28 +170,43 @@ class _Exchange:
         self.complete = False
         self.producer: asyncio.Future[Any] | None = None
 
+    def client_gone(self) -> None:
+        """The client went away: log it and stop producing (once; nothing if already complete)."""
+        if self.complete or self.entry.disconnected:
+            return
+        self.entry.disconnected = True
+        self.entry.disconnected_at = time.time()
+        self.entry.outcome = "disconnected"
+        if self.producer is not None:
+            self.producer.cancel()
+
     async def watch(self, receive: Receive) -> None:
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                if not self.complete:
-                    self.entry.disconnected = True
-                    self.entry.disconnected_at = time.time()
-                    self.entry.outcome = "disconnected"
-                    if self.producer is not None:
-                        self.producer.cancel()
+                self.client_gone()
                 return
 
 
-async def _run(exchange: _Exchange, work: Any, receive: Receive, shutdown: asyncio.Event) -> asyncio.Future[Any]:
-    """Run `work` until it ends, the client leaves, or the server shuts down; return its task."""
+async def _run(
+    exchange: _Exchange, work: Any, receive: Receive, shutdown: asyncio.Event, scope: Any = None
+) -> asyncio.Future[Any]:
+    """Run `work` until it ends, the client leaves, or the server shuts down; return its task.
+
+    Under livefill's own protocol (core.server.connection) the client's departure is also heard
+    synchronously through the scope's DisconnectHook, a loop turn before the watcher task runs."""
     producer = asyncio.ensure_future(work)
     exchange.producer = producer
+    hook = on_disconnect(scope) if scope is not None else None
+    if hook is not None:
+        hook.add(exchange.client_gone)
     watcher = asyncio.ensure_future(exchange.watch(receive))
     stopper = asyncio.ensure_future(shutdown.wait())
     try:
         await asyncio.wait([producer, stopper], return_when=asyncio.FIRST_COMPLETED)
     finally:
+        if hook is not None:
+            hook.discard(exchange.client_gone)
         watcher.cancel()
         stopper.cancel()
         if not producer.done():
@@ -231,7 +247,7 @@ class StepResponse:
         exchange = _Exchange(entry)
         writer = _writer(self.knobs.slicing, send, entry)
         try:
-            producer = await _run(exchange, self._produce(writer), receive, self.shutdown)
+            producer = await _run(exchange, self._produce(writer), receive, self.shutdown, scope)
         finally:
             writer.close()
         await finish_body(producer, exchange, send)
@@ -330,7 +346,7 @@ class DelayedResponse:
                 await asyncio.Event().wait()
             await asyncio.sleep(self.delay)
 
-        producer = await _run(exchange, wait(), receive, self.shutdown)
+        producer = await _run(exchange, wait(), receive, self.shutdown, scope)
         if producer.cancelled() and entry.disconnected:
             return
         headers = [*self.headers, ("content-length", str(len(self.body)))]

@@ -25,10 +25,20 @@ disconnected. Printed:
   its upstream request had finished — the relay still sending the last records — is counted apart);
 - the server's stderr tracebacks, and `os.getloadavg()` at start and end.
 
+- the server's CPU time over the run and per upstream token (from /proc/PID/stat).
+
+`--compare DIR` (repeatable) soaks a server from another source tree too, with the same settings,
+one after the other (`--rounds N` repeats the set, alternating who goes first), and `--streams
+10,20,100` runs each count in turn; a side-by-side table with the load average at the start and
+end of each run closes the output. E.g. before/after a change: `git archive main | tar -x -C
+/tmp/base`, then `--compare /tmp/base`. `--profile PATH` samples the server with py-spy
+(`pip install py-spy`) into PATH.<run>.txt (collapsed stacks).
+
 Bounded: every stream has a deadline, the whole run is cut off at `--seconds + 90`, and the
 server is stopped at the end whatever happens. Loopback only.
 
 Run: python tests/benchmarks/bench_soak.py [--seconds 60] [--streams 100] [--cancels 50] [--speed 50]
+         [--compare DIR] [--rounds N] [--profile PATH]
 """
 
 from __future__ import annotations
@@ -76,13 +86,18 @@ def loadavg() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def start_server(token: str, stderr_file) -> tuple[subprocess.Popen, str]:
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start_server(token: str, stderr_file, root: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """`livefill-server` from the source tree `root` (this checkout, or another one to compare)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "core.server.cli", "--host", "127.0.0.1", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=stderr_file,
         text=True,
-        env={**os.environ, "LIVEFILL_RELAY_TOKEN": token},
+        cwd=root,
+        env={**os.environ, "LIVEFILL_RELAY_TOKEN": token, "PYTHONPATH": str(root)},
     )
     assert proc.stdout is not None
     first = proc.stdout.readline().strip()
@@ -195,6 +210,29 @@ class Soak:
         return cancels
 
 
+def start_profiler(args: argparse.Namespace, pid: int, label: str) -> subprocess.Popen | None:
+    """py-spy sampling the server for the run (--profile PATH: collapsed stacks, one per line, in
+    PATH.<label>-<streams>.txt)."""
+    if not args.profile:
+        return None
+    out = f"{args.profile}.{label.replace(' ', '')}-{args.streams}.txt"
+    return subprocess.Popen(
+        ["py-spy", "record", "--pid", str(pid), "--format", "raw", "--rate", "200", "--nonblocking",
+         "--duration", str(int(args.seconds)), "--output", out],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+
+def stop_profiler(profiler: subprocess.Popen | None) -> None:
+    if profiler is None:
+        return
+    try:
+        profiler.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        profiler.kill()
+        profiler.wait(timeout=10)
+
+
 async def warm_up(url: str, token: str) -> None:
     """One fast run per provider, so first-use costs (imports, adapters) are not in the figures."""
     for provider in PROVIDERS:
@@ -203,17 +241,24 @@ async def warm_up(url: str, token: str) -> None:
                 pass
 
 
-async def main_async(args: argparse.Namespace) -> int:
+async def soak_once(args: argparse.Namespace, root: Path, label: str) -> dict:
+    """One soak against a server from `root`; prints its details and returns its figures."""
     token = secrets.token_urlsafe(24)
     with tempfile.TemporaryFile("w+") as stderr_file:
-        proc, url = start_server(token, stderr_file)
+        proc, url = start_server(token, stderr_file, root)
         try:
             await asyncio.wait_for(warm_up(url, token), 60)
             await asyncio.sleep(1.0)
             rss0, fds0, load0 = rss_kb(proc.pid), open_files(proc.pid), loadavg()
+            cpu0 = cpu_seconds(proc.pid)
             soak = Soak(args, url, token, proc.pid)
-            async with asyncio.timeout(args.seconds + 90):
-                cancels_issued = await soak.run()
+            profiler = start_profiler(args, proc.pid, label)
+            try:
+                async with asyncio.timeout(args.seconds + 90):
+                    cancels_issued = await soak.run()
+            finally:
+                stop_profiler(profiler)
+            cpu1 = cpu_seconds(proc.pid)
             await asyncio.sleep(1.0)  # idle again, as at the start
             rss1, fds1, load1 = rss_kb(proc.pid), open_files(proc.pid), loadavg()
         finally:
@@ -231,9 +276,12 @@ async def main_async(args: argparse.Namespace) -> int:
     cancelled = sum(1 for o in outcomes.values() if o == "cancelled")
     errors = {tag: o for tag, o in outcomes.items() if o not in ("complete", "cancelled")}
     by_tag = {e["tag"]: e for e in soak.log.values() if e.get("tag", "") and e["tag"].startswith("soak-")}
-    latencies, missing, finished_first = [], [], []
+    latencies, missing, finished_first, never_sent = [], [], [], []
     for tag, closed in soak.closed_at.items():
         entry = by_tag.get(tag)
+        if entry is None:
+            never_sent.append(tag)  # cancelled after `start`, before the relay's upstream request was logged
+            continue
         if entry is not None and entry["finished"] and entry["finished_at"] is not None and entry["finished_at"] <= closed:
             finished_first.append(tag)  # the upstream had written everything before the client closed
             continue
@@ -243,15 +291,20 @@ async def main_async(args: argparse.Namespace) -> int:
         latencies.append((entry["disconnected_at"] - closed) * 1000)
     still_open = [e["tag"] for e in by_tag.values() if e["outcome"] in ("pending", "streaming")]
     tracebacks = server_stderr.count("Traceback")
+    tokens = sum(int(e.get("tokens_sent") or 0) for e in by_tag.values())
+    cpu = cpu1 - cpu0
 
-    print(f"soak: {args.streams} concurrent relay streams for {args.seconds:g} s (ran {soak.elapsed:.1f} s incl. drain), "
+    print(f"[{label}] soak: {args.streams} concurrent relay streams for {args.seconds:g} s (ran {soak.elapsed:.1f} s incl. drain), "
           f"{args.speed:g} tokens/s, settled mode, scenarios {'/'.join(args.scenarios)}, providers {'/'.join(PROVIDERS)}")
+    print(f"  server: {root}")
     print(f"  load average at start: {load0}   at end: {load1}   (cores: {os.cpu_count()})")
     print(f"  streams started {soak.started}: completed {completed}, cancelled {cancelled} (cancels issued "
           f"{cancels_issued}/{args.cancels}), errors {len(errors)}")
     print(f"  every stream complete or cancelled: {'yes' if not errors and len(outcomes) == soak.started else 'NO'}")
     for tag, o in list(errors.items())[:10]:
         print(f"    error {tag}: {o}")
+    print(f"  server CPU during the run: {cpu:.1f} s over {soak.elapsed:.1f} s ({cpu / soak.elapsed * 100:.0f} % of one core); "
+          f"upstream tokens {tokens}: {cpu / max(1, tokens) * 1e6:.0f} us of server CPU per token")
     print(f"  server RSS: start {rss0 / 1024:.1f} MiB  end {rss1 / 1024:.1f} MiB  ({(rss1 - rss0) / 1024:+.1f} MiB)")
     every = max(1, len(soak.samples) // 8)
     series = soak.samples[::every]
@@ -268,23 +321,70 @@ async def main_async(args: argparse.Namespace) -> int:
     if finished_first:
         print(f"  cancelled after their upstream request had already finished (no disconnect to time): "
               f"{len(finished_first)} {finished_first[:5]}")
+    if never_sent:
+        print(f"  cancelled before the demo provider logged their upstream request (nothing to time): "
+              f"{len(never_sent)} {never_sent[:5]}")
     if missing:
-        print(f"  cancelled streams without an upstream disconnect in the log: {len(missing)} {missing[:5]}")
-    print(f"  server stderr: {len(server_stderr.splitlines())} lines, {tracebacks} tracebacks")
-    ok = not errors and not missing and not still_open and cancelled == cancels_issued
-    return 0 if ok else 1
+        print(f"  cancelled streams whose upstream request finished after the cancel (the cancel arrived too late): "
+              f"{len(missing)} {missing[:5]}")
+    print(f"  server stderr: {len(server_stderr.splitlines())} lines, {tracebacks} tracebacks", flush=True)
+    for line in server_stderr.splitlines()[:3]:
+        print(f"    | {line[:160]}")
+    ok = not errors and not still_open and cancelled == cancels_issued
+    return {
+        "label": label, "streams": args.streams, "ok": ok, "load": f"{load0} -> {load1}",
+        "cpu_pct": cpu / soak.elapsed * 100, "us_per_token": cpu / max(1, tokens) * 1e6,
+        "p50": pct(latencies, 50) if latencies else float("nan"),
+        "p95": pct(latencies, 95) if latencies else float("nan"),
+        "max": max(latencies) if latencies else float("nan"),
+        "matched": len(latencies), "late": len(missing), "errors": len(errors),
+    }
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    roots = [("this tree", ROOT)] + [(f"other {i + 1}", Path(r).resolve()) for i, r in enumerate(args.compare)]
+    results = []
+    for rnd in range(args.rounds):
+        for streams in args.streams_list:
+            for label, root in (roots if rnd % 2 == 0 else roots[::-1]):  # alternate who goes first
+                run_args = argparse.Namespace(**{**vars(args), "streams": streams})
+                results.append(await soak_once(run_args, root, label))
+    if len(results) > 1:
+        print("\nside by side (cancel -> upstream disconnect; server CPU; load average start -> end):")
+        print(f"  {'server':<10} {'streams':>7} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'n':>3} {'late':>4} "
+              f"{'CPU %':>6} {'us/token':>8}  load")
+        for r in results:
+            print(f"  {r['label']:<10} {r['streams']:>7} {r['p50']:>8.1f} {r['p95']:>8.1f} {r['max']:>8.1f} {r['matched']:>3} "
+                  f"{r['late']:>4} {r['cpu_pct']:>6.0f} {r['us_per_token']:>8.0f}  {r['load']}")
+        for label, root in roots:
+            print(f"  {label}: {root}")
+    return 0 if all(r["ok"] for r in results) else 1
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--streams", type=int, default=100)
+    parser.add_argument("--streams", default="100", help="concurrent streams; a comma-separated list runs each in turn")
     parser.add_argument("--cancels", type=int, default=50)
     parser.add_argument("--speed", type=float, default=50.0, help="tokens per second of each upstream stream")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--profile", default=None, help="write py-spy collapsed stacks of the server to PATH.<run>.txt")
+    parser.add_argument("--compare", action="append", default=[], metavar="DIR",
+                        help="also soak a server from this other source tree (e.g. `git archive main`), side by side")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat the whole set (the order alternates)")
     parser.add_argument("--scenarios", default="invoice,weather,ticket,multilingual", help="comma-separated, cycled")
     args = parser.parse_args()
     args.scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    try:
+        args.streams_list = [int(n) for n in str(args.streams).split(",") if n.strip()]
+    except ValueError:
+        parser.error(f"--streams: not a list of integers: {args.streams!r}")
     unknown = [s for s in args.scenarios if s not in SCENARIO_NAMES]
     if unknown or not args.scenarios:
         parser.error(f"--scenarios: unknown {unknown}; known: {', '.join(SCENARIO_NAMES)}")

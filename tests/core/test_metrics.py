@@ -321,3 +321,130 @@ async def test_never_true_counter_on_real_invoice_runs(demo_server, mode):
     assert s.first_value is not None and s.first_value <= s.all_settled
     bars = timeline.bars()
     assert bars and all(b.settled is not None for b in bars if b.pointer in dict(leaves(INVOICE.output)))
+
+
+# --- the summary's settled figures are kept incrementally: same as recomputing them ---------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _settled_by_scan(m: LaneMetrics, final: dict) -> tuple[int, float | None]:
+    required = {p: v for p, v in leaves(final) if v is not None and v != ""}
+    times = []
+    last: dict[str, Any] = {}
+    for d in m.log:
+        last[d.pointer] = d
+    for p, v in required.items():
+        d = last.get(p)
+        if d is not None and not d.provisional and same_value(d.value, v):
+            times.append(d.t)
+    return len(times), (max(times) if required and len(times) == len(required) else None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["/customer_name", "/amount", "/paid"]),
+            st.sampled_from(["Mar", "Martinez SA", 12, 1200, 1200.0, "1200", True, None, ""]),
+            st.booleans(),
+        ),
+        max_size=25,
+    ),
+    st.booleans(),
+)
+def test_summary_settled_figures_agree_with_a_scan_of_the_displays(displays, final_first):
+    final = {"customer_name": "Martinez SA", "amount": 1200, "paid": True}
+    m = LaneMetrics(final=final) if final_first else LaneMetrics()
+    m.start(0.0)
+    for i, (pointer, value, provisional) in enumerate(displays):
+        m.display(pointer, value, provisional=provisional, t=float(i + 1))
+    if not final_first:
+        m.set_final(final)
+    s = m.summary()
+    settled, latest = _settled_by_scan(m, final)
+    # a cleared field (None / "") is no display but forgets the field's last one
+    cleared = {p for p, v, _ in displays if v is None or v == ""}
+    if not cleared:
+        assert s.settled == settled
+        assert s.all_settled == latest
+    assert s.fields == 3
+
+
+# --- byte to pixel --------------------------------------------------------------------------------
+
+
+def test_byte_to_pixel_is_paint_time_minus_the_settling_read_for_values_shown_settled():
+    reads = {"/customer_name": 1.000, "/amount": 1.010, "/paid": 1.020}
+    m = LaneMetrics(final=INVOICE.output)
+    m.start(0.0)
+    m.read_time = reads.get
+    m.settled("/customer_name", 1.002)
+    m.settled("/amount", 1.011)
+    m.painted("/customer_name", 1.016)  # 16 ms after its read
+    m.painted("/customer_name", 1.050)  # a later repaint of the same value: not counted
+    m.painted("/paid", 1.030)  # never shown settled by the form: not counted
+    assert m.latencies == pytest.approx((0.016,))
+    m.painted("/amount", 1.014)  # 4 ms
+    s = m.summary()
+    assert s.painted == 2 and s.unpainted == 0
+    p50, p99, worst = s.byte_to_pixel
+    assert (p50, p99, worst) == pytest.approx((0.004, 0.016, 0.016))
+
+
+def test_byte_to_pixel_percentiles_are_nearest_rank():
+    m = LaneMetrics()
+    m.start(0.0)
+    m.read_time = lambda _p: 0.0
+    for i in range(1, 201):  # 1 .. 200 ms
+        m.settled(f"/v/{i}", 0.0)
+        m.painted(f"/v/{i}", i / 1000)
+    p50, p99, worst = m.byte_to_pixel()
+    assert (p50, p99, worst) == pytest.approx((0.100, 0.198, 0.200))
+
+
+def test_values_waiting_for_a_paint_are_counted_and_dropped_when_the_run_does_not_commit():
+    m = LaneMetrics()
+    m.start(0.0)
+    m.read_time = lambda _p: 0.0
+    m.settled("/a", 0.1)
+    m.settled("/b", 0.1)
+    assert m.summary().unpainted == 2 and m.summary().byte_to_pixel is None
+    m.finish(0.5, "stopped")
+    assert m.summary().unpainted == 0
+    m.painted("/a", 0.6)  # the restored form's paint is no display of the run
+    assert m.latencies == ()
+    # a committed run keeps waiting: its values are shown settled by the paint after the commit
+    m.start(1.0)
+    m.read_time = lambda _p: 1.0
+    m.settled("/a", 1.1)
+    m.finish(1.2, "committed")
+    m.painted("/a", 1.25)
+    assert m.latencies == pytest.approx((0.25,))
+
+
+def test_a_value_whose_read_is_unknown_is_not_measured():
+    m = LaneMetrics()
+    m.start(0.0)
+    m.read_time = {"/a": 0.0}.get
+    m.settled("/a", 0.01)
+    m.settled("/b", 0.01)
+    m.painted("/a", 0.02)
+    m.painted("/b", 0.02)
+    assert m.latencies == pytest.approx((0.02,))
+
+
+def test_the_form_probe_reports_settled_values_of_a_marking_form_only():
+    seen = {}
+    for marking in (True, False):
+        form = FormModel(schema_model("invoice"), marking=marking)
+        m = LaneMetrics()
+        FormProbe(form, m, clock=lambda: 2.0)
+        m.start(0.0)
+        form.begin_run()
+        form.apply("/customer_name", FieldState.PROVISIONAL, "Mar")
+        form.apply("/customer_name", FieldState.SETTLED, "Martinez SA")
+        form.apply("/amount", FieldState.SETTLED, 1200)
+        seen[marking] = m.summary().unpainted
+    assert seen == {True: 2, False: 0}  # the naive client never shows a value settled

@@ -68,6 +68,21 @@ BREACHES: dict[str, tuple[bytes, type[Exception], str]] = {
     "bad_version": (line({"seq": 0, "type": "start", "v": 2, "run": "r", "schema": "invoice", "provider": "p"}), ProtocolError, "record"),
     "bool_seq": (line({"seq": False, "type": "start", "v": 1, "run": "r", "schema": "invoice", "provider": "p"}), ProtocolError, "record"),
     "unknown_error_code": (START + seqd(1, {"type": "error", "code": "oops", "message": "m"}), ProtocolError, "record"),
+    "item_skips_an_index": (START + seqd(1, {"type": "item", "pointer": "/line_items", "index": 1, "value": {}}), ProtocolError, "index 1 where 0"),
+    "item_sent_twice": (
+        START + seqd(1, {"type": "item", "pointer": "/line_items", "index": 0, "value": {}})
+        + seqd(2, {"type": "item", "pointer": "/line_items", "index": 0, "value": {}}),
+        ProtocolError, "index 0 where 1",
+    ),
+    "field_sent_twice": (
+        START + seqd(1, {"type": "field", "pointer": "/amount", "value": 1}) + seqd(2, {"type": "field", "pointer": "/amount", "value": 2}),
+        ProtocolError, "already sent",
+    ),
+    "item_after_the_whole_array": (
+        START + seqd(1, {"type": "field", "pointer": "/line_items", "value": []})
+        + seqd(2, {"type": "item", "pointer": "/line_items", "index": 0, "value": {}}),
+        ProtocolError, "already sent whole",
+    ),
 }
 
 

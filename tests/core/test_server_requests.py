@@ -24,3 +24,16 @@ async def test_a_request_without_a_user_message_is_refused(demo_server, path, bo
     error = r.json()["error"]
     assert error["message"] == message
     assert error["type"] == "invalid_request_error"
+
+
+def test_a_log_entry_as_a_dict_is_every_field_copied():
+    from dataclasses import asdict
+
+    from core.server.request_log import LogEntry
+
+    entry = LogEntry(id="req_1", path="/v1/messages", wire="anthropic", started_at=1.0, knobs={"speed": 5.0}, sent_ms=[1.5])
+    out = entry.as_dict()
+    assert out == asdict(entry)
+    out["knobs"]["speed"] = 0
+    out["sent_ms"].append(2.0)
+    assert entry.knobs == {"speed": 5.0} and entry.sent_ms == [1.5]  # a copy: the log is not changed through it

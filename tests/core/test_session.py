@@ -128,6 +128,17 @@ def test_replace_emits_one_event_naming_what_changed():
     assert session.settings is new
 
 
+def test_a_wire_change_drops_a_fault_the_new_wire_cannot_carry():
+    session = Session()
+    session.replace(provider="ollama", fault="blank_line")
+    seen = events_of(session)
+    new = session.replace(provider="anthropic")  # the toolbar's wire choice, or a replay's trace
+    assert new.provider == "anthropic" and new.fault is None
+    assert seen[-1].changed == frozenset({"provider", "fault"})
+    session.replace(fault="disconnect@0.5")
+    assert session.replace(provider="openai-chat").fault == "disconnect@0.5"  # one every wire carries stays
+
+
 def test_the_single_form_is_kept_per_scenario_and_marks_by_mode():
     session = Session()
     invoice = session.form

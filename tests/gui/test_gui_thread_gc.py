@@ -63,3 +63,32 @@ def test_a_cycle_dropped_in_another_thread_is_not_collected_there(qapp):
         worker.join()
         assert collected_in == []  # nothing collected it in the worker thread
     assert collected_in == [threading.current_thread().name]
+
+
+def test_freezing_the_survivors_keeps_them_out_of_later_collections_but_new_cycles_are_collected(qapp):
+    collector = GuiThreadCollector()
+    survivor = Node()  # alive when the app has started: lives as long as the app
+    try:
+        collector.freeze_survivors()
+        assert collector.frozen and gc.get_freeze_count() > 0
+        assert not gc.is_tracked(survivor) or survivor not in gc.get_objects(generation=2)
+        cycle = Node()
+        ref = weakref.ref(cycle)
+        del cycle
+        alive = [[] for _ in range(gc.get_threshold()[0] + 10)]
+        assert collector.check() >= 0
+        assert ref() is None  # made after the freeze: collected as before
+        del alive
+    finally:
+        gc.unfreeze()
+
+
+def test_the_first_full_collection_due_freezes_the_survivors(qapp, monkeypatch):
+    collector = GuiThreadCollector()
+    t0, t1, t2 = collector._thresholds  # noqa: SLF001
+    monkeypatch.setattr(gc, "get_count", lambda: (t0 + 1, t1 + 1, t2 + 1))  # every generation due
+    try:
+        assert collector.check() == 2
+        assert collector.frozen and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

@@ -10,10 +10,10 @@ MODES = ["partial", "blocking", "settled", "hybrid"]
 
 
 def full_size() -> int:
-    """Cells of the whole matrix: every fault on every wire in every mode, blank_line on Ollama only."""
-    from core.demo_protocol import FaultName
+    """Cells of the whole matrix: every fault on every wire it applies to (FAULT_SCOPES), in every mode."""
+    from core.demo_protocol import FaultName, fault_applies
 
-    return sum(len(MODES) * (1 if f is FaultName.BLANK_LINE else len(WIRES)) for f in FaultName)
+    return sum(len(MODES) for f in FaultName for w in WIRES if fault_applies(f, w))
 
 
 def cell_ok(row: dict[str, Any]) -> bool:
@@ -62,8 +62,8 @@ def render(results: dict[tuple[str, str, str], dict[str, Any]]) -> str:
     lines.append("")
     lines.append(
         f"{len(results)} cells run, {ok} fully restored (✓), {len(results) - ok} not (✗ names what broke); "
-        "· = not run (the cell was not selected). blank_line exists on the Ollama wire only: the demo "
-        "provider refuses it on the other wires, so those cells are not in the matrix."
+        "· = not run (the cell was not selected). A fault is run only on the wires it applies to "
+        "(blank_line: Ollama); the demo provider refuses it on the others, so those cells are not in the matrix."
     )
     return "\n".join(lines)
 

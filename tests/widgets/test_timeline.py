@@ -105,3 +105,61 @@ def test_an_empty_timeline_still_paints(qtbot):
     qtbot.addWidget(view)
     img = view.render_image(400, 150)
     assert img.width() == 400
+
+
+def _many_fields_model(n: int = 24) -> TimelineModel:
+    tl = TimelineModel(["naive", "partial", "settled"])
+    fields = [f"/items/{i}/sku" for i in range(n)]
+    tl.set_fields(fields)
+    tl.start(0.0)
+    for i, f in enumerate(fields):
+        for lane in tl.lanes:
+            tl.record(lane, f, "provisional", 0.1 * i)
+            tl.record(lane, f, "settled", 0.1 * i + 0.05)
+    return tl
+
+
+def test_a_clipped_paint_draws_only_the_rows_it_exposes_and_the_same_pixels(qtbot, monkeypatch):
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QPainter
+
+    view = TimelineView(_many_fields_model(), clock=lambda: 3.0)
+    qtbot.addWidget(view)
+    w, h = 800, view.content_height()
+    calls = []
+    real = TimelineView._paint_segment
+    monkeypatch.setattr(TimelineView, "_paint_segment", lambda self, *a: (calls.append(a), real(self, *a))[1])
+
+    def paint(clip):
+        img = QImage(w, h, QImage.Format.Format_ARGB32)
+        img.fill(0)
+        p = QPainter(img)
+        if clip is not None:
+            p.setClipRect(clip)
+        view.paint(p, w, h, clip)
+        p.end()
+        return img
+
+    full = paint(None)
+    n_full = len(calls)
+    calls.clear()
+    strip = QRectF(0, h * 0.6, w, 120)
+    part = paint(strip)
+    assert 0 < len(calls) < n_full / 3  # only the rows in the strip (plus the legend's swatches: none)
+    for y in range(int(strip.top()) + 1, int(strip.bottom()) - 1, 7):
+        for x in range(0, w, 13):
+            assert part.pixel(x, y) == full.pixel(x, y), (x, y)
+
+
+def test_new_data_asks_for_a_new_size_only_when_rows_change(qtbot, monkeypatch):
+    model = _many_fields_model(4)
+    view = TimelineView(model, clock=lambda: 3.0)
+    qtbot.addWidget(view)
+    asked = []
+    monkeypatch.setattr(view, "updateGeometry", lambda: asked.append(1))
+    model.start(0.0)
+    model.record("partial", "/items/0/sku", "provisional", 0.5)
+    model.record("partial", "/items/0/sku", "settled", 0.7)
+    assert asked == []
+    model.record("partial", "/items/9/sku", "provisional", 0.8)  # a field not seen yet: a new row
+    assert asked == [1]

@@ -1,0 +1,49 @@
+"""FormSignals: at most one `updated` per frame, and no frame of delay after a quiet one."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtWidgets import QApplication
+
+from core.form import FieldState, FormModel
+from core.schemas import schema_model
+from widgets.form_signals import FormSignals
+
+
+def _signals(qtbot, frame_ms: int = 40):
+    form = FormModel(schema_model("invoice"))
+    signals = FormSignals(form, frame_ms=frame_ms)
+    seen: list[tuple[float, set[str]]] = []
+    signals.updated.connect(lambda pointers, _reset: seen.append((time.monotonic(), set(pointers))))
+    form.begin_run()  # emitted at once (a run began)
+    assert len(seen) == 1
+    seen.clear()
+    return form, signals, seen
+
+
+def test_a_change_after_a_quiet_frame_is_emitted_at_once(qtbot):
+    form, signals, seen = _signals(qtbot)
+    time.sleep(0.05)  # more than a frame since the last emission
+    t0 = time.monotonic()
+    form.apply("/customer_name", FieldState.PROVISIONAL, "M")
+    qtbot.waitUntil(lambda: len(seen) == 1, timeout=1000)
+    assert seen[0][1] == {"/customer_name", ""}
+    assert seen[0][0] - t0 < 0.03  # the next loop pass, not a frame (40 ms) later
+
+
+def test_changes_within_a_frame_are_emitted_once_at_its_end(qtbot):
+    form, signals, seen = _signals(qtbot)
+    time.sleep(0.05)
+    form.apply("/customer_name", FieldState.PROVISIONAL, "M")
+    qtbot.waitUntil(lambda: len(seen) == 1, timeout=1000)
+    first = seen[0][0]
+    for text in ("Ma", "Mar", "Mart"):
+        form.apply("/customer_name", FieldState.PROVISIONAL, text)
+        QApplication.processEvents()
+    form.apply("/amount", FieldState.PENDING)
+    qtbot.waitUntil(lambda: len(seen) == 2, timeout=1000)
+    assert seen[1][0] - first >= 0.039  # one frame after the last emission
+    assert seen[1][1] >= {"/customer_name", "/amount"}
+    QApplication.processEvents()
+    assert len(seen) == 2
