@@ -142,6 +142,7 @@ def test_the_collector_holds_off_during_the_warmup_and_then_freezes_what_it_load
         assert collector.check() == -1  # held: no collection on the GUI thread
         frozen_before = gc.get_freeze_count()
         collector.release(freeze=True)
+        assert collector.frozen  # so its first full collection does not walk everything again
         assert gc.get_freeze_count() >= frozen_before + len(alive)
         assert gc.get_count()[0] < gc.get_threshold()[0]  # the young generation starts afresh
     finally:
