@@ -3,6 +3,10 @@
 The request log (`GET /_demo/requests`) says what the server saw of each request: tokens sent of
 the total, whether the client disconnected or the response finished, and the request's
 `x-demo-tag` (a run sends its run id there, so it can find its own entry among other lanes').
+
+The log is read right after a Stop, on the app's GUI thread, so its HTTP client must be cheap to
+make: `log_client()` shares the transport's TLS context (a default httpx client loads the CA bundle,
+50–150 ms, every time it is made), and one client serves every poll of one wait.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ if TYPE_CHECKING:
 
     from core.server.runner import EmbeddedServer
 
-__all__ = ["demo_request_entry", "demo_requests", "embedded_server", "server_note"]
+__all__ = ["demo_request_entry", "demo_requests", "embedded_server", "log_client", "server_note"]
 
 
 def embedded_server(**options: Any) -> EmbeddedServer:
@@ -40,15 +44,22 @@ def server_note(entry: Mapping[str, Any]) -> str:
     return f"server still sending: {sent} of {total} tokens"
 
 
+def log_client() -> httpx.AsyncClient:
+    """An HTTP client for the request log (close it: `async with log_client() as client`)."""
+    import httpx
+
+    from core.providers.transport import _ssl_context
+
+    return httpx.AsyncClient(timeout=5.0, verify=_ssl_context())
+
+
 async def demo_requests(base_url: str, *, client: httpx.AsyncClient | None = None) -> list[dict[str, Any]]:
     """GET /_demo/requests of the demo provider at `base_url` (oldest first).
 
     `client`: an open httpx.AsyncClient to reuse (when polling); None: one for this call."""
-    import httpx
-
     url = base_url.rstrip("/") + "/_demo/requests"
     if client is None:
-        async with httpx.AsyncClient(timeout=5.0) as own:
+        async with log_client() as own:
             response = await own.get(url)
     else:
         response = await client.get(url, timeout=5.0)
@@ -68,10 +79,8 @@ async def demo_request_entry(
     """The newest request-log entry started after `since` (the one tagged `run_id` if there is
     one), waiting up to `wait` s for it to be disconnected or finished. One HTTP client serves
     every poll (`client`, else one opened here)."""
-    import httpx
-
     if client is None:
-        async with httpx.AsyncClient(timeout=5.0) as own:
+        async with log_client() as own:
             return await demo_request_entry(base_url, since=since, run_id=run_id, wait=wait, client=own)
     deadline = time.monotonic() + wait
     while True:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.demo_client import demo_requests, server_note
+from core.demo_client import demo_requests, log_client, server_note
 
 if TYPE_CHECKING:
     from core.form import FormModel
@@ -24,10 +24,8 @@ __all__ = ["match_entries", "request_notes", "spec_leaves"]
 
 async def request_notes(lanes: Sequence[Any], base_url: str, *, since: float, wait: float = 2.0) -> dict[str, str]:
     """Each lane's `server_note`, by lane name (lanes whose request was not found are left out)."""
-    import httpx
-
     deadline = time.monotonic() + wait
-    async with httpx.AsyncClient(timeout=5.0) as client:  # one client for every poll
+    async with log_client() as client:  # one client for every poll
         while True:
             try:
                 log = await demo_requests(base_url, client=client)

@@ -1,10 +1,13 @@
 """The `livefill` console script: the embedded demo server, the window, one asyncio lifecycle.
 
-`main()` parses the options, creates the QApplication and runs `amain()` under
-`qasync.run(...)` (Python 3.11's `asyncio.run` has no `loop_factory`). `amain` starts the
-embedded demo provider + relay in its background thread, opens the window, and waits for it to
-close; then it shuts the run down inside the loop (so every stream is closed while the loop still
-exists), stops the server (joining its thread) and returns the exit code.
+`main()` parses the options, binds the embedded demo provider's socket (its address is known at
+once; nothing heavy is imported), creates the QApplication and runs `amain()` under
+`qasync.run(...)` (Python 3.11's `asyncio.run` has no `loop_factory`). `amain` opens the window
+first; then one background thread (`gui.warmup`) starts the server (demo provider + relay) and
+loads the provider SDKs, while the window already answers; a Start pressed meanwhile runs once
+that is done. When the window closes, `amain` shuts the runs down inside the loop (so every stream
+is closed while the loop still exists), stops the server (joining its thread) and returns the exit
+code; the console script (`run()`) then leaves without the interpreter's teardown.
 
 `--screenshot PATH` runs headless: it starts the run, saves `PATH-mid.png` (the stem gets "-mid")
 the first time a field shows a provisional value (or, if none ever does, the first time content
@@ -33,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import logging
 import os
 import sys
 import threading
@@ -78,12 +82,12 @@ async def amain(args: argparse.Namespace, server, t0: float) -> int:  # noqa: AN
     collector.start()
     try:
         with asyncgen_hooks(asyncio.get_running_loop()):
-            return await _amain(args, server, t0, app, server.url)
+            return await _amain(args, server, t0, app, server.bind(), collector)
     finally:
         collector.stop()
 
 
-async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
+async def _amain(args, server, t0, app, url, collector) -> int:  # noqa: ANN001
     from core.history import History
     from core.keys import KeyStore, install_log_redaction
     from gui import errors
@@ -124,7 +128,6 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             schema_name=args.schema,
         )
         errors.install(window, asyncio.get_running_loop())
-        window.recordings.apply_args(args, server)
         closed = asyncio.Event()
         window.closed.connect(closed.set)
         if args.screenshot and args.compare:
@@ -137,9 +140,15 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
             # after processEvents: a task started before it would get its first step inside that
             # nested event processing, while this task runs (qasync refuses: "Cannot enter into task")
             window.restore_last_document()
-        PREWARM.start()
+        warmup = _start_warmup(server, window, collector)
         if os.environ.get("LIVEFILL_REPORT"):
             print(f"livefill ready in {time.monotonic() - t0:.2f} s", flush=True)
+            window.runsFinished.connect(lambda: _report_run(window))
+        if args.screenshot or args.autoplay or args.autostart or args.exit_after_run or args.replay:
+            await warmup.wait()  # the run (or the trace's server) needs the server and the SDKs
+            if os.environ.get("LIVEFILL_REPORT"):
+                print(f"livefill warm in {time.monotonic() - t0:.2f} s", flush=True)
+        window.recordings.apply_args(args, server)
         if args.screenshot:
             exit_code = await _screenshots(window, Path(args.screenshot))
             window.close()
@@ -170,14 +179,41 @@ async def _amain(args, server, t0, app, url) -> int:  # noqa: ANN001
                 if status is not None:
                     lane = f" (lane {lanes[i].title})" if lanes else ""
                     print(f"last run: {status.phase.value} — {status.reason}{lane}", flush=True)
-            await asyncio.sleep(0.2)  # let the server notice the closed connection
+            for _ in range(40):  # let the server notice a connection closed at shutdown
+                if all(e.get("disconnected") or e.get("finished") for e in server.requests()):
+                    break
+                await asyncio.sleep(0.005)
             for entry in server.requests():
                 print(f"server: {entry['path']} sent {entry['tokens_sent']} of {entry['tokens_total']}, "
                       f"disconnected={entry['disconnected']}, tag={entry.get('tag')}", flush=True)
-        server.stop()
+        _stop_server(server)
         if app is not None:
             app.processEvents()
     return exit_code
+
+
+def _stop_server(server, *, quiet: bool = False) -> None:  # noqa: ANN001 (EmbeddedServer)
+    """Stop the server, unless the warm-up is still starting it: then leave it to the process's
+    end (a daemon thread; nothing has been sent to it yet, since a Start waits for the warm-up)."""
+    from gui import warmup
+
+    current = warmup.current()
+    if current is None or current.ready:
+        server.stop()
+    elif os.environ.get("LIVEFILL_REPORT") and not quiet:
+        print("server: still starting at close; left to the process's end", flush=True)
+
+
+def _report_run(window) -> None:  # noqa: ANN001 (MainWindow)
+    """LIVEFILL_REPORT: one line per compare lane as a run ends (its figures), then "run finished"."""
+    if window.active:
+        return
+    for lane in window.session.lanes if window.comparing else []:
+        summary = lane.metrics.summary()
+        first = "–" if summary.first_value is None else f"{summary.first_value:.2f} s"
+        settled = "–" if summary.all_settled is None else f"{summary.all_settled:.2f} s"
+        print(f"run lane {lane.name}: first value {first}, all settled {settled}, {summary.outcome}", flush=True)
+    print("run finished", flush=True)
 
 
 def _all_committed(statuses) -> bool:  # noqa: ANN001 (list[RunStatus | None])
@@ -187,9 +223,6 @@ def _all_committed(statuses) -> bool:  # noqa: ANN001 (list[RunStatus | None])
 async def _screenshots(window, path: Path) -> int:  # noqa: ANN001 (MainWindow)
     """Run once; save a picture mid-stream and one at the end (see the module docstring)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + 30
-    while PREWARM.is_alive() and time.monotonic() < deadline:  # timings in the picture without SDK imports
-        await asyncio.sleep(0.05)
     window.start()
     mid = None
     halfway = None
@@ -249,20 +282,35 @@ def _close_later(window, seconds: float, *, wait_for_stream: bool) -> None:  # n
     window.statusChanged.connect(on_status)
 
 
-def _prewarm() -> None:
+def _start_warmup(server, window, collector):  # noqa: ANN001, ANN202 (EmbeddedServer, MainWindow, GuiThreadCollector) -> Warmup
+    """After the window is shown: start the server, then import the SDKs (gui.warmup), in one
+    thread. The GUI thread's garbage collector holds off meanwhile and then freezes what the
+    warm-up loaded (gui.gui_thread_gc), so no collection on the GUI thread walks the SDKs."""
+    from gui import errors
+    from gui.warmup import Warmup
+
+    def report(exc: BaseException) -> None:
+        errors.show_error(f"the embedded demo provider could not start: {exc}", window)
+
+    collector.hold()
+    return Warmup(server.start, _import_clients, on_error=report, on_done=lambda: collector.release(freeze=True),
+                  after=(_choose_keyring,)).start(asyncio.get_running_loop())
+
+
+def _import_clients() -> None:
     import core.providers.transport
     import core.relay_client  # noqa: F401
 
     core.providers.transport.prewarm()  # the first request's one-off work, off the GUI thread
+
+
+def _choose_keyring() -> None:
     try:
         import keyring
 
         keyring.get_keyring()  # the backend is chosen once (~1 s of entry points), here, not at Start
     except Exception:  # noqa: BLE001 - a broken keyring is reported by the key store when used
         pass
-
-
-PREWARM = threading.Thread(target=_prewarm, name="livefill-prewarm", daemon=True)
 
 
 SWITCH_INTERVAL = 0.001
@@ -283,8 +331,9 @@ def _install_qt_message_filter() -> None:
     qInstallMessageHandler(handler)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The `livefill` console script."""
+def main(argv: list[str] | None = None, *, leaving: bool = False) -> int:
+    """The `livefill` console script's work. `leaving`: the process ends right after (`run()`), so
+    the garbage left by the closed loop need not be collected first."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["extract"]:  # the same run in the terminal: no Qt imported
         from cli.extract import main as extract_main
@@ -310,18 +359,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     t0 = time.monotonic()
     sys.setswitchinterval(SWITCH_INTERVAL)
-    # The provider SDKs (anthropic above all) take seconds to import. They are imported in a
-    # thread started once the window is up (`PREWARM`), so start-up stays fast and the first
-    # Start usually finds them loaded.
+    # The provider SDKs (anthropic above all) and the server take seconds to import. The window
+    # is shown first, on the server's bound address; the server starts and the SDKs load after
+    # that, in one background thread (gui.warmup); a Start pressed meanwhile waits for them.
     from core.demo_client import embedded_server
 
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    # The server's thread makes its own event loop: start it before qasync.run installs its
-    # loop policy (under that policy a new loop in another thread would be a Qt loop).
     server = embedded_server()
-    server.start()
+    server.bind()
     _install_qt_message_filter()
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("livefill")
@@ -336,17 +383,40 @@ def main(argv: list[str] | None = None) -> int:
         code = 130
     finally:
         # the closed loop's QObjects sit in reference cycles: destroy them here, on the GUI
-        # thread, not whenever the cyclic GC next runs (possibly in the server's thread)
-        gc.collect()
-        server.stop()
-        if PREWARM.is_alive():
-            PREWARM.join(30)
-    if os.environ.get("LIVEFILL_CHECK_THREADS"):
-        stray = [t.name for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
+        # thread, not whenever the cyclic GC next runs (possibly in the server's thread); a
+        # process about to leave has no next run (and a full collection walks the SDKs: seconds)
+        if not leaving:
+            gc.collect()
+        _stop_server(server, quiet=True)  # (amain has stopped it already, unless it failed early)
+    from gui import warmup
+
+    unfinished = warmup.current() is not None and not warmup.current().ready  # its threads end with the process
+    if os.environ.get("LIVEFILL_CHECK_THREADS") and not unfinished:
+        stray = [t.name for t in threading.enumerate()
+                 if t is not threading.main_thread() and t.is_alive() and t.name != "livefill-warmup"]  # (its `after` steps end with the process)
         if stray:
             print(f"stray threads at exit: {stray}", file=sys.stderr)
     return code
 
 
+def run() -> None:
+    """The `livefill` console script (and `python -m gui.app`): `main()`, then leave at once.
+
+    Everything that must outlive the process is written before `main()` returns: history
+    records are fsynced as each run commits, the settings are synced when the window closes,
+    the runs' streams and the server are closed. What is left is the interpreter's teardown of
+    tens of thousands of objects (seconds, with the SDKs loaded), which no one waits for."""
+    if sys.argv[1:2] in (["extract"], ["animate"]):  # not the window: the ordinary exit
+        sys.exit(main())
+    code = main(leaving=True)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -17,6 +17,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from gui import warmup
+
 __all__ = ["Autoplay", "DEFAULT_PAUSE"]
 
 DEFAULT_PAUSE = 3.0
@@ -83,6 +85,7 @@ class Autoplay(QObject):
 
     async def _loop(self) -> None:
         try:
+            await warmup.ready()  # each cycle's Start would otherwise be deferred, not run
             while True:
                 if not self.window.active:
                     self.window.start()

@@ -50,6 +50,7 @@ from core.run import RunConfig, RunStatus
 from core.session import SINGLE, LanesChanged, Session, SettingsChanged, ViewChanged
 from core.settings import RunSettings
 from core.wiretap import DEFAULT_MAX_BYTES
+from gui import warmup
 from gui.autoplay import DEFAULT_PAUSE, Autoplay
 from gui.controller import RunController
 from gui.docks import DockFollower, InspectorDock, TimelineDock
@@ -373,6 +374,9 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         """Start a run with the session's settings: the single form's, or every lane's (ignored while one is active)."""
         if self.active:
             return
+        if warmup.defer(self.start):  # the server and SDKs still load, off this thread: start once they have
+            self.statusBar().showMessage("starting as soon as the demo provider is up…")
+            return
         self.commit_pending_edits()  # a value still being typed belongs to the form the run snapshots
         try:
             if self.comparing:
@@ -401,11 +405,15 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         """Stop the active run(s) (a real cancel: every connection closes); ends autoplay too."""
         if self.autoplay.active:
             self.autoplay.stop()
+        if warmup.cancel_deferred():
+            self.statusBar().clearMessage()
         self.session.stop()
 
     def escape(self) -> None:
         """Esc: stop what runs; when nothing runs, leave presentation mode."""
-        if self.active or self.autoplay.active:
+        if warmup.cancel_deferred():  # a Start still waiting for the warm-up
+            self.statusBar().clearMessage()
+        elif self.active or self.autoplay.active:
             self.stop()
         elif self.presenting:
             self.presentation.leave()

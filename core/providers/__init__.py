@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.errors import LivefillError, ProtocolError, StreamTimeout, UpstreamError
 from core.events import KeepAlive, ProviderError, Stop, StreamEvent
@@ -48,9 +48,25 @@ from core.providers import openai_responses as _responses
 from core.providers import raw as _raw
 from core.providers.base import Decoder
 from core.providers.request import DEFAULT_MODELS, PROVIDERS, STRUCTURED, ExtractionRequest
-from core.providers.transport import BodyStream, open_anthropic, open_httpx
 from core.sse import SSEDecoder
 from core.taps import WireFrame, WireTap, sse_frame, text_frame
+
+if TYPE_CHECKING:
+    from core.providers.transport import BodyStream
+
+
+def open_anthropic(**kwargs: Any) -> Awaitable[BodyStream]:
+    # The HTTP stack and the SDKs (seconds of imports) load with the first request, or earlier in
+    # a warm-up thread (transport.prewarm), never with this package: an app can show its window first.
+    from core.providers.transport import open_anthropic as opener
+
+    return opener(**kwargs)
+
+
+def open_httpx(url: str, **kwargs: Any) -> Awaitable[BodyStream]:
+    from core.providers.transport import open_httpx as opener
+
+    return opener(url, **kwargs)
 
 __all__ = [
     "DEFAULT_MODELS",

@@ -54,3 +54,70 @@ def test_screenshot_mode_saves_mid_and_final_pictures(tmp_path):
     assert "last run: committed" in proc.stdout
     history = (tmp_path / "data" / "livefill" / "history.jsonl").read_text(encoding="utf-8")
     assert history.count("\n") == 1
+
+
+HEAVY = ("anthropic", "openai", "httpx", "httpx2", "httpcore", "uvicorn", "starlette", "keyring")
+
+SHOW_PROBE = """
+import os, sys, threading
+import gui.main_window as mw
+
+def show(self):
+    heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}))
+    print("at show:", ",".join(heavy) or "-", threading.current_thread() is threading.main_thread(), flush=True)
+    os._exit(0)
+
+mw.MainWindow.show = show
+from gui.app import main
+main(["--settings-file", {settings!r}])
+"""
+
+
+def test_the_window_is_shown_before_any_sdk_http_stack_or_server_is_imported(tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_DATA_HOME=str(tmp_path / "data"))
+    code = SHOW_PROBE.format(heavy=HEAVY, settings=str(tmp_path / "settings.ini"))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    assert "at show: - True" in proc.stdout, proc.stdout  # nothing heavy yet, and on the GUI thread
+
+
+CHANGE_AND_CLOSE = """
+import sys
+import gui.main_window as mw
+from PySide6.QtCore import QTimer
+
+shown = mw.MainWindow.show
+
+def show(self):
+    shown(self)
+    def change_and_close():
+        self.session.replace(provider="ollama")
+        self.close()
+    QTimer.singleShot(10, change_and_close)
+
+mw.MainWindow.show = show
+sys.argv = ["livefill", "--settings-file", {settings!r}]
+import gui.app
+gui.app.run()  # the console script: leaves with os._exit once main() returns
+"""
+
+
+def test_closing_while_the_server_still_starts_exits_at_once_and_keeps_the_settings(tmp_path):
+    settings = tmp_path / "settings.ini"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_DATA_HOME=str(tmp_path / "data"),
+               LIVEFILL_REPORT="1", LIVEFILL_CHECK_THREADS="1")
+    proc = subprocess.run([sys.executable, "-c", CHANGE_AND_CLOSE.format(settings=str(settings))], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert "server: still starting at close; left to the process's end" in proc.stdout
+    assert "provider=ollama" in settings.read_text(encoding="utf-8")
+
+
+def test_a_run_started_by_the_command_line_waits_for_the_warmup_and_the_server_is_stopped_at_close(tmp_path):
+    proc = run_app(tmp_path, "--exit-after-run", "--speed", "0", "--scenario", "weather")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # LIVEFILL_CHECK_THREADS: no thread left, the server was stopped
+    lines = proc.stdout.splitlines()
+    assert any(line.startswith("livefill warm in") for line in lines)
+    assert "last run: committed — committed" in proc.stdout

@@ -1,0 +1,155 @@
+"""What the window does not need to be shown, done after it is shown, in one background thread.
+
+How this works
+--------------
+The app shows its window first; then `Warmup(steps).start(loop)` runs each step, in order, in a
+single daemon thread: starting the embedded demo server (uvicorn, starlette, the relay's imports)
+and importing the provider SDKs and the HTTP stack. One thread, in order, because two threads
+importing the same package at once can deadlock on its module locks; and the GUI thread never
+imports any of it while the warm-up runs, because an import of a module another thread is still
+importing waits for that whole import (seconds, with the window frozen).
+
+So whatever needs those modules waits for the warm-up, asynchronously: `defer(fn)` (a Start
+pressed early) keeps `fn` and calls it on the GUI thread once the warm-up is done, and says so
+(True); with no warm-up running it returns False and the caller goes ahead at once. A deferred
+start is one intent: a second `defer` replaces it, `cancel_deferred()` (Stop, Esc) drops it.
+`await wait()` is the same for coroutines. A step that fails is kept in `errors` (the steps after
+it still run) and handed to `on_error` on the GUI thread; `on_done` runs there first. Steps given
+as `after` run in the same thread once the warm-up is ready, and nothing waits for them (the
+keyring's backend is chosen there: it can take seconds on a desktop bus, and no demo run needs it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Warmup", "cancel_deferred", "current", "defer", "ready"]
+
+_current: Warmup | None = None
+
+
+class Warmup:
+    """Steps run in order in one background thread, after the window is shown (module docstring)."""
+
+    def __init__(
+        self,
+        *steps: Callable[[], Any],
+        on_error: Callable[[BaseException], None] | None = None,
+        on_done: Callable[[], Any] | None = None,
+        after: tuple[Callable[[], Any], ...] = (),
+    ) -> None:
+        self._steps = steps
+        self._after = after  # run in the same thread once ready; nothing waits for them
+        self.on_error = on_error
+        self.on_done = on_done
+        self.errors: list[BaseException] = []
+        self.timings: list[tuple[str, float]] = []  # (step, seconds)
+        self._done = threading.Event()  # the thread has run every step
+        self._settled = False  # ... and the loop thread has run _finished
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._deferred: Callable[[], Any] | None = None
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> Warmup:
+        """Start the thread; `loop` (the GUI thread's) runs what waited for it. Becomes `current()`."""
+        global _current
+        self._loop = loop
+        _current = self
+        self._thread = threading.Thread(target=self._run, name="livefill-warmup", daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def ready(self) -> bool:
+        """True once every step has run and the loop has been told (`on_done` has run), or if the
+        warm-up was never started."""
+        return self._thread is None or self._settled
+
+    def _run(self) -> None:
+        self._run_steps(self._steps)
+        loop = self._loop
+        try:
+            if loop is None:
+                raise RuntimeError("no loop")
+            loop.call_soon_threadsafe(self._finished)
+        except RuntimeError:  # no loop, or it is closed: the app is gone
+            self._settled = True
+        self._run_steps(self._after)
+        self._done.set()
+
+    def _run_steps(self, steps: tuple[Callable[[], Any], ...]) -> None:
+        for step in steps:
+            t = time.monotonic()
+            try:
+                step()
+            except BaseException as exc:  # noqa: BLE001 - kept and reported on the GUI thread
+                self.errors.append(exc)
+            self.timings.append((getattr(step, "__name__", repr(step)), time.monotonic() - t))
+
+    def _finished(self) -> None:
+        self._settled = True
+        if self.on_done is not None:
+            self.on_done()
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        if self.on_error is not None:
+            for exc in self.errors:
+                self.on_error(exc)
+        deferred, self._deferred = self._deferred, None
+        if deferred is not None:
+            deferred()
+
+    def defer(self, fn: Callable[[], Any]) -> bool:
+        """Call `fn` on the GUI thread once ready, and return True; False (not kept) if ready now."""
+        if self.ready:
+            return False
+        self._deferred = fn
+        return True
+
+    def cancel_deferred(self) -> bool:
+        """Drop the deferred call; True if there was one."""
+        had, self._deferred = self._deferred is not None, None
+        return had
+
+    async def wait(self) -> None:
+        """Return once every step has run (at once if ready)."""
+        if self.ready:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)  # resolved by _finished, which runs on this (the loop's) thread
+        await waiter
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the thread, `after` steps included (not from the loop's thread); True if done."""
+        return self._done.wait(timeout)
+
+
+def current() -> Warmup | None:
+    """The app's warm-up, once started (None in tests and tools that start none)."""
+    return _current
+
+
+def defer(fn: Callable[[], Any]) -> bool:
+    """`current().defer(fn)`; False (go ahead now) when no warm-up runs."""
+    warmup = _current
+    return warmup is not None and warmup.defer(fn)
+
+
+def cancel_deferred() -> bool:
+    """`current().cancel_deferred()`; False when no warm-up runs."""
+    warmup = _current
+    return warmup is not None and warmup.cancel_deferred()
+
+
+async def ready() -> None:
+    """Await the current warm-up (at once when there is none, or it is done)."""
+    warmup = _current
+    if warmup is not None:
+        await warmup.wait()
