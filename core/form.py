@@ -182,6 +182,14 @@ class _Layer:
         return _Layer(copy.deepcopy(self.doc), {p: _Entry(e.state, e.reason) for p, e in self.states.items()})
 
 
+@dataclass(frozen=True, slots=True)
+class FormSnapshot:
+    """A form's committed values, states and marks at one moment (`FormModel.snapshot`)."""
+
+    layer: _Layer
+    annotations: tuple[tuple[str, str], ...]
+
+
 class FormModel:
     """Committed values, the draft of the current run, and the state of every field.
 
@@ -349,6 +357,17 @@ class FormModel:
         for p in _walk(self._committed.doc, ""):
             self._committed.states[p] = _Entry(FieldState.SETTLED)
         self._annotations.clear()
+        self._emit(FormUpdate(reset=True))
+
+    def snapshot(self) -> FormSnapshot:
+        """The committed values, their states and marks, exactly (for `put_back`: an undo)."""
+        return FormSnapshot(self._committed.copy(), tuple(self._annotations.items()))
+
+    def put_back(self, snapshot: FormSnapshot) -> None:
+        """Show exactly what `snapshot` held (no run may be active)."""
+        self._require_idle("put values back")
+        self._committed = snapshot.layer.copy()
+        self._annotations = dict(snapshot.annotations)
         self._emit(FormUpdate(reset=True))
 
     # -- a run ------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 `build_menus(window)` adds File (Open document…, Open schema…, Settings…, Record runs, Recordings ▸
 (`gui.recordings`), Export animation… (`gui.export_animation`), Save picture…, Export timeline as PNG…,
-Quit), Edit (Paste document) and View (Compare,
-Wire inspector, Timeline, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
+Quit), Edit (Paste document, Undo, Redo: the window's undo stack) and View (Compare,
+Wire inspector, Timeline, History (`gui.history_panel`), Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
 button to its Run toolbar, and window-level copies of the shortcuts so they work while the menu
 bar is hidden (presentation). The actions are kept on the window (`save_picture_action`,
 `present_action`, `autoplay_action`, `inspector_action`, `timeline_action`, ...).
@@ -15,13 +15,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QStandardPaths, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QToolButton, QWidget
 
 from gui.errors import reporting
 
-__all__ = ["build_menus", "save_picture"]
+__all__ = ["build_menus", "save_picture", "save_and_confirm"]
 
 
 def save_picture(window: QWidget, path: str | Path) -> Path:
@@ -34,14 +34,58 @@ def save_picture(window: QWidget, path: str | Path) -> Path:
 
 
 def _ask_and_save(window: Any) -> None:
-    folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.PicturesLocation) or str(Path.home())
+    from gui.saves import save_folder
+
     name = time.strftime("livefill-%Y%m%d-%H%M%S.png")
-    dialog = QFileDialog(window, "Save a picture of the window", str(Path(folder) / name), "PNG (*.png)")
+    dialog = QFileDialog(window, "Save a picture of the window", str(save_folder(window) / name), "PNG (*.png)")
+    dialog.setObjectName("savePictureDialog")
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
     dialog.setDefaultSuffix("png")
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    dialog.fileSelected.connect(reporting(lambda chosen: window.save_picture(chosen) if chosen else None))
+    dialog.fileSelected.connect(reporting(lambda chosen: save_and_confirm(window, chosen) if chosen else None))
     dialog.open()  # never a nested event loop under qasync
+
+
+def save_and_confirm(window: Any, path: str | Path) -> Path:
+    """Save a picture of `window` to `path` and say where, as a link that opens the folder."""
+    from gui.saves import confirm_saved
+
+    written = window.save_picture(path)
+    confirm_saved(window, written, "a picture of the window")
+    return written
+
+
+def _add_undo(window: Any, edit: Any) -> None:
+    """Edit → Undo / Redo on the window's undo stack (refused, with a line, while a run is active)."""
+    from gui.history_panel import undo_stack_of
+
+    stack = undo_stack_of(window)
+
+    def step(forward: bool) -> None:
+        if window.active:
+            window.say("Stop the run before undoing or redoing a change to the form.")
+        elif forward:
+            stack.redo()
+        else:
+            stack.undo()
+
+    window.undo_action = QAction("Undo", window)
+    window.undo_action.setObjectName("undoAction")
+    window.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+    window.undo_action.setEnabled(stack.canUndo())
+    window.undo_action.triggered.connect(reporting(lambda _checked=False: step(False)))
+    stack.canUndoChanged.connect(window.undo_action.setEnabled)
+    stack.undoTextChanged.connect(lambda text: window.undo_action.setText(f"Undo {text}".strip()))
+    window.redo_action = QAction("Redo", window)
+    window.redo_action.setObjectName("redoAction")
+    window.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+    window.redo_action.setEnabled(stack.canRedo())
+    window.redo_action.triggered.connect(reporting(lambda _checked=False: step(True)))
+    stack.canRedoChanged.connect(window.redo_action.setEnabled)
+    stack.redoTextChanged.connect(lambda text: window.redo_action.setText(f"Redo {text}".strip()))
+    edit.addSeparator()
+    edit.addAction(window.undo_action)
+    edit.addAction(window.redo_action)
 
 
 def build_menus(window: Any) -> None:
@@ -94,6 +138,7 @@ def build_menus(window: Any) -> None:
     window.paste_document_action.setToolTip("Use the text (or the file) on the clipboard as the document")
     window.paste_document_action.triggered.connect(reporting(lambda _checked=False: window.documents.paste()))
     edit.addAction(window.paste_document_action)
+    _add_undo(window, edit)
 
     view = window.menuBar().addMenu("&View")
     view.addAction(window.compare_action)
@@ -105,6 +150,12 @@ def build_menus(window: Any) -> None:
     window.timeline_action.setText("Timeline")
     window.timeline_action.setShortcut(QKeySequence("Ctrl+T"))
     view.addAction(window.timeline_action)
+    window.history_action = window.history_panel.toggleViewAction()
+    window.history_action.setText("History")
+    window.history_action.setObjectName("historyAction")
+    window.history_action.setShortcut(QKeySequence("Ctrl+H"))
+    window.history_action.setToolTip("Past runs: open one into the form, delete one; where the history file is")
+    view.addAction(window.history_action)
     view.addSeparator()
     window.present_action = QAction("Presentation mode", window, checkable=True)
     window.present_action.setObjectName("presentAction")
@@ -123,5 +174,6 @@ def build_menus(window: Any) -> None:
     # window-level copies so the shortcuts work while the menu bar is hidden (presentation)
     for action in (window.open_document_action, window.settings_action, window.paste_document_action,
                    window.save_picture_action, window.compare_action, window.present_action,
-                   window.inspector_action, window.timeline_action):
+                   window.inspector_action, window.timeline_action, window.history_action,
+                   window.undo_action, window.redo_action):
         window.addAction(action)
