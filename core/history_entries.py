@@ -40,7 +40,7 @@ class RunSummary:
     """One history record as a row: every column a short string."""
 
     key: str
-    when: str  # local time, "2026-11-30 15:53:07"
+    when: str  # local time: "today 15:53", "29 Nov 09:12", "2025-11-30 15:53"
     what: str  # the document's name, or the scenario
     mode: str
     wire: str  # the provider wire, "(live)" for a real provider
@@ -79,7 +79,13 @@ def _when(at: Any) -> str:
         moment = _dt.datetime.strptime(at, "%Y-%m-%dT%H:%M:%S%z")
     except ValueError:
         return at
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    local = moment.astimezone()
+    now = _dt.datetime.now().astimezone()
+    if local.date() == now.date():
+        return local.strftime("today %H:%M")
+    if local.year == now.year:
+        return local.strftime("%d %b %H:%M")
+    return local.strftime("%Y-%m-%d %H:%M")
 
 
 def _scenario_of(record: Mapping[str, Any]) -> str | None:

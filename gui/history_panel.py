@@ -30,7 +30,7 @@ import asyncio
 import json
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -129,7 +129,7 @@ class HistoryPanel(QDockWidget):
         self.problems_label.setTextFormat(Qt.TextFormat.PlainText)
         self.problems_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.problems_label.hide()
-        self.record_all = QCheckBox("Record compare and autoplay runs")
+        self.record_all = QCheckBox("Record compare && autoplay runs")
         self.record_all.setObjectName("recordAllRuns")
         self.record_all.setToolTip("Off: only runs of the single form are recorded. On: every lane of a compare"
                                    " run, and every loop of autoplay, is recorded too.")
@@ -173,7 +173,9 @@ class HistoryPanel(QDockWidget):
         buttons.addWidget(self.open_button)
         buttons.addWidget(self.delete_button)
         buttons.addStretch(1)
-        buttons.addWidget(self.refresh_button)
+        count_row = QHBoxLayout()
+        count_row.addWidget(self.empty_label, 1)
+        count_row.addWidget(self.refresh_button)
         split = QSplitter(Qt.Orientation.Vertical)
         split.setChildrenCollapsible(False)
         split.addWidget(self.list)
@@ -191,13 +193,14 @@ class HistoryPanel(QDockWidget):
         layout.addLayout(where)
         layout.addWidget(self.problems_label)
         layout.addWidget(self.record_all)
-        layout.addWidget(self.empty_label)
+        layout.addLayout(count_row)
         layout.addWidget(split, 1)
         layout.addLayout(buttons)
         # a width of its own: what the panel holds never moves the window's layout (a dock whose
         # size hint follows its content makes the main window re-lay the source pane out)
         body.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        body.setMinimumWidth(300)
+        body.setMinimumWidth(240)
+        self._sized = False
         self.setWidget(body)
 
         store = getattr(window, "store", None)
@@ -205,11 +208,20 @@ class HistoryPanel(QDockWidget):
         self.record_all.setChecked(remembered == "1")
         session.record_all_runs = self.record_all.isChecked()
         session.subscribe(self._on_session_event)
-        self.visibilityChanged.connect(lambda visible: self.refresh() if visible else None)
+        self.visibilityChanged.connect(self._visibility)
         self._render_path()
         self._render_rows()
 
     # -- reading --------------------------------------------------------------------------------
+
+    def _visibility(self, visible: bool) -> None:
+        if not visible:
+            return
+        if not self._sized and not self.isFloating():  # room for every column the first time
+            self._sized = True
+            QTimer.singleShot(0, lambda: self.window_.resizeDocks(
+                [self], [min(480, max(240, self.window_.width() // 3))], Qt.Orientation.Horizontal))
+        self.refresh()
 
     def _render_path(self) -> None:
         if self.history is None:
@@ -260,8 +272,9 @@ class HistoryPanel(QDockWidget):
         for summary in self.summaries:
             item = QTreeWidgetItem([summary.when, summary.what, summary.mode, summary.wire, summary.outcome])
             item.setData(0, Qt.ItemDataRole.UserRole, summary.key)
-            item.setToolTip(1, summary.what)
-            item.setToolTip(4, summary.outcome)
+            tip = f"{summary.when} · {summary.what} · {summary.mode} · {summary.wire} · {summary.outcome}"
+            for column in range(len(COLUMNS)):
+                item.setToolTip(column, tip)
             self.list.addTopLevelItem(item)
             if summary.key == selected:
                 item.setSelected(True)
