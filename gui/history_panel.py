@@ -15,7 +15,8 @@ Open into form (the button, Enter or a double click) brings the run's document a
 path; the single view is shown) and loads the run's values into that document's form, exactly,
 every value settled. It is one step on the window's undo stack (`window.undo_stack`): Undo puts the
 form back exactly as it was (`FormModel.snapshot` / `put_back`), marks included, and the document
-shown before. What cannot be opened (a pasted text, a moved file) is one line in the status.
+shown before — unless the form changed since (an edit, a run): then nothing is undone, the step
+is dropped and the status says so, so Undo never throws away later work. What cannot be opened (a pasted text, a moved file) is one line in the status.
 
 Delete… asks first, then removes the record from the file for good (`History.delete`: an atomic
 rewrite under the lock every append takes; another instance appending meanwhile loses nothing).
@@ -78,9 +79,10 @@ class OpenRunCommand(QUndoCommand):
     """Open a past run into the form, as one undoable step."""
 
     def __init__(self, session: Session, text: str, before_settings: dict[str, Any], after_settings: dict[str, Any],
-                 form: FormModel, before: FormSnapshot, after: FormSnapshot) -> None:
+                 form: FormModel, before: FormSnapshot, after: FormSnapshot, say: Any = None) -> None:
         super().__init__(text)
         self.session = session
+        self.say = say
         self.before_settings, self.after_settings = before_settings, after_settings
         self.form, self.before, self.after = form, before, after
         self._done = True  # the step was taken before it was pushed
@@ -89,12 +91,23 @@ class OpenRunCommand(QUndoCommand):
         if self._done:
             self._done = False
             return
+        if self.form.snapshot() != self.before:
+            self._changed_since()
+            return
         self.session.replace(**self.after_settings)
         self.form.put_back(self.after)
 
     def undo(self) -> None:
+        if self.form.snapshot() != self.after:  # edited (or run) since: undoing would lose that
+            self._changed_since()
+            return
         self.form.put_back(self.before)
         self.session.replace(**self.before_settings)
+
+    def _changed_since(self) -> None:
+        self.setObsolete(True)  # the stack drops it; the form stays as it is
+        if self.say is not None:
+            self.say(f"The form has changed since \u201c{self.text()}\u201d: it stays as it is (nothing was undone)")
 
 
 class HistoryPanel(QDockWidget):
@@ -391,7 +404,7 @@ class HistoryPanel(QDockWidget):
         summary = summarize(entry)
         text = f"Open run of {summary.when}"
         undo_stack_of(window).push(OpenRunCommand(self.session, text, before_settings, after_settings, form, before,
-                                                  form.snapshot()))
+                                                  form.snapshot(), say=self._say))
         self._say(f"Opened the run of {summary.when} ({summary.what}, {summary.mode}) into the form{note};"
                   " Edit → Undo puts the form back")
         self.opened.emit(key)

@@ -196,3 +196,26 @@ async def test_compare_and_autoplay_runs_reach_the_history_only_when_asked(tmp_p
     assert [(r["view"], r.get("lane")) for r in records[1:]] == [("compare", "naive"), ("compare", "partial"),
                                                                  ("autoplay", None)]
     assert json.loads(path.read_text().splitlines()[1])["label"] == "invoice · anthropic · lane naive"
+
+
+def test_a_form_snapshot_puts_back_values_states_and_marks_exactly():
+    from core.errors import UsageError
+    from core.form import FormModel
+    from core.schemas import schema_model
+
+    form = FormModel(schema_model("invoice"))
+    form.set_value("/customer_name", "Ms Typed")
+    form.set_value("/amount", 42.5, invalid_reason="too large")
+    snap = form.snapshot()
+    before = (form.committed, form.states(), form.reason("/amount"))
+    form.load({"customer_name": "Other"})
+    assert form.committed == {"customer_name": "Other"} and form.reason("/amount") is None
+    form.put_back(snap)
+    assert (form.committed, form.states(), form.reason("/amount")) == before
+    form.set_value("/customer_name", "changed")  # the snapshot is a copy, not a view
+    assert snap != form.snapshot()
+    form.put_back(snap)
+    assert form.committed["customer_name"] == "Ms Typed"
+    form.begin_run()
+    with pytest.raises(UsageError):
+        form.put_back(snap)

@@ -248,3 +248,21 @@ def test_save_picture_opens_in_pictures_remembers_the_folder_and_confirms_with_a
     dialog = [d for d in window.findChildren(QFileDialog, "savePictureDialog") if d.isVisible()][-1]
     assert dialog.directory().absolutePath() == str(target.parent)
     dialog.reject()
+
+
+def test_undo_never_throws_away_an_edit_made_after_the_open(make_window, qloop):
+    window = make_window()
+    window.history.append({"at": "2026-01-01T10:00:00+0000", "run": "run_i", "label": "invoice · anthropic",
+                           "schema": "invoice", "provider": "anthropic", "mode": "partial",
+                           "extraction": {"customer_name": "From history"}})
+    _show(window, qloop)
+
+    async def go():
+        assert await window.history_panel.open_entry("run_i") is True
+    arun(qloop, go())
+    form = window.session.form
+    form.set_value("/invoice_number", "typed after")  # the user's own work, after the open
+    window.undo_action.trigger()
+    assert form.committed == {"customer_name": "From history", "invoice_number": "typed after"}
+    assert "nothing was undone" in window.run_log.item(window.run_log.count() - 1).text()
+    assert not window.undo_action.isEnabled() and not window.redo_action.isEnabled()  # the step is gone
