@@ -56,7 +56,7 @@ from core.documents import DocumentError, load_document
 from core.form import FormModel, FormSnapshot
 from core.history import History, HistoryEntry, HistoryReadError, HistoryWriteError
 from core.history_entries import RunSummary, newest_first, reopen_plan, summarize, text_sha256
-from core.session import AllDone, Session
+from core.session import ActiveChanged, AllDone, Session
 from gui.saves import open_folder
 
 __all__ = ["HistoryPanel", "OpenRunCommand", "undo_stack_of", "RECORD_ALL_KEY"]
@@ -347,7 +347,8 @@ class HistoryPanel(QDockWidget):
     def _on_session_event(self, event: Any) -> None:
         if isinstance(event, AllDone) and self.isVisible():
             self.refresh()
-        self._selection_changed()
+        elif isinstance(event, ActiveChanged):
+            self.open_button.setEnabled(not event.active and self.selected_key() is not None)
 
     # -- opening --------------------------------------------------------------------------------
 
