@@ -152,7 +152,8 @@ def parse_modes(text: str) -> list[Mode]:
 class Session:
     """The settings and the lanes of one window (see the module docstring).
 
-    `history` receives the single form's committed runs (compare lanes write none). `source`
+    `history` receives the single form's committed runs; compare lanes and autoplay runs only
+    with `record_all_runs` (`records_history`). `source`
     replaces the network for every run (tests, replays). `clock` stamps t0 and the lanes' ends.
     `keys` (a `core.keys.KeyStore`) gives each live run the API key of its provider at its base
     URL (None: a store reading the environment and the keyring when a live run needs a key);
@@ -196,6 +197,9 @@ class Session:
         self.record_target: str | None = None  # None: not recording; "": the recordings folder
         self.record_paths: dict[str, str] = {}  # the last start's trace file of each recorded lane
         self.record_notes: list[str] = []  # the last start's lanes that could not be recorded, why
+        #: compare and autoplay runs reach the history too (off: only the single form's runs do)
+        self.record_all_runs = False
+        self.autoplaying = False  # set by the app's autoplay loop while it runs
 
     # -- record and replay ----------------------------------------------------------------------
 
@@ -259,6 +263,12 @@ class Session:
         self._cleared = (text, cleared)
         self._emit(UndoChanged(text))
         return len(cleared)
+
+    def forget_clear(self) -> None:
+        """Drop the clear that Undo would put back (something else was done since)."""
+        if self._cleared is not None:
+            self._cleared = None
+            self._emit(UndoChanged(None))
 
     def undo_clear(self) -> bool:
         """Put back exactly what the last clear emptied; False if there is nothing to undo."""
@@ -623,11 +633,12 @@ class Session:
                         self.record_notes.append(note)
                     if lane_config.record_path:
                         self.record_paths[lane.name] = lane_config.record_path
+                history = self._history_for(lane, config)
                 if self._comparing:
                     label = f"{config.label} · lane {lane.title}" if config.label else f"lane {lane.title}"
-                    lane.start(lane_config, t0, label=label, final=final)
+                    lane.start(lane_config, t0, label=label, final=final, history=history)
                 else:
-                    lane.start(lane_config, t0, final=final, history=self.history)
+                    lane.start(lane_config, t0, final=final, history=history)
                 started.append(lane)
         except Exception:
             self._running = False
@@ -636,6 +647,25 @@ class Session:
             raise
         self._emit(ActiveChanged(True))
         return t0
+
+    def _history_for(self, lane: SessionLane, config: RunConfig) -> Any:
+        """Where `lane`'s committed run is recorded: the history, tagged with the view, the lane and
+        the document (core.history_entries), or None when this kind of run is not recorded."""
+        if self.history is None:
+            return None
+        view = "autoplay" if self.autoplaying else "compare" if self._comparing else "single"
+        if not self.records_history(view):
+            return None
+        from core.history_entries import run_fields
+
+        return self.history.tagged(**run_fields(
+            self._settings, view=view, lane=lane.title if self._comparing else None, document_text=config.document,
+        ))
+
+    def records_history(self, view: str) -> bool:
+        """Whether a committed run of `view` ("single", "compare", "autoplay") reaches the history:
+        the single form's always; compare and autoplay runs only with `record_all_runs`."""
+        return self.history is not None and (view == "single" or self.record_all_runs)
 
     def stop(self) -> bool:
         """Stop every lane's run (each closes its own connection); False if none was running."""

@@ -6,7 +6,8 @@ asyncio task: Start, wait until every lane has ended, pause, again. `stop()` can
 stops the run in progress (a real cancel: every connection closes); `await shutdown()` does the
 same and waits for the loop to be gone. `cycles` counts the runs that ended; `max_cycles` (if
 set) ends the loop after that many. A Stop pressed by a person ends autoplay too (the window calls
-`stop()`).
+`stop()`). While the loop runs the window's session knows (`session.autoplaying`): its runs reach
+the history only if the user asked for compare and autoplay runs to be recorded.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Autoplay(QObject):
         if self.active:
             return
         self.cycles = 0
+        self._autoplaying(True)
         self._task = asyncio.ensure_future(self._loop())
         self.activeChanged.emit(True)
 
@@ -98,4 +100,11 @@ class Autoplay(QObject):
                 await asyncio.sleep(self.pause)
         finally:
             self._task = None
+            self._autoplaying(False)
             self.activeChanged.emit(False)
+
+    def _autoplaying(self, on: bool) -> None:
+        """Tell the window's session its runs are autoplay's (recorded only when the user asked)."""
+        session = getattr(self.window, "session", None)
+        if session is not None:
+            session.autoplaying = on

@@ -181,11 +181,15 @@ class TimelineDock(QDockWidget):
 
     def ask_export(self) -> None:
         """Ask where to write the timeline PNG (a non-modal dialog), then write it."""
-        dialog = QFileDialog(self, "Export the timeline as PNG", str(Path.home() / "livefill-timeline.png"), "PNG (*.png)")
+        from gui.saves import confirm_saved, save_folder
+
+        window = self.parent()
+        dialog = QFileDialog(self, "Export the timeline as PNG", str(save_folder(window) / "livefill-timeline.png"),
+                             "PNG (*.png)")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setDefaultSuffix("png")
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.fileSelected.connect(lambda name: self.export(name) if name else None)
+        dialog.fileSelected.connect(lambda name: confirm_saved(window, self.export(name), "the timeline") if name else None)
         self._dialog = dialog
         dialog.open()  # never a nested event loop under qasync
 

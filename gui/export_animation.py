@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QProcess, QProcessEnvironment, QStandardPaths, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QObject, QProcess, QProcessEnvironment, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton
 
@@ -94,7 +94,9 @@ class AnimationExport(QObject):
         if trace is None:
             self._fail("no trace to export: open one (File → Recordings) or record a run first")
             return
-        folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.PicturesLocation) or str(Path.home())
+        from gui.saves import save_folder
+
+        folder = save_folder(self.window)
         dialog = QFileDialog(self.window, "Export the run as an animation", str(Path(folder) / f"{trace.stem}.gif"),
                              "Animated GIF (*.gif);;MP4 video (*.mp4)")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
@@ -170,9 +172,10 @@ class AnimationExport(QObject):
             self.process.deleteLater()
         self.process = None
         self.update_enabled()
-        bar = self.window.statusBar()
         if ok:
-            bar.showMessage(f"animation written to {text}", 30000)
+            from gui.saves import confirm_saved
+
+            confirm_saved(self.window, text, "the animation")
             self.open_button.setVisible(True)
         else:
             self._fail(text)

@@ -56,6 +56,7 @@ from gui.controller import RunController
 from gui.docks import DockFollower, InspectorDock, TimelineDock
 from gui.document_actions import DocumentActions
 from gui.errors import reporting, show_error
+from gui.history_panel import HistoryPanel
 from gui.lane import Lane
 from gui.presentation import Presentation
 from gui.run_toolbar import RunToolbar
@@ -289,6 +290,9 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         self.timeline_dock = TimelineDock(self)
         self.docks = DockFollower(self, self.session, self.inspector_dock, self.timeline_dock)
         self.inspector_dock.pointerSelected.connect(self._inspector_pointer)
+        self.history_panel = HistoryPanel(self, self.session, self.history)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.history_panel)
+        self.history_panel.hide()
 
     # -- what the session holds, for scripts and tests --------------------------------------------
 
@@ -589,6 +593,7 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         await self.autoplay.shutdown()
         self.toolbar.shutdown()
         await self.documents.wait()
+        await self.history_panel.wait()
         await self.session.shutdown()
         await self.controller.shutdown()
         if self.compare_view is not None:

@@ -2,8 +2,9 @@
 
 `build_menus(window)` adds File (Open document…, Open schema…, Settings…, Record runs, Recordings ▸
 (`gui.recordings`), Export animation… (`gui.export_animation`), Save picture…, Export timeline as PNG…,
-Quit), Edit (Paste document, Clear form / Clear all lanes, Undo clear) and View (Compare,
-Wire inspector, Timeline, Legend, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
+Quit), Edit (Paste document, Clear form / Clear all lanes, Undo, Redo: the window's undo stack,
+and the last clear) and View (Compare, Wire inspector, Timeline, History (`gui.history_panel`),
+Legend, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
 button to its Run toolbar, and window-level copies of the shortcuts so they work while the menu
 bar is hidden (presentation). The actions are kept on the window (`save_picture_action`,
 `present_action`, `autoplay_action`, `inspector_action`, `timeline_action`, `clear_action`,
@@ -18,13 +19,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, QStandardPaths, Qt
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QPlainTextEdit, QTextEdit, QToolButton, QWidget
 
 from gui.errors import reporting
 
-__all__ = ["build_menus", "save_picture", "LEGEND_KEY"]
+__all__ = ["build_menus", "save_picture", "save_and_confirm", "LEGEND_KEY"]
 
 LEGEND_KEY = "window/legend"
 """The settings store's name for whether the legend is shown ("shown" / "hidden")."""
@@ -40,14 +42,85 @@ def save_picture(window: QWidget, path: str | Path) -> Path:
 
 
 def _ask_and_save(window: Any) -> None:
-    folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.PicturesLocation) or str(Path.home())
+    from gui.saves import save_folder
+
     name = time.strftime("livefill-%Y%m%d-%H%M%S.png")
-    dialog = QFileDialog(window, "Save a picture of the window", str(Path(folder) / name), "PNG (*.png)")
+    dialog = QFileDialog(window, "Save a picture of the window", str(save_folder(window) / name), "PNG (*.png)")
+    dialog.setObjectName("savePictureDialog")
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
     dialog.setDefaultSuffix("png")
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    dialog.fileSelected.connect(reporting(lambda chosen: window.save_picture(chosen) if chosen else None))
+    dialog.fileSelected.connect(reporting(lambda chosen: save_and_confirm(window, chosen) if chosen else None))
     dialog.open()  # never a nested event loop under qasync
+
+
+def save_and_confirm(window: Any, path: str | Path) -> Path:
+    """Save a picture of `window` to `path` and say where, as a link that opens the folder."""
+    from gui.saves import confirm_saved
+
+    written = window.save_picture(path)
+    confirm_saved(window, written, "a picture of the window")
+    return written
+
+
+def _add_undo(window: Any, edit: Any) -> None:
+    """Edit → Undo / Redo: the last clear if there is one to put back (the session keeps it),
+    else the window's undo stack (refused, with a line, while a run is active)."""
+    from core.session import ActiveChanged, UndoChanged
+    from gui.history_panel import undo_stack_of
+
+    stack = undo_stack_of(window)
+    session = window.session
+
+    def step(forward: bool) -> None:
+        if window.active:
+            window.say("Stop the run before undoing or redoing a change to the form.")
+        elif forward:
+            stack.redo()
+        elif session.undo_text is not None:
+            session.undo_clear()
+        else:
+            stack.undo()
+
+    window.undo_action = QAction("Undo", window)
+    window.undo_action.setObjectName("undoAction")
+    window.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+    window.undo_action.triggered.connect(reporting(lambda _checked=False: step(False)))
+    window.undo_clear_action = window.undo_action  # the one Undo: a clear is undone by it too
+    window.redo_action = QAction("Redo", window)
+    window.redo_action.setObjectName("redoAction")
+    window.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+    window.redo_action.triggered.connect(reporting(lambda _checked=False: step(True)))
+
+    def sync(*_args: Any) -> None:
+        if not shiboken6.isValid(stack):  # the window is gone; the session outlives it
+            return
+        idle = not session.active
+        if session.undo_text is not None:
+            window.undo_action.setText(session.undo_text)
+            window.undo_action.setEnabled(idle)
+        else:
+            window.undo_action.setText(f"Undo {stack.undoText()}".strip())
+            window.undo_action.setEnabled(idle and stack.canUndo())
+        window.redo_action.setText(f"Redo {stack.redoText()}".strip())
+        window.redo_action.setEnabled(idle and stack.canRedo())
+
+    def on_session(event: Any) -> None:
+        if isinstance(event, (ActiveChanged, UndoChanged)):
+            sync()
+
+    def on_stack_step(_index: int) -> None:
+        session.forget_clear()  # a later step on the stack: the clear before it is no longer the last thing done
+        sync()
+
+    stack.indexChanged.connect(on_stack_step)
+    stack.canUndoChanged.connect(sync)
+    stack.canRedoChanged.connect(sync)
+    window.destroyed.connect(session.subscribe(on_session))
+    sync()
+    edit.addSeparator()
+    edit.addAction(window.undo_action)
+    edit.addAction(window.redo_action)
 
 
 def build_menus(window: Any) -> None:
@@ -102,6 +175,7 @@ def build_menus(window: Any) -> None:
     edit.addAction(window.paste_document_action)
     edit.addSeparator()
     _build_clear(window, edit)
+    _add_undo(window, edit)
 
     view = window.menuBar().addMenu("&View")
     view.addAction(window.compare_action)
@@ -114,6 +188,12 @@ def build_menus(window: Any) -> None:
     window.timeline_action.setShortcut(QKeySequence("Ctrl+T"))
     view.addAction(window.timeline_action)
     _build_legend(window, view)
+    window.history_action = window.history_panel.toggleViewAction()
+    window.history_action.setText("History")
+    window.history_action.setObjectName("historyAction")
+    window.history_action.setShortcut(QKeySequence("Ctrl+H"))
+    window.history_action.setToolTip("Past runs: open one into the form, delete one; where the history file is")
+    view.addAction(window.history_action)
     view.addSeparator()
     window.present_action = QAction("Presentation mode", window, checkable=True)
     window.present_action.setObjectName("presentAction")
@@ -132,13 +212,14 @@ def build_menus(window: Any) -> None:
     # window-level copies so the shortcuts work while the menu bar is hidden (presentation)
     for action in (window.open_document_action, window.settings_action, window.paste_document_action,
                    window.save_picture_action, window.compare_action, window.present_action,
-                   window.inspector_action, window.timeline_action, window.clear_action,
-                   window.undo_clear_action, window.legend_action):
+                   window.inspector_action, window.timeline_action, window.history_action, window.clear_action,
+                   window.undo_action, window.redo_action, window.legend_action):
         window.addAction(action)
 
 
 def _build_clear(window: Any, menu: Any) -> None:
-    """Edit ▸ Clear form (Clear all lanes in compare) and Undo clear, following the session."""
+    """Edit ▸ Clear form (Clear all lanes in compare), following the session; Edit ▸ Undo (made
+    by `_add_undo`) puts a clear back."""
     from core.session import ActiveChanged, UndoChanged, ViewChanged
 
     session = window.session
@@ -147,11 +228,6 @@ def _build_clear(window: Any, menu: Any) -> None:
     window.clear_action.setShortcut(QKeySequence("Ctrl+Shift+Backspace"))
     window.clear_action.triggered.connect(reporting(lambda _checked=False: session.clear_forms()))
     menu.addAction(window.clear_action)
-    window.undo_clear_action = QAction("Undo clear", window)
-    window.undo_clear_action.setObjectName("undoClearAction")
-    window.undo_clear_action.setShortcut(QKeySequence.StandardKey.Undo)
-    window.undo_clear_action.triggered.connect(reporting(lambda _checked=False: session.undo_clear()))
-    menu.addAction(window.undo_clear_action)
 
     def sync(event: Any = None) -> None:
         if event is not None and not isinstance(event, (ActiveChanged, UndoChanged, ViewChanged)):
@@ -159,15 +235,12 @@ def _build_clear(window: Any, menu: Any) -> None:
         comparing = session.comparing
         window.clear_action.setText("Clear all lanes" if comparing else "Clear form")
         window.clear_action.setToolTip(
-            "Empty every lane's form (Undo clear puts the values back)" if comparing
-            else "Empty the form, your own values included (Undo clear puts them back)"
+            "Empty every lane's form (Edit ▸ Undo puts the values back)" if comparing
+            else "Empty the form, your own values included (Edit ▸ Undo puts them back)"
         )
         window.clear_action.setEnabled(not session.active)
-        undo = session.undo_text
-        window.undo_clear_action.setText(undo or "Undo clear")
-        window.undo_clear_action.setEnabled(undo is not None and not session.active)
         app = QApplication.instance()
-        if undo is not None:  # watched only while there is a clear to undo (not on every event)
+        if session.undo_text is not None:  # watched only while there is a clear to undo (not on every event)
             app.installEventFilter(keys)
         else:
             app.removeEventFilter(keys)

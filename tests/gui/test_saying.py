@@ -211,3 +211,31 @@ def test_the_timeline_shows_every_container_settled_after_a_committed_run(make_w
         bar = model.bar("single", pointer)
         assert bar is not None and bar.settled is not None, pointer  # a row, and it settled
         assert view.bar_rect(pointer, "single") is not None  # drawn
+
+
+def test_one_undo_for_clears_and_the_undo_stack_the_latest_step_first(make_window):
+    from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
+
+    window = make_window()
+    undo_keys = QKeySequence(QKeySequence.StandardKey.Undo)
+    bound = [a for a in window.findChildren(QAction) if undo_keys in a.shortcuts()]
+    assert bound == [window.undo_action]  # two actions on Ctrl+Z would make Qt run neither
+
+    window.form.load({"customer_name": "Kept"})
+    window.clear_action.trigger()
+    assert window.undo_action.text() == "Undo clear form" and window.undo_action.isEnabled()
+
+    done = []
+
+    class Step(QUndoCommand):
+        def redo(self):
+            done.append("redo")
+
+        def undo(self):
+            done.append("undo")
+
+    window.undo_stack.push(Step("open a past run"))  # a later step: the clear is no longer the last thing done
+    assert window.session.undo_text is None and window.undo_action.text() == "Undo open a past run"
+    window.undo_action.trigger()
+    assert done == ["redo", "undo"] and window.form.document == {}  # the step undone, not the clear
+    assert window.redo_action.isEnabled() and not window.undo_action.isEnabled()
