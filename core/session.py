@@ -264,6 +264,11 @@ class Session:
         self._emit(UndoChanged(text))
         return len(cleared)
 
+    @property
+    def last_cleared(self) -> tuple[tuple[FormModel, FormSnapshot], ...]:
+        """What the last clear emptied, (form, what it held) per form, while it can be undone."""
+        return tuple(self._cleared[1]) if self._cleared is not None else ()
+
     def forget_clear(self) -> None:
         """Drop the clear that Undo would put back (something else was done since)."""
         if self._cleared is not None:

@@ -57,6 +57,7 @@ from core.form import FormModel, FormSnapshot
 from core.history import History, HistoryEntry, HistoryReadError, HistoryWriteError
 from core.history_entries import RunSummary, newest_first, reopen_plan, summarize, text_sha256
 from core.session import ActiveChanged, AllDone, Session
+from gui import warmup
 from gui.saves import open_folder
 
 __all__ = ["HistoryPanel", "OpenRunCommand", "undo_stack_of", "RECORD_ALL_KEY"]
@@ -388,6 +389,9 @@ class HistoryPanel(QDockWidget):
             self._say("Stop the run before opening a past run into the form.")
             return False
         window = self.window_
+        window.commit_pending_edits()  # a value still being typed is part of what Undo puts back
+        if warmup.cancel_deferred():  # a Start still waiting for the demo provider would overwrite the opened run
+            self._say("The Start waiting for the demo provider was cancelled: a past run was opened instead.")
         if self.session.replay is not None:
             self.session.leave_replay()
         if self.session.comparing:

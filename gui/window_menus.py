@@ -8,8 +8,8 @@ Legend, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
 button to its Run toolbar, and window-level copies of the shortcuts so they work while the menu
 bar is hidden (presentation). The actions are kept on the window (`save_picture_action`,
 `present_action`, `autoplay_action`, `inspector_action`, `timeline_action`, `clear_action`,
-`undo_clear_action`, `legend_action`, ...). Clear and its undo are the session's
-(`Session.clear_forms` / `undo_clear`); the actions follow its events. Whether the legend is shown
+`undo_action`, `legend_action`, ...). Clear, Undo and Redo are `gui.form_undo`'s (one undo
+stack for the window). Whether the legend is shown
 is remembered in the window's settings store under `LEGEND_KEY`.
 """
 
@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import shiboken6
-from PySide6.QtCore import QEvent, QObject, QStandardPaths, Qt
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QPlainTextEdit, QTextEdit, QToolButton, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QToolButton, QWidget
 
 from gui.errors import reporting
+from gui.form_undo import add_clear, add_undo
 
 __all__ = ["build_menus", "save_picture", "save_and_confirm", "LEGEND_KEY"]
 
@@ -61,66 +61,6 @@ def save_and_confirm(window: Any, path: str | Path) -> Path:
     written = window.save_picture(path)
     confirm_saved(window, written, "a picture of the window")
     return written
-
-
-def _add_undo(window: Any, edit: Any) -> None:
-    """Edit → Undo / Redo: the last clear if there is one to put back (the session keeps it),
-    else the window's undo stack (refused, with a line, while a run is active)."""
-    from core.session import ActiveChanged, UndoChanged
-    from gui.history_panel import undo_stack_of
-
-    stack = undo_stack_of(window)
-    session = window.session
-
-    def step(forward: bool) -> None:
-        if window.active:
-            window.say("Stop the run before undoing or redoing a change to the form.")
-        elif forward:
-            stack.redo()
-        elif session.undo_text is not None:
-            session.undo_clear()
-        else:
-            stack.undo()
-
-    window.undo_action = QAction("Undo", window)
-    window.undo_action.setObjectName("undoAction")
-    window.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
-    window.undo_action.triggered.connect(reporting(lambda _checked=False: step(False)))
-    window.undo_clear_action = window.undo_action  # the one Undo: a clear is undone by it too
-    window.redo_action = QAction("Redo", window)
-    window.redo_action.setObjectName("redoAction")
-    window.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
-    window.redo_action.triggered.connect(reporting(lambda _checked=False: step(True)))
-
-    def sync(*_args: Any) -> None:
-        if not shiboken6.isValid(stack):  # the window is gone; the session outlives it
-            return
-        idle = not session.active
-        if session.undo_text is not None:
-            window.undo_action.setText(session.undo_text)
-            window.undo_action.setEnabled(idle)
-        else:
-            window.undo_action.setText(f"Undo {stack.undoText()}".strip())
-            window.undo_action.setEnabled(idle and stack.canUndo())
-        window.redo_action.setText(f"Redo {stack.redoText()}".strip())
-        window.redo_action.setEnabled(idle and stack.canRedo())
-
-    def on_session(event: Any) -> None:
-        if isinstance(event, (ActiveChanged, UndoChanged)):
-            sync()
-
-    def on_stack_step(_index: int) -> None:
-        session.forget_clear()  # a later step on the stack: the clear before it is no longer the last thing done
-        sync()
-
-    stack.indexChanged.connect(on_stack_step)
-    stack.canUndoChanged.connect(sync)
-    stack.canRedoChanged.connect(sync)
-    window.destroyed.connect(session.subscribe(on_session))
-    sync()
-    edit.addSeparator()
-    edit.addAction(window.undo_action)
-    edit.addAction(window.redo_action)
 
 
 def build_menus(window: Any) -> None:
@@ -174,8 +114,8 @@ def build_menus(window: Any) -> None:
     window.paste_document_action.triggered.connect(reporting(lambda _checked=False: window.documents.paste()))
     edit.addAction(window.paste_document_action)
     edit.addSeparator()
-    _build_clear(window, edit)
-    _add_undo(window, edit)
+    add_clear(window, edit)
+    add_undo(window, edit)
 
     view = window.menuBar().addMenu("&View")
     view.addAction(window.compare_action)
@@ -215,62 +155,6 @@ def build_menus(window: Any) -> None:
                    window.inspector_action, window.timeline_action, window.history_action, window.clear_action,
                    window.undo_action, window.redo_action, window.legend_action):
         window.addAction(action)
-
-
-def _build_clear(window: Any, menu: Any) -> None:
-    """Edit ▸ Clear form (Clear all lanes in compare), following the session; Edit ▸ Undo (made
-    by `_add_undo`) puts a clear back."""
-    from core.session import ActiveChanged, UndoChanged, ViewChanged
-
-    session = window.session
-    window.clear_action = QAction("Clear form", window)
-    window.clear_action.setObjectName("clearAction")
-    window.clear_action.setShortcut(QKeySequence("Ctrl+Shift+Backspace"))
-    window.clear_action.triggered.connect(reporting(lambda _checked=False: session.clear_forms()))
-    menu.addAction(window.clear_action)
-
-    def sync(event: Any = None) -> None:
-        if event is not None and not isinstance(event, (ActiveChanged, UndoChanged, ViewChanged)):
-            return
-        comparing = session.comparing
-        window.clear_action.setText("Clear all lanes" if comparing else "Clear form")
-        window.clear_action.setToolTip(
-            "Empty every lane's form (Edit ▸ Undo puts the values back)" if comparing
-            else "Empty the form, your own values included (Edit ▸ Undo puts them back)"
-        )
-        window.clear_action.setEnabled(not session.active)
-        app = QApplication.instance()
-        if session.undo_text is not None:  # watched only while there is a clear to undo (not on every event)
-            app.installEventFilter(keys)
-        else:
-            app.removeEventFilter(keys)
-
-    keys = _UndoClearKeys(window)
-    session.subscribe(sync)
-    sync()
-
-
-class _UndoClearKeys(QObject):
-    """Ctrl+Z in a text field with nothing of its own to undo (e.g. the field a clear just
-    emptied) is Undo clear: the field does not get to claim the shortcut."""
-
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self._window = window
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
-        if event.type() != QEvent.Type.ShortcutOverride or not isinstance(watched, (QLineEdit, QPlainTextEdit, QTextEdit)):
-            return False
-        window = self._window
-        if window.session.undo_text is None or not window.isAncestorOf(watched):
-            return False
-        if not (isinstance(event, QKeyEvent) and event.matches(QKeySequence.StandardKey.Undo)):
-            return False
-        if isinstance(watched, QLineEdit):
-            own = watched.isUndoAvailable()
-        else:
-            own = watched.document().isUndoAvailable()
-        return not own  # True: the editor does not see it, so the window's Undo clear runs
 
 
 def _build_legend(window: Any, menu: Any) -> None:

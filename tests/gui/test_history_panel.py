@@ -5,6 +5,7 @@ Nothing is opened for real: `QDesktopServices.openUrl` is replaced and the URL a
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -266,3 +267,34 @@ def test_undo_never_throws_away_an_edit_made_after_the_open(make_window, qloop):
     assert form.committed == {"customer_name": "From history", "invoice_number": "typed after"}
     assert "nothing was undone" in window.run_log.item(window.run_log.count() - 1).text()
     assert not window.undo_action.isEnabled() and not window.redo_action.isEnabled()  # the step is gone
+
+
+def test_a_start_waiting_for_the_warm_up_is_dropped_when_a_past_run_is_opened(make_window, qloop, monkeypatch):
+    """Start pressed while the demo provider still starts, then Open into form: the held Start would
+    run over the opened values once the warm-up ends; it is dropped instead, and said."""
+    import threading
+
+    from gui import warmup
+
+    monkeypatch.setattr(warmup, "_current", None)
+    window = make_window()
+    window.history.append({"at": "2026-01-01T10:00:00+0000", "run": "run_w", "label": "weather · anthropic",
+                           "schema": "weather", "provider": "anthropic", "mode": "partial",
+                           "extraction": {"city": "Porto"}, "view": "single", "scenario": "weather"})
+    _show(window, qloop)
+    gate = threading.Event()
+    said: list[str] = []
+    monkeypatch.setattr(window, "say", lambda line, *a, **k: said.append(line))
+
+    async def scenario():
+        held = warmup.Warmup(gate.wait).start(asyncio.get_running_loop())
+        window.start_button.click()  # deferred until the warm-up ends
+        assert await window.history_panel.open_entry("run_w") is True
+        gate.set()
+        await held.wait()
+        await asyncio.sleep(0.2)
+
+    arun(qloop, scenario())
+    assert not window.active and window.controller.last_status is None  # no run started
+    assert window.session.form.committed == {"city": "Porto"}
+    assert said and "Start waiting for the demo provider was cancelled" in said[0]

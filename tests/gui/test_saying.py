@@ -234,8 +234,75 @@ def test_one_undo_for_clears_and_the_undo_stack_the_latest_step_first(make_windo
         def undo(self):
             done.append("undo")
 
-    window.undo_stack.push(Step("open a past run"))  # a later step: the clear is no longer the last thing done
-    assert window.session.undo_text is None and window.undo_action.text() == "Undo open a past run"
+    window.undo_stack.push(Step("open a past run"))  # a later step: undone first
+    assert window.undo_action.text() == "Undo open a past run"
     window.undo_action.trigger()
     assert done == ["redo", "undo"] and window.form.document == {}  # the step undone, not the clear
-    assert window.redo_action.isEnabled() and not window.undo_action.isEnabled()
+    assert window.undo_action.text() == "Undo clear form"  # the clear is still there to undo
+    window.undo_action.trigger()
+    assert window.form.document == {"customer_name": "Kept"}
+    window.redo_action.trigger()  # redo the clear: the form shows what the clear left
+    assert window.form.document == {}
+    window.undo_action.trigger()
+    assert window.form.document == {"customer_name": "Kept"}
+
+
+def test_clear_open_into_form_then_undo_twice_gives_back_the_typed_values(make_window, qloop, qtbot, tmp_path):
+    """Clear, then a past run opened into the form, then Undo twice: the opened run, then the clear,
+    are undone; nothing typed is lost (the clear's values used to be dropped by the open)."""
+    window = make_window()
+    type_into(qtbot, window, "/customer_name", "Ms Typed")
+    typed = (window.form.document, window.form.states(), window.form.origins())
+    window.clear_action.trigger()
+    empty = window.form.snapshot()
+    window.form.load({"customer_name": "From history"})  # what Open into form does to the form, as a step:
+    from gui.history_panel import OpenRunCommand
+
+    settings = {"scenario": window.session.settings.scenario}
+    window.undo_stack.push(OpenRunCommand(window.session, "Open run", settings, settings, window.form, empty,
+                                          window.form.snapshot(), say=window.say))
+    window.undo_action.trigger()
+    assert window.form.document == {}
+    window.undo_action.trigger()
+    assert (window.form.document, window.form.states(), window.form.origins()) == typed
+
+
+def test_a_value_still_being_typed_is_cleared_and_put_back(make_window, qtbot):
+    window = make_window()
+    editor = window.field("/customer_name").editor
+    editor.setFocus()
+    editor.selectAll()
+    qtbot.keyClicks(editor, "ACME typed")  # no Return, the cursor stays in the field
+    window.clear_action.trigger()
+    assert window.form.document == {}
+    window.undo_action.trigger()
+    window.form_view.signals.flush()
+    assert window.form.document == {"customer_name": "ACME typed"}
+    assert window.field("/customer_name").property("displayValue") == "ACME typed"
+
+
+def test_undo_keys_in_a_field_with_nothing_to_undo_go_to_the_window(make_window):
+    from PySide6.QtGui import QUndoCommand
+
+    window = make_window()
+    done = []
+
+    class Step(QUndoCommand):
+        def redo(self):
+            done.append("redo")
+
+        def undo(self):
+            done.append("undo")
+
+    window.undo_stack.push(Step("open a past run"))
+    window.activateWindow()
+    assert QTest.qWaitForWindowActive(window)
+    editor = window.field("/customer_name").editor
+    editor.setFocus()
+    QTest.keyClick(editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert done == ["redo", "undo"]
+    from PySide6.QtGui import QKeySequence
+
+    redo = QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)[0][0]  # the platform's Redo (Ctrl+Y here)
+    QTest.keyClick(editor, redo.key(), redo.keyboardModifiers())
+    assert done == ["redo", "undo", "redo"]
