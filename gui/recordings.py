@@ -289,6 +289,9 @@ class Recordings(QObject):
     def _on_session_event(self, event: Any) -> None:
         if isinstance(event, ReplayChanged):
             self._show_speed()
+            bar = self.window.statusBar()
+            if self.session.replay is None and bar.currentMessage().startswith("replaying "):
+                bar.clearMessage()  # its "press Start" is no longer true
         elif isinstance(event, RecordChanged):
             on = event.target is not None
             self.record_label.setVisible(on)

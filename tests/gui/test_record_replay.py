@@ -316,3 +316,14 @@ def test_choosing_a_replay_speed_keeps_the_demo_speed_box_hidden(make_window, tm
     assert window.recordings.speed_action.isVisible() and not demo_speed_shown()
     window.session.replace(scenario="weather")  # a scenario ends the replay: the demo speed is back
     assert not window.recordings.speed_action.isVisible() and demo_speed_shown()
+
+
+def test_ending_a_replay_takes_back_its_press_start_message(make_window, tmp_path):
+    from gui.recordings import bundled_traces
+
+    window = make_window()
+    window.recordings.open_trace(bundled_traces()[0][1])
+    assert window.statusBar().currentMessage().startswith("replaying ")
+    window.session.replace(scenario="weather")  # a scenario ends the replay
+    assert window.session.replay is None
+    assert not window.statusBar().currentMessage().startswith("replaying ")
