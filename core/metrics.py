@@ -240,6 +240,14 @@ class LaneMetrics:
         """The form shows `pointer` settled from `t` on; its widget's next paint will show it."""
         self._awaiting[pointer] = t
 
+    def forget_unpainted(self) -> None:
+        """The form was cleared or put back outside a run: a value still waiting for its first paint
+        (its widget was off screen) will never be painted as the stream showed it; a later paint of
+        the same pointer is not a byte-to-pixel latency."""
+        if self._awaiting:
+            self._awaiting.clear()
+            self._notify()
+
     def painted(self, pointer: str, t: float) -> None:
         """A widget painted `pointer` showing it settled at `t` (only the first paint counts)."""
         if self._awaiting.pop(pointer, None) is None:
@@ -430,7 +438,8 @@ class FormProbe:
     client) and the field is PROVISIONAL or INVALID; and `timeline.record(lane, pointer, state, t)`.
     A value a marking form shows SETTLED is also reported `metrics.settled(pointer, t)` (the
     byte-to-pixel clock of its widget's next paint). The update that ends a run (commit / restore / adopt) is not a display of the stream and is
-    not reported. `close()` unsubscribes.
+    not reported; a reset outside a run (Clear, Undo, a run opened from the history) drops the values
+    still waiting for their first paint (`LaneMetrics.forget_unpainted`). `close()` unsubscribes.
     """
 
     def __init__(
@@ -460,6 +469,10 @@ class FormProbe:
 
     def _on_update(self, update: Any) -> None:
         form = self.form
+        if update.reset and update.running is None and not form.running:  # a clear or an undo
+            if self.metrics is not None:
+                self.metrics.forget_unpainted()
+            return
         if update.running is False or not form.running:
             return
         if update.reset:

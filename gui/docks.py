@@ -47,6 +47,21 @@ DOCK_MIN_HEIGHT = 120
 """Below this a dock's contents scroll."""
 
 
+class _Fitted(QWidget):
+    """Holds a dock's contents at the scroll area's height, or at their minimum when that is
+    taller. (A scroll area sizes contents that wrap text by their height-for-width, which is their
+    preferred height: a short dock then showed only the top of a much taller body.)"""
+
+    def __init__(self, body: QWidget) -> None:
+        super().__init__()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(body)
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
+        return self.minimumSizeHint().height()
+
+
 def _scrolling(body: QWidget) -> QScrollArea:
     """`body` in a scroll area: a dock may be smaller than its contents' minimum (they scroll),
     so an open dock never makes the window taller or wider than a small screen."""
@@ -54,7 +69,7 @@ def _scrolling(body: QWidget) -> QScrollArea:
     area.setObjectName("dockScroll")
     area.setFrameShape(QScrollArea.Shape.NoFrame)
     area.setWidgetResizable(True)
-    area.setWidget(body)
+    area.setWidget(_Fitted(body))
     area.setMinimumSize(160, DOCK_MIN_HEIGHT)
     return area
 

@@ -95,6 +95,8 @@ def live_choices(provider: str, *, live: bool, base_url: str | None, model: str 
     return changes
 
 
+_WAITING_FOR_WARMUP = "starting as soon as the demo provider is up…"
+
 DEFAULT_SIZE = (1280, 820)
 
 
@@ -379,8 +381,10 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         if self.active:
             return
         if warmup.defer(self.start):  # the server and SDKs still load, off this thread: start once they have
-            self.statusBar().showMessage("starting as soon as the demo provider is up…")
+            self.statusBar().showMessage(_WAITING_FOR_WARMUP)
             return
+        if self.statusBar().currentMessage() == _WAITING_FOR_WARMUP:
+            self.statusBar().clearMessage()  # it starts now: the status line says the rest
         self.commit_pending_edits()  # a value still being typed belongs to the form the run snapshots
         try:
             if self.comparing:

@@ -251,16 +251,13 @@ class Recordings(QObject):
 
     def _show_speed(self) -> None:
         replaying = self.session.replay is not None
-        if replaying != self.speed_action.isVisible():  # the demo speed gives way while replaying
-            if replaying:
-                self._hidden_demo = [a for a in self._demo_speed_actions if a.isVisible()]
-                for action in self._hidden_demo:
-                    action.setVisible(False)
-            else:
-                for action in self._hidden_demo:
-                    action.setVisible(True)
-                self._hidden_demo = []
-            self.speed_action.setVisible(replaying)
+        if replaying:
+            self._hide_demo_speed()
+        elif self.speed_action.isVisible():
+            for action in self._hidden_demo:
+                action.setVisible(True)
+            self._hidden_demo = []
+        self.speed_action.setVisible(replaying)
         speed = self.session.settings.replay_speed
         index = self.speed_combo.findData(speed)
         if index < 0:
@@ -280,9 +277,21 @@ class Recordings(QObject):
             )
         self.replay_box.setVisible(replaying)
 
+    def _hide_demo_speed(self) -> None:
+        """The demo speed gives way while replaying (the toolbar shows it again on every settings
+        change, so this runs after each one)."""
+        for action in self._demo_speed_actions:
+            if action.isVisible():
+                action.setVisible(False)
+                if action not in self._hidden_demo:
+                    self._hidden_demo.append(action)
+
     def _on_session_event(self, event: Any) -> None:
         if isinstance(event, ReplayChanged):
             self._show_speed()
+            bar = self.window.statusBar()
+            if self.session.replay is None and bar.currentMessage().startswith("replaying "):
+                bar.clearMessage()  # its "press Start" is no longer true
         elif isinstance(event, RecordChanged):
             on = event.target is not None
             self.record_label.setVisible(on)
@@ -294,6 +303,8 @@ class Recordings(QObject):
         elif isinstance(event, SettingsChanged):
             if "replay_speed" in event.changed:
                 self._show_speed()
+            elif self.session.replay is not None:
+                self._hide_demo_speed()
             if (
                 self.session.replay is not None and not self.session.active
                 and event.changed & {"scenario", "document", "schema_name"}

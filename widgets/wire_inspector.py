@@ -107,8 +107,8 @@ class WireInspector(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.stats_label)
+        layout.addWidget(self.value_label)  # above the bytes: in a short dock it stays in view
         layout.addWidget(split, 1)
-        layout.addWidget(self.value_label)
 
         self._timer = QTimer(self)
         self._timer.setInterval(poll_ms)

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
+from PySide6.QtWidgets import QApplication
+
 from tests.gui.conftest import arun, wait_until
+
+
+def _settle(rounds: int = 10) -> None:
+    for _ in range(rounds):
+        QApplication.instance().processEvents()
 
 
 def all_done(window):
@@ -63,3 +71,32 @@ def test_a_stalled_gui_thread_shows_in_the_latency(make_window, qloop):
         unsubscribe()
     assert stalled
     assert max(lane.metrics.latencies) >= 0.12
+
+
+def test_clear_then_undo_after_a_run_leaves_the_byte_to_pixel_figures_as_they_were(make_window, qloop):
+    """Values that settled off screen are never measured; putting the form back later paints them,
+    and that paint is not a latency of the run (it measured seconds)."""
+    window = make_window(compare=["naive", "partial", "settled"], speed=300)
+    window.resize(1280, 720)
+    _settle()
+
+    async def run() -> None:
+        window.start()
+        await wait_until(lambda: not window.active, timeout=30)
+        await window.wait_runs()
+
+    async def pause() -> None:
+        await asyncio.sleep(0.3)
+
+    arun(qloop, run())
+    _settle()
+    before = [lane.model.metrics.byte_to_pixel() for lane in window.compare_view.lanes]
+    assert any(lane.model.metrics.summary().unpainted for lane in window.compare_view.lanes)  # some settled off screen
+    window.clear_action.trigger()
+    _settle()
+    arun(qloop, pause())
+    window.undo_action.trigger()
+    _settle()
+    arun(qloop, pause())
+    _settle()
+    assert [lane.model.metrics.byte_to_pixel() for lane in window.compare_view.lanes] == before

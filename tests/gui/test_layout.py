@@ -356,3 +356,35 @@ def test_a_prose_document_wraps_and_a_columned_one_fits_or_scrolls(qtbot):
     view.resize(2000, 300)  # wide: the widget's own size, nothing to scroll
     settle()
     assert font_size(view.text_font()) == base and view.horizontalScrollBar().maximum() == 0
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)])
+def test_the_inspector_shows_a_picked_fields_bytes_and_summary_without_scrolling(make_window, qloop, size):
+    from core.session import SINGLE
+
+    window = make_window()
+    sized(window, *size)
+
+    async def scenario():
+        window.start()
+        await wait_until(lambda: not window.active, timeout=30)
+        await window.wait_runs()
+
+    arun(qloop, scenario())
+    window.inspector_dock.show()
+    sized(window, *size)
+    window.inspector_dock.show_field(SINGLE, "/amount")
+    settle()
+    area = window.inspector_dock.widget()
+    seen = area.viewport().rect()
+    inspector = window.inspector_dock.inspector
+    line = inspector.value_label
+    assert line.text().startswith("/amount: ")
+    top_left = line.mapTo(area.viewport(), QPoint(0, 0))
+    assert seen.contains(top_left) and top_left.y() + line.height() <= seen.height(), (top_left, seen)
+    view = inspector.byte_view
+    cursor = view.highlighted_ranges()
+    assert cursor, "the amount's bytes are highlighted"
+    caret = view.cursorRect()  # the view scrolled its first highlighted piece into its viewport
+    at = view.viewport().mapTo(area.viewport(), caret.center())
+    assert seen.contains(at), (at, seen)

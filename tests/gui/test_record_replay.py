@@ -297,3 +297,33 @@ def test_the_app_records_then_replays_in_its_own_process(tmp_path):
     proc = app("--replay", str(trace), "--replay-speed", "0", "--compare", "naive,partial,settled", "--exit-after-run")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("last run: committed") == 3, proc.stdout
+
+
+def test_choosing_a_replay_speed_keeps_the_demo_speed_box_hidden(make_window, tmp_path):
+    from gui.recordings import bundled_traces
+
+    window = make_window()
+    bar = window.run_toolbar
+
+    def demo_speed_shown() -> bool:
+        return any(a.isVisible() for a in bar.actions() if bar.widgetForAction(a) is window.speed_combo)
+
+    window.recordings.open_trace(bundled_traces()[0][1])
+    speeds = window.recordings.speed_combo
+    assert window.recordings.speed_action.isVisible() and not demo_speed_shown()  # one speed box at a time
+    speeds.setCurrentIndex(speeds.findData(2.0))
+    assert window.session.settings.replay_speed == 2.0
+    assert window.recordings.speed_action.isVisible() and not demo_speed_shown()
+    window.session.replace(scenario="weather")  # a scenario ends the replay: the demo speed is back
+    assert not window.recordings.speed_action.isVisible() and demo_speed_shown()
+
+
+def test_ending_a_replay_takes_back_its_press_start_message(make_window, tmp_path):
+    from gui.recordings import bundled_traces
+
+    window = make_window()
+    window.recordings.open_trace(bundled_traces()[0][1])
+    assert window.statusBar().currentMessage().startswith("replaying ")
+    window.session.replace(scenario="weather")  # a scenario ends the replay
+    assert window.session.replay is None
+    assert not window.statusBar().currentMessage().startswith("replaying ")

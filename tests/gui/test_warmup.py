@@ -112,6 +112,7 @@ def test_start_pressed_during_the_warmup_starts_the_run_once_it_is_done(make_win
 
     arun(qloop, scenario())
     assert window.controller.last_status.phase.value == "committed"
+    assert "as soon as" not in window.statusBar().currentMessage()  # it started: no longer waiting
 
 
 def test_esc_drops_a_start_still_waiting_for_the_warmup(make_window, qloop):
