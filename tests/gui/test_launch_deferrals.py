@@ -1,8 +1,9 @@
 """What the app does not do before its first window is shown (each a deferral of launch work).
 
 Each probe runs the real `main()` in its own process and stops it at the window's first `show()`:
-by then only the scenario's bundled schema is built, the relay's demo-body model is not, and no
-application-wide event filter in Python has run for the events of building the window.
+by then only the scenario's bundled schema is built, the relay's demo-body model is not, no
+application-wide event filter in Python has run for the events of building the window, and the
+cyclic garbage collector has not run (it finds nothing there; see gui.app.main).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 AT_SHOW = """
-import os, sys
+import gc, os, sys
 import gui.main_window as mw
 import gui.theme as theme
 import widgets.value_tips as value_tips
@@ -40,10 +41,12 @@ def show(self):
     print("schemas:", ",".join(schemas), flush=True)
     print("relay demo body built:", dp._relay_demo_body is not None, flush=True)
     print("filter calls:", calls["theme"], calls["tips"], flush=True)
+    print("gc runs:", sum(s["collections"] for s in gc.get_stats()) - collections, gc.isenabled(), flush=True)
     os._exit(0)
 
 mw.MainWindow.show = show
 from gui.app import main
+collections = sum(s["collections"] for s in gc.get_stats())
 main(["--settings-file", {settings!r}, "--history", {history!r}, *{args!r}])
 """
 
@@ -69,6 +72,20 @@ def test_the_relay_body_model_and_the_app_wide_filters_wait_for_the_window(tmp_p
     out = at_show(tmp_path, "--compare", "naive,partial,settled")
     assert "relay demo body built: False" in out, out
     assert "filter calls: 0 0" in out, out  # neither filter ran for the ~15,000 events of the build
+    assert "gc runs: 0 False" in out, out
+
+
+def test_main_turns_automatic_collection_back_on_when_it_returns():
+    code = (
+        "import gc\n"
+        "from gui.app import main\n"
+        "assert gc.isenabled()\n"
+        "try:\n    main(['--speed', '-5'])\nexcept SystemExit as exc:\n    assert exc.code == 2\n"
+        "print('ok' if gc.isenabled() else 'gc left off')\n"
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.stdout == "ok\n", proc.stdout + proc.stderr
 
 
 def test_bundled_schemas_are_imported_on_first_lookup():
