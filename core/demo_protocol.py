@@ -45,9 +45,10 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 from core.errors import UsageError
 
@@ -334,12 +335,29 @@ FIELDS: tuple[KnobField, ...] = (
     ),
 )
 
-#: The shape of the relay body's "demo" object (unknown keys refused), checked before the values.
-RelayDemoBody: type[BaseModel] = create_model(  # type: ignore[call-overload]
-    "RelayDemoBody",
-    __config__=ConfigDict(extra="forbid"),
-    **{f.body_key: (f.json_type | None, Field(default=None, **(f.body_limits or {}))) for f in FIELDS if f.body_key},
-)
+_relay_demo_body: type[BaseModel] | None = None
+
+
+def relay_demo_body() -> type[BaseModel]:
+    """`RelayDemoBody`: the shape of the relay body's "demo" object (unknown keys refused), checked
+    before the values. Built from `FIELDS` on first use (the app's window needs no pydantic model
+    of it); `from core.demo_protocol import RelayDemoBody` builds it too."""
+    global _relay_demo_body
+    if _relay_demo_body is None:
+        from pydantic import ConfigDict, Field, create_model
+
+        _relay_demo_body = create_model(  # type: ignore[call-overload]
+            "RelayDemoBody",
+            __config__=ConfigDict(extra="forbid"),
+            **{f.body_key: (f.json_type | None, Field(default=None, **(f.body_limits or {}))) for f in FIELDS if f.body_key},
+        )
+    return _relay_demo_body
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RelayDemoBody":
+        return relay_demo_body()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -393,6 +411,6 @@ class DemoKnobs:
         shape); then each value as its header would be (KnobError)."""
         if demo is None:
             return cls(scenario=scenario)
-        body = demo if isinstance(demo, BaseModel) else RelayDemoBody.model_validate(dict(demo))
+        body = demo if hasattr(demo, "model_dump") and not isinstance(demo, Mapping) else relay_demo_body().model_validate(dict(demo))
         given = body.model_dump(exclude_none=True)
         return cls(scenario=scenario, **{f.name: given[f.body_key] for f in FIELDS if f.body_key in given})

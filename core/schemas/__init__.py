@@ -5,31 +5,61 @@ them as deltas and the form shows them as growing multi-line text.
 
 A person's own JSON Schema file is read by `core.user_schema`; `schema_model` accepts its path too,
 and `resolve_schema` (core.user_schema) is the one lookup of any schema spec.
+
+`SCHEMAS` is a read-only mapping that imports a model's module (and so builds its pydantic
+validators, and imports pydantic itself) the first time that name is looked up: the app's first
+window needs one schema, not five, and none at all before it is shown.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
-from core.schemas.catalog import Catalog
-from core.schemas.invoice import Invoice
-from core.schemas.multilingual import ContactCard
-from core.schemas.ticket import Ticket
-from core.schemas.weather import WeatherQuery
-
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from core.user_schema import SchemaSource
 
-SCHEMAS: dict[str, type[BaseModel]] = {
-    "invoice": Invoice,
-    "weather": WeatherQuery,
-    "ticket": Ticket,
-    "multilingual": ContactCard,
-    "catalog": Catalog,
+_WHERE: dict[str, tuple[str, str]] = {  # name -> (module, class), in the order they are offered
+    "invoice": ("core.schemas.invoice", "Invoice"),
+    "weather": ("core.schemas.weather", "WeatherQuery"),
+    "ticket": ("core.schemas.ticket", "Ticket"),
+    "multilingual": ("core.schemas.multilingual", "ContactCard"),
+    "catalog": ("core.schemas.catalog", "Catalog"),
 }
+
+
+class _Registry(Mapping[str, "type[BaseModel]"]):
+    """The bundled models by name; each one imported when it is first looked up (module docstring)."""
+
+    def __init__(self, where: dict[str, tuple[str, str]]) -> None:
+        self._where = where
+        self._models: dict[str, type[BaseModel]] = {}
+
+    def __getitem__(self, name: str) -> type[BaseModel]:
+        model = self._models.get(name)
+        if model is None:
+            module, attr = self._where[name]  # KeyError for an unknown name, as a dict gives
+            model = self._models[name] = getattr(importlib.import_module(module), attr)
+        return model
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._where
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __repr__(self) -> str:
+        return f"SCHEMAS({', '.join(self._where)})"
+
+
+SCHEMAS: Mapping[str, type[BaseModel]] = _Registry(_WHERE)
 
 PROSE = {"x-prose": True}
 
