@@ -187,7 +187,16 @@ async def _amain(args, server, t0, app, url, collector) -> int:  # noqa: ANN001
                 print(f"server: {entry['path']} sent {entry['tokens_sent']} of {entry['tokens_total']}, "
                       f"disconnected={entry['disconnected']}, tag={entry.get('tag')}", flush=True)
         _stop_server(server)
-        if app is not None:
+        # The tasks still alive (a lane's clock, a notes fetch: cancelled by the shutdown) end here,
+        # inside this task's loop: a processEvents while any of them is pending would run its next
+        # step nested inside this task, which asyncio refuses ("Cannot enter into task"), and the
+        # loop's final cancel would then wait for it forever.
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
+        for task in others:
+            task.cancel()
+        if others:
+            await asyncio.wait(others, timeout=2.0)
+        if app is not None and all(t.done() for t in others):
             app.processEvents()
     return exit_code
 
