@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import time
 
@@ -73,6 +75,7 @@ def test_a_stalled_gui_thread_shows_in_the_latency(make_window, qloop):
     assert max(lane.metrics.latencies) >= 0.12
 
 
+@pytest.mark.slow  # real seconds of streaming; CI runs it
 def test_clear_then_undo_after_a_run_leaves_the_byte_to_pixel_figures_as_they_were(make_window, qloop):
     """Values that settled off screen are never measured; putting the form back later paints them,
     and that paint is not a latency of the run (it measured seconds)."""

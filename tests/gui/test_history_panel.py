@@ -187,6 +187,7 @@ def test_a_torn_line_is_shown_in_the_panel_and_said_once(make_window, qloop):
     assert panel.problems_label.isVisible() and panel.list.topLevelItemCount() == 1
 
 
+@pytest.mark.slow  # real seconds of streaming; CI runs it
 def test_compare_and_autoplay_runs_are_recorded_only_when_asked(make_window, qloop):
     window = make_window(compare=["naive", "partial"])
     window.store = MemoryStore()

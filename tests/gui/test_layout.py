@@ -60,6 +60,7 @@ def test_elided_label_asks_for_little_width_and_keeps_the_whole_text_in_its_tool
     assert not label.elided() and label.toolTip() == ""
 
 
+@pytest.mark.slow  # real seconds of streaming; CI runs it
 @pytest.mark.parametrize("fault", ["disconnect", "invalid_value"])
 def test_a_failed_compare_run_never_widens_the_window(make_window, qloop, fault):
     window = make_window(compare=["naive", "partial", "settled"], fault=fault, speed=0)
@@ -209,6 +210,7 @@ def test_start_and_stop_are_never_in_the_overflow(make_window):
 # -- the catalog table ------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # real seconds of streaming; CI runs it
 def test_catalog_titles_wrap_and_the_written_row_stays_in_view(make_window, qloop):
     window = make_window(scenario="catalog", speed=1000)
     sized(window, 1280, 720)

@@ -4,6 +4,8 @@ through a stall."""
 
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import re
 
@@ -149,6 +151,7 @@ def test_the_compare_table_says_not_run_yet_until_a_lane_starts(make_window, qlo
     assert "not run yet" not in " ".join(table.cell_text("outcome", i) for i in range(3))
 
 
+@pytest.mark.slow  # real seconds of streaming; CI runs it
 def test_the_elapsed_clock_ticks_while_nothing_arrives(make_window, qloop):
     window = make_window(speed=200, fault="stall_silent@0.3", idle_timeout=30)
 
@@ -176,6 +179,7 @@ def test_the_elapsed_clock_ticks_while_nothing_arrives(make_window, qloop):
     assert later - first >= 0.4  # ...and the clock moved anyway
 
 
+@pytest.mark.slow  # real seconds of streaming; CI runs it
 def test_each_stall_says_what_happened(make_window, qloop):
     said = {}
     for fault in ("stall@0.3", "stall_silent@0.3"):
