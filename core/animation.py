@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import os
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -220,9 +221,20 @@ def write_animation(path: str | Path, pictures: Sequence[Any], frames: Sequence[
     """Write `frames` of `pictures` (PIL images or `Capture`s, unpacked one at a time) to `path` as
     a GIF or an MP4 at `fps` (by its suffix)."""
     out = check_output(path)
-    if out.suffix.lower() == ".mp4":
-        return write_mp4(out, pictures, frames, fps=fps)
-    return write_gif(out, pictures, frames)
+    # Written beside `out` under a temporary name and moved over it only when whole: an export
+    # stopped half way (an error, a cancel, a killed process) never leaves a torn file at `out`,
+    # nor destroys the file that was there.
+    partial = out.with_name(f".{out.stem}.partial{out.suffix}")
+    try:
+        if out.suffix.lower() == ".mp4":
+            write_mp4(partial, pictures, frames, fps=fps)
+        else:
+            write_gif(partial, pictures, frames)
+        os.replace(partial, out)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return out
 
 
 def shared_palette(pictures: Sequence[Any], samples: int = 8) -> Any:

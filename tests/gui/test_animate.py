@@ -98,6 +98,30 @@ def test_a_gif_has_every_frame_with_its_duration_and_one_palette(tmp_path):
     assert colours == [(255, 255, 255), (255, 136, 0), (0, 68, 204)]
 
 
+def test_an_export_stopped_half_way_leaves_the_file_that_was_there(tmp_path, monkeypatch):
+    import core.animation as animation
+
+    out = tmp_path / "demo.gif"
+    out.write_bytes(b"the user's earlier export")
+    real = animation.write_gif
+
+    def torn(path, pictures, frames):  # writes part of a file, then the export is stopped
+        Path(path).write_bytes(b"GIF89a half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(animation, "write_gif", torn)
+    with pytest.raises(KeyboardInterrupt):
+        write_animation(out, [solid("white")], [Frame(0, 100.0)])
+    assert out.read_bytes() == b"the user's earlier export"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.gif"]  # no partial file left behind
+
+    monkeypatch.setattr(animation, "write_gif", real)
+    assert write_animation(out, [solid("white"), solid("black")], [Frame(0, 100.0), Frame(1, 100.0)]) == out
+    with Image.open(out) as gif:
+        assert gif.n_frames == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.gif"]
+
+
 def test_only_gif_and_mp4_are_accepted(tmp_path):
     with pytest.raises(UsageError, match=r"\.gif or an \.mp4"):
         check_output(tmp_path / "out.png")
