@@ -237,7 +237,12 @@ class LaneMetrics:
         self._notify()
 
     def settled(self, pointer: str, t: float) -> None:
-        """The form shows `pointer` settled from `t` on; its widget's next paint will show it."""
+        """The form shows `pointer` settled from `t` on; its widget's next paint will show it. A
+        value settles once a run: later reports of the same pointer (the form re-announcing it
+        with a neighbour's update) are not new values to measure."""
+        if pointer in self._settled_once:
+            return
+        self._settled_once.add(pointer)
         self._awaiting[pointer] = t
 
     def forget_unpainted(self) -> None:
@@ -339,6 +344,7 @@ class LaneMetrics:
         self._end: float | None = None
         self._ok: dict[str, float] = {}  # required leaves whose latest display is their final value, unmarked
         self._awaiting: dict[str, float] = {}
+        self._settled_once: set[str] = set()
         self._latencies: list[float] = []
         self._latency_log: list[tuple[str, float, float]] = []
         self._sorted: list[float] | None = None

@@ -393,6 +393,22 @@ def test_byte_to_pixel_is_paint_time_minus_the_settling_read_for_values_shown_se
     assert (p50, p99, worst) == pytest.approx((0.004, 0.016, 0.016))
 
 
+def test_a_value_settles_once_a_run_so_a_later_report_is_not_waiting_for_a_paint():
+    m = LaneMetrics()
+    m.start(0.0)
+    m.read_time = lambda _p: 1.0
+    m.settled("/customer_name", 1.001)
+    m.painted("/customer_name", 1.010)
+    m.settled("/customer_name", 1.500)  # re-announced with a neighbour's update: the same value
+    assert m.summary().unpainted == 0
+    m.painted("/customer_name", 1.600)
+    assert m.latencies == pytest.approx((0.010,))
+    m.start(2.0)  # a new run measures it again
+    m.read_time = lambda _p: 2.0
+    m.settled("/customer_name", 2.001)
+    assert m.summary().unpainted == 1
+
+
 def test_byte_to_pixel_percentiles_are_nearest_rank():
     m = LaneMetrics()
     m.start(0.0)
