@@ -93,22 +93,7 @@ class FieldWidget(QFrame):
 
         self.label_above = False  # set_label_above: a narrow compare lane puts it over the editor
         self.setProperty("labelAbove", False)
-        if self.stacked:
-            outer = QVBoxLayout(self)
-            head = QHBoxLayout()
-            head.addWidget(self.label)
-            head.addStretch(1)
-            head.addWidget(self.marker)
-            outer.addLayout(head)
-            outer.addWidget(self.editor)
-        else:
-            outer = QHBoxLayout(self)
-            self.label.setFixedWidth(LABEL_WIDTH)
-            outer.addWidget(self.label)
-            outer.addWidget(self.editor, 1)
-            outer.addWidget(self.marker)
-        outer.setContentsMargins(6, 3, 6, 3)
-        outer.setSpacing(6)
+        self._lay_out(self.stacked)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
 
         self._flash_timer = QTimer(self)
