@@ -8,6 +8,7 @@ compared with the recorded read times.
 from __future__ import annotations
 
 import asyncio
+import statistics
 import dataclasses
 import time
 
@@ -171,17 +172,20 @@ async def test_replay_at_1x_gives_the_same_object_changes_and_timing(demo_server
     assert b"".join(replayed.reads) == trace.body()
     assert replayed.sequence() == recorded.sequence()
 
-    # the server sent each read within 20 ms of its recorded time (relative to the first read)
+    # the server sent each read at its recorded time (relative to the first read): typically
+    # within 5 ms, and never off by more than a loaded machine's scheduling hiccup (a replay that
+    # ignored the timing would be off by up to the whole ~2 s stream)
     entry = entry_for(demo_server, run.status.run_id)
     assert entry["replay"] == trace_id and entry["outcome"] == "finished"
     sent = [t - entry["sent_ms"][0] for t in entry["sent_ms"]]
     wanted = [r.t_ms - trace.reads[0].t_ms for r in trace.reads]
     assert len(sent) == len(wanted)
-    assert max(abs(a - b) for a, b in zip(sent, wanted)) < 20.0
+    errors = [abs(a - b) for a, b in zip(sent, wanted)]
+    assert statistics.median(errors) < 5.0 and max(errors) < 100.0, f"median {statistics.median(errors):.1f}, max {max(errors):.1f} ms"
 
-    # and the client saw each change within 20 ms of when it saw it while recording
+    # and the client saw each change when it saw it while recording (the same bounds)
     gaps = [abs(a[0] - b[0]) for a, b in zip(replayed.changes, recorded.changes)]
-    assert max(gaps) < 20.0, f"largest gap {max(gaps):.1f} ms"
+    assert statistics.median(gaps) < 5.0 and max(gaps) < 100.0, f"median {statistics.median(gaps):.1f}, largest {max(gaps):.1f} ms"
 
 
 @pytest.mark.slow  # real-time replay
