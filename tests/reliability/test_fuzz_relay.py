@@ -37,6 +37,7 @@ from core.relay_records import CompleteRecord, ErrorRecord
 from core.scenarios import SCENARIO_NAMES, get_scenario
 from core.schema import check_document
 from core.schemas import schema_model
+from tests.reliability.test_fuzz_streams import slices
 
 WIRES = ["anthropic", "openai-chat", "openai-responses", "ollama"]
 MODES = ["settled", "hybrid"]
@@ -112,15 +113,6 @@ def spelled_by(records: list[Any]) -> Any:
     for record in records:
         assembler.apply(record)
     return assembler.value
-
-
-def slices(data: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(data) + 1) for c in cuts})
-    out, start = [], 0
-    for stop in points + [len(data)]:
-        out.append(data[start:stop])
-        start = stop
-    return out
 
 
 def cases():
