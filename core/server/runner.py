@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = ["EmbeddedServer"]
 
+# At shutdown, how often connections that linger are asked again to close (or aborted).
+_LINGER_GRACE = 0.25
+
 
 def _prompt_server_class(uvicorn):  # noqa: ANN001, ANN202 (the uvicorn module) -> type[uvicorn.Server]
     """uvicorn's Server whose main loop also wakes on an event (`wake`), so that `stop()` is
@@ -56,6 +59,30 @@ def _prompt_server_class(uvicorn):  # noqa: ANN001, ANN202 (the uvicorn module) 
                 except asyncio.TimeoutError:
                     pass
                 should_exit = await self.on_tick(counter)
+
+        async def shutdown(self, sockets: list | None = None) -> None:
+            # uvicorn asks each connection it has to finish, then waits for the set to empty. Two
+            # kinds never leave it and make uvicorn wait out its graceful timeout and log an error:
+            # one accepted in the moment after that request (no request yet, never asked), and one
+            # closed while its client has stopped reading (an app closing mid-run: its write buffer
+            # never drains). A reaper asks the first kind again and aborts the second.
+            reaper = asyncio.ensure_future(self._reap_lingering())
+            try:
+                await super().shutdown(sockets)
+            finally:
+                reaper.cancel()
+
+        async def _reap_lingering(self) -> None:
+            while True:
+                await asyncio.sleep(_LINGER_GRACE)
+                for connection in list(self.server_state.connections):
+                    transport = getattr(connection, "transport", None)
+                    if transport is None:
+                        continue
+                    if transport.is_closing():
+                        transport.abort()
+                    else:
+                        connection.shutdown()
 
     return PromptServer
 
