@@ -175,9 +175,13 @@ class FormUpdate:
     pointers: frozenset[str] = frozenset()
     reset: bool = False
     running: bool | None = None  # set when a run began (True) or ended (False) with this update
+    settled: bool = False  # a value reached its final state (settled or invalid) with this update
 
 
 Observer = Callable[[FormUpdate], None]
+
+
+_FINAL = (FieldState.SETTLED, FieldState.INVALID)
 
 
 @dataclass(slots=True)
@@ -444,8 +448,10 @@ class FormModel:
         if draft is None:
             raise UsageError("apply() needs begin_run() first")
         changed: set[str] = set()
+        settled = False
         for change in changes:
             pointer, state, value = change[0], change[1], change[2]
+            settled = settled or state in _FINAL
             reason = change[3] if len(change) > 3 else None
             if state in (FieldState.PENDING, FieldState.EMPTY):
                 if pointer == "":
@@ -471,7 +477,7 @@ class FormModel:
                     changed.add(pointer)
                 self._mark_parents(draft, pointer, changed, parent_state)
         if changed:
-            self._emit(FormUpdate(frozenset(changed)))
+            self._emit(FormUpdate(frozenset(changed), settled=settled))
 
     def commit(self, value: Any = MISSING) -> None:
         """End the run: `value` (default: the draft) becomes the committed document, all SETTLED."""

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, AsyncContextManager
 
+from core import net_thread
 from core.demo_client import demo_request_entry, demo_requests, server_note
 from core.demo_protocol import DemoKnobs
 from core.errors import (
@@ -148,6 +149,13 @@ Source = Callable[[WireTap], AsyncContextManager[AsyncIterator[Any]]]
 """A stream source: given a tap, an async context manager yielding the events (or relay records)."""
 
 
+def _off_thread(source: Source, tap: WireTap) -> AsyncContextManager[AsyncIterator[Any]]:
+    """`source(tap)`, opened and read on the net thread (core/net_thread.py) unless that is off."""
+    if net_thread.enabled():
+        return net_thread.threaded(source, tap)
+    return source(tap)
+
+
 # ---------------------------------------------------------------------------------------------
 # Reasons
 
@@ -238,6 +246,7 @@ class Run:
         self._request: Any = None  # the ExtractionRequest sent (recording)
         self._relay_record: Any = None  # the trace the embedded relay writes (settled / hybrid)
         self._flush_handle: asyncio.TimerHandle | None = None  # a reader's deferred work, due
+        self._untold = False  # the status changed and its observers have not heard yet
 
     # -- observing --------------------------------------------------------------------------
 
@@ -246,10 +255,13 @@ class Run:
         self._observers.append(callback)
         return lambda: self._observers.remove(callback) if callback in self._observers else None
 
-    def _update(self, **changes: Any) -> None:
+    def _update(self, *, quiet: bool = False, **changes: Any) -> None:
         bytes_received = self._reads.bytes or self._payload_bytes
         elapsed = (self._clock() - self._t0) if self._t0 is not None else 0.0
         self.status = replace(self.status, bytes_received=bytes_received, elapsed=elapsed, **changes)
+        self._untold = quiet
+        if quiet:
+            return
         for cb in list(self._observers):
             cb(self.status)
 
@@ -369,18 +381,18 @@ class Run:
             record = cfg.record_path if cfg.record_path and relay_can_record(cfg) else None
             if record is not None:
                 self._relay_record = _RelayRecording(Path(record).expanduser().absolute())
-            return open_relay(
+            return _off_thread(lambda tap: open_relay(
                 relay_url,
                 cfg.relay_token or "",
                 body,
-                tap=self._tap,
+                tap=tap,
                 # the relay watches its upstream with the same limit and says which silence it
                 # was (keep-alives or nothing); its record must arrive before this side gives up
                 idle_timeout=None if idle is None else idle + min(RELAY_IDLE_GRACE, 0.15 * idle),
                 upstream_key=cfg.api_key if hand_key else None,
                 record_path=str(self._relay_record.path) if record is not None else None,
                 record_document=cfg.record_document,
-            )
+            ), self._tap)
         from core.providers import ExtractionRequest, open_stream
 
         request = ExtractionRequest(
@@ -406,7 +418,7 @@ class Run:
             self._request = request
             self._trace = TraceWriter(cfg.record_path, secrets=_secrets(cfg))
             tap = tee(tap, self._trace)  # type: ignore[assignment]
-        return open_stream(request, tap=tap, idle_timeout=idle)
+        return _off_thread(lambda t: open_stream(request, tap=t, idle_timeout=idle), tap)
 
     def schema_source(self) -> SchemaSource:
         """The schema the request asks for: `schema_json` if given, else `schema_name` (a bundled
@@ -441,7 +453,8 @@ class Run:
             self._begin_trace(status=200, headers=getattr(events, "headers", {}))
             try:
                 async for event in events:
-                    self._observe(event)
+                    # counts of a batch of events that arrived together are told once, after its last
+                    self._observe(event, quiet=getattr(events, "pending", False))
                     changes = reader.feed(event)
                     if changes:
                         form.apply_many(changes, parent_state=reader.parent_state)
@@ -466,23 +479,26 @@ class Run:
         if reader.deferred is not None:
             self._flush_handle = asyncio.get_running_loop().call_later(reader.deferred, self._flush, reader)
 
-    def _observe(self, event: Any) -> None:
-        """What an event tells the status: content (counted or not), the stop reason."""
+    def _observe(self, event: Any, quiet: bool = False) -> None:
+        """What an event tells the status: content (counted or not), the stop reason. `quiet`:
+        more events of the same batch follow, the observers hear of this one with them."""
         if isinstance(event, ArgsDelta):
             self._payload_bytes += len(event.text.encode("utf-8", "surrogatepass"))
-            self._content(deltas_received=self.status.deltas_received + 1)
+            self._content(quiet, deltas_received=self.status.deltas_received + 1)
         elif isinstance(event, TextDelta):
-            self._content()
+            self._content(quiet)
         elif isinstance(event, Stop):
             self._update(stop_reason=event.raw or event.reason.value)
         elif not isinstance(event, (BlockStop, KeepAlive)):  # a relay record
-            self._content(records_received=self.status.records_received + 1)
+            self._content(quiet, records_received=self.status.records_received + 1)
+        elif self._untold and not quiet:
+            self._update()
 
-    def _content(self, **counts: int) -> None:
+    def _content(self, quiet: bool, **counts: int) -> None:
         if self.status.phase is Phase.CONNECTING:
             self._fire(Trigger.CONTENT, reason="streaming", **counts)
         else:
-            self._update(**counts)
+            self._update(quiet=quiet, **counts)
 
     def _finish(self, value: Any) -> None:
         check_document(self.form.schema_model, value)

@@ -27,7 +27,7 @@ from typing import Any
 
 from core.events import ArgsDelta
 from core.prefix import PrefixParser, ValueState
-from core.taps import WireFrame
+from core.taps import WireFrame, arrival
 from core.wire_positions import FrameLiterals, record_pointer
 
 __all__ = ["SettleReads"]
@@ -58,7 +58,7 @@ class SettleReads:
 
     def on_read(self, data: bytes) -> None:
         self._starts.append(self._offset)
-        self._times.append(self._clock())
+        self._times.append(arrival(self._clock))
         self._offset += len(data)
 
     def on_frame(self, frame: WireFrame) -> None:

@@ -20,14 +20,16 @@ payload of the string whose decoded text is that delta (None: the payload itself
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from core.sse import ServerSentEvent
 
-__all__ = ["ReadWatch", "Tee", "WireFrame", "WireTap", "sse_frame", "tee", "text_frame"]
+__all__ = ["ReadWatch", "Tee", "WireFrame", "WireTap", "arrival", "arriving", "sse_frame", "tee", "text_frame"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -115,6 +117,28 @@ class Tee:
             t.on_event(event)
 
 
+_arrival = threading.local()
+
+
+@contextmanager
+def arriving(at: float) -> Iterator[None]:
+    """Within the block, `arrival(time.monotonic)` is `at`: a read taken on another thread (core.net_thread)
+    and told to the taps later keeps the time it arrived."""
+    before = getattr(_arrival, "at", None)
+    _arrival.at = at
+    try:
+        yield
+    finally:
+        _arrival.at = before
+
+
+def arrival(clock: Callable[[], float]) -> float:
+    """When the read being told arrived, on `clock`: now, unless it arrived earlier on the
+    monotonic clock (`arriving`); a tap on any other clock (a test's) always gets `clock()`."""
+    at = getattr(_arrival, "at", None)
+    return at if at is not None and clock is time.monotonic else clock()
+
+
 def tee(*taps: WireTap | None) -> WireTap | None:
     """One tap telling every given tap (None entries skipped): None, the tap itself, or a Tee."""
     present = tuple(t for t in taps if t is not None)
@@ -135,7 +159,7 @@ class ReadWatch:
 
     def on_read(self, data: bytes) -> None:
         self.bytes += len(data)
-        self.last_read = self._clock()
+        self.last_read = arrival(self._clock)
 
     def on_frame(self, frame: WireFrame) -> None:
         pass

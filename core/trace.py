@@ -46,7 +46,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from core.errors import TraceError, UsageError
 from core.keys import REDACTED, redact
-from core.taps import WireFrame
+from core.taps import WireFrame, arrival
 
 __all__ = [
     "ENDINGS",
@@ -313,7 +313,7 @@ class TraceWriter:
     def on_read(self, data: bytes) -> None:
         if self.ended or not data:
             return
-        t_ms = self._ms()
+        t_ms = max(self._last_ms, (arrival(self._clock) - self._t0) * 1000.0)
         self._last_ms = t_ms
         if not self.begun:
             self._pending.append((t_ms, bytes(data)))

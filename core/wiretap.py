@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.events import ArgsDelta
-from core.taps import WireFrame
+from core.taps import WireFrame, arrival
 from core.wire_positions import DocumentSpans, FrameLiterals, record_pointer, related
 from core.wire_records import (
     DEFAULT_MAX_BYTES,
@@ -129,7 +129,7 @@ class WireRecorder:
     def on_read(self, data: bytes) -> None:
         """Record one network read, exactly as received."""
         data = bytes(data)
-        read = Read(index=self._reads.next, offset=self._total, t=self._now(), data=data)
+        read = Read(index=self._reads.next, offset=self._total, t=arrival(self._clock) - self.t0, data=data)
         self._reads.append(read)
         self._total += len(data)
         self._cost += len(data) + _READ_OVERHEAD

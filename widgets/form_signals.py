@@ -5,7 +5,10 @@ on a fast stream). `FormSignals` collects the changed pointers and emits `update
 per frame, so widgets repaint once per frame however fast the stream: during a run, a change that
 comes when the last emission is a frame old or more is emitted as soon as the event loop is free
 (a 0 ms timer: no frame of delay on a slow stream), otherwise at the end of that frame (`frame_ms`
-after the last emission); outside a run (the user's edits, a load) a frame after the change.
+after the last emission) — unless a value settled (or was found invalid) with the change: that is
+the moment the demo is about, so it is emitted in the next turn whatever the frame (byte-to-pixel
+latency); settles are tens per second, growth hundreds. Outside a run (the user's edits, a load)
+a frame after the change.
 Use `flush()` to deliver what is pending at once (tests, screenshots). `paint_probe` is where
 the form's widgets report the first paint of a value shown settled (byte-to-pixel latency).
 """
@@ -51,7 +54,9 @@ class FormSignals(QObject):
             self.flush()
             self.runningChanged.emit(update.running)
             return
-        if not self._timer.isActive():
+        if update.settled and self.form.running:
+            self._timer.start(0)  # a value just settled: shown in the next turn, not at the frame's end
+        elif not self._timer.isActive():
             since = self._since.elapsed() if self._since.isValid() and self.form.running else 0
             self._timer.start(max(0, self._frame_ms - since))
 

@@ -422,3 +422,40 @@ async def test_stop_before_the_run_begins_ends_stopped_without_a_request():
     assert status.phase is Phase.STOPPED and status.reason == "stopped by the user"
     assert opened == [] and form.committed["city"] == "Paris" and not form.running
     assert run.stop() is False
+
+
+async def test_a_batch_of_events_that_arrived_together_is_told_to_the_observers_once(form):
+    """A source that says more of the same batch is waiting (`pending`, as core.net_thread's
+    does) gets one status update per batch, with every count in it."""
+    events = complete(size=4)
+    batches = [events[i : i + 10] for i in range(0, len(events), 10)]
+
+    class Batched:
+        def __init__(self) -> None:
+            self.pending = False
+
+        async def _gen(self):
+            for batch in batches:
+                await asyncio.sleep(0)
+                for i, event in enumerate(batch):
+                    self.pending = i < len(batch) - 1
+                    yield event
+
+        def __aiter__(self):
+            return self._gen()
+
+    @asynccontextmanager
+    async def source(tap):  # noqa: ANN001
+        yield Batched()
+
+    run = Run(form, RunConfig(mode=Mode.PARTIAL, schema_name="invoice"), source=source)
+    told = []
+    run.subscribe(lambda status: told.append(status.deltas_received))
+    status = await run.run()
+    assert status.phase is Phase.COMMITTED, status.reason
+    deltas = sum(isinstance(e, ArgsDelta) for e in events)
+    assert status.deltas_received == deltas
+    ends = {sum(isinstance(e, ArgsDelta) for e in events[: i + len(b)]) for i, b in zip(range(0, len(events), 10), batches)}
+    streaming = [n for n in told if 1 < n < deltas]  # 1: the first content moves the run to STREAMING
+    assert 0 < len(streaming) <= len(batches)  # one per batch, not one per delta
+    assert set(streaming) <= ends  # each at a batch's end

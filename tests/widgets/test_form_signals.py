@@ -47,3 +47,41 @@ def test_changes_within_a_frame_are_emitted_once_at_its_end(qtbot):
     assert seen[1][1] >= {"/customer_name", "/amount"}
     QApplication.processEvents()
     assert len(seen) == 2
+
+
+def test_a_value_that_settles_within_a_frame_is_emitted_in_the_next_turn(qtbot):
+    # Byte-to-pixel: the settling byte is the moment the demo is about; it does not wait for the
+    # frame's end as growth does.
+    form, signals, seen = _signals(qtbot, frame_ms=200)
+    time.sleep(0.21)
+    form.apply("/customer_name", FieldState.PROVISIONAL, "Mart")
+    qtbot.waitUntil(lambda: len(seen) == 1, timeout=1000)
+    t0 = time.monotonic()
+    form.apply("/customer_name", FieldState.SETTLED, "Martinez SA")
+    qtbot.waitUntil(lambda: len(seen) == 2, timeout=1000)
+    assert seen[1][0] - t0 < 0.1  # not the 200 ms frame
+    assert "/customer_name" in seen[1][1]
+
+
+def test_an_invalid_value_is_final_too_and_growth_still_waits_for_the_frame(qtbot):
+    form, signals, seen = _signals(qtbot, frame_ms=200)
+    time.sleep(0.21)
+    form.apply("/customer_name", FieldState.PROVISIONAL, "M")
+    qtbot.waitUntil(lambda: len(seen) == 1, timeout=1000)
+    t0 = time.monotonic()
+    form.apply("/customer_name", FieldState.PROVISIONAL, "Ma")  # growth: at the frame's end
+    form.apply("/amount", FieldState.INVALID, -1, "must be positive")  # final: next turn
+    qtbot.waitUntil(lambda: len(seen) == 2, timeout=1000)
+    assert seen[1][0] - t0 < 0.1
+    assert seen[1][1] >= {"/customer_name", "/amount"}
+
+
+def test_form_updates_say_whether_a_value_reached_its_final_state():
+    form = FormModel(schema_model("invoice"))
+    updates = []
+    form.subscribe(updates.append)
+    form.begin_run()
+    form.apply_many([("/customer_name", FieldState.PROVISIONAL, "M")])
+    form.apply_many([("/customer_name", FieldState.SETTLED, "Max"), ("/amount", FieldState.PROVISIONAL, 1)])
+    form.apply_many([("/amount", FieldState.INVALID, -1, "negative")])
+    assert [u.settled for u in updates[1:]] == [False, True, True]
