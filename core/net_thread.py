@@ -116,23 +116,48 @@ class _Pump:
         self._waiter: asyncio.Future[None] | None = None
         self._ended = False
         self.headers: dict[str, str] = {}
+        self._closed: asyncio.Future[None] = self._home.create_future()  # the source is closed there
+        self._task: asyncio.Task[None] | None = None  # _work's task, on the net loop
+        self._cancel_early = False
         recorder = _Recorder(self._post, time.monotonic) if tap is not None else None
-        self._future = asyncio.run_coroutine_threadsafe(self._work(recorder), _net_loop())
+        self._net = _net_loop()
+        asyncio.run_coroutine_threadsafe(self._work(recorder), self._net)
 
     # -- the net thread ---------------------------------------------------------------------
 
     async def _work(self, recorder: _Recorder | None) -> None:
+        self._task = asyncio.current_task()
         try:
+            if self._cancel_early:
+                raise asyncio.CancelledError
             async with self._factory(recorder) as events:  # type: ignore[arg-type]
                 self._post((_OPENED, dict(getattr(events, "headers", {}) or {})))
                 async for event in events:
                     self._post((_YIELD, event))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's side, in order
             self._post((_FAILED, exc))
-            if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
         else:
             self._post((_END,))
+        finally:
+            self._tell_closed()
+
+    def _tell_closed(self) -> None:
+        def closed() -> None:
+            if not self._closed.done():
+                self._closed.set_result(None)
+
+        try:
+            self._home.call_soon_threadsafe(closed)
+        except RuntimeError:
+            pass  # the caller's loop is closed
+
+    def _cancel(self) -> None:  # on the net loop
+        if self._task is None:
+            self._cancel_early = True  # _work has not begun: it ends at once
+        elif not self._task.done():
+            self._task.cancel()
 
     def _post(self, item: tuple) -> None:
         with self._lock:
@@ -231,21 +256,22 @@ class _Pump:
     async def close(self, *, cancel: bool) -> None:
         """Stop the pump (cancel) or let it read to its end (at most DRAIN_LIMIT s); either way
         return once the source is closed on the net thread."""
-        done = asyncio.wrap_future(self._future)
+        closed = self._closed
         if not cancel:
             try:
-                await asyncio.wait_for(asyncio.shield(done), DRAIN_LIMIT)
+                await asyncio.wait_for(asyncio.shield(closed), DRAIN_LIMIT)
                 return
             except TimeoutError:
                 pass
-        self._future.cancel()  # cancels the task on the net thread (thread-safe)
         try:
-            await asyncio.shield(done)
+            self._net.call_soon_threadsafe(self._cancel)
+        except RuntimeError:
+            return  # the net loop is gone (the process is ending)
+        try:
+            await asyncio.shield(closed)
         except asyncio.CancelledError:
-            if not done.done():
-                raise  # this side was cancelled while it waited
-        except BaseException:  # noqa: BLE001 - the pump's own ending was already handed over
-            pass
+            if not closed.done():
+                raise  # this side was cancelled again while it waited
 
 
 @asynccontextmanager

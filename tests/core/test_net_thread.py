@@ -13,14 +13,6 @@ from core import net_thread
 from core.errors import ConnectionLost, KeyRefused
 from core.taps import ReadWatch, WireFrame, tee
 
-# The same runs against the real demo provider over loopback, read on the net thread.
-from tests.core.test_run_demo import (  # noqa: F401 - collected here again, with the autouse fixture
-    test_every_fault_ends_restored_with_its_reason,
-    test_every_mode_commits_the_scenario_on_every_wire,
-    test_partial_fails_the_moment_an_invalid_value_settles,
-    test_relay_faults_end_restored,
-    test_stop_is_a_real_cancel_the_server_sees,
-)
 
 
 @pytest.fixture(autouse=True)
