@@ -106,10 +106,12 @@ class TableField(FieldWidget):
             widget = widget.parentWidget()
         return widget
     def _cell_visible(self, row: int, column: int) -> bool:
+        """Whether the cell can be painted now: inside the table's viewport and not clipped away
+        by what holds the table (a short lane whose visible part ends above the row)."""
         view = self.view
         if not on_screen(view):
             return False
-        return view.visualRect(self.model.index(row, column)).intersects(view.viewport().rect())
+        return view.viewport().visibleRegion().intersects(view.visualRect(self.model.index(row, column)))
 
     def _fit(self) -> None:
         view = self.view

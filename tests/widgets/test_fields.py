@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QWidget
 
 from core.form import FieldState, FormModel
@@ -195,3 +195,41 @@ def test_catalog_table_keeps_its_text_columns_readable(qtbot):
     assert numeric and all(header.sectionSize(c) <= 110 for c in numeric)
     sku = labels.index("Sku")
     assert header.sectionSize(sku) >= 60, f"sku column squeezed to {header.sectionSize(sku)} px"
+
+
+def test_a_table_cell_clipped_by_a_short_form_view_is_not_visible_for_byte_to_pixel(qtbot):
+    # A short compare lane: the table's own viewport holds row 7, but the lane's visible part ends
+    # above it; that cell will not be painted until the lane scrolls, so it is not on screen.
+    form = FormModel(SCHEMAS["catalog"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    form.begin_run()
+    item = {"sku": "A-1", "name": "Lamp", "price": 1.0, "in_stock": True,
+            "dimensions": {"width_cm": 1, "height_cm": 2, "depth_cm": 3}}
+    form.apply_many([("/items", S.PROVISIONAL, [item] * 8)])
+    view.signals.flush()
+    table = view.field("/items")
+    view.resize(600, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    qtbot.waitUntil(lambda: table.model.rowCount() == 8 and table.view.viewport().height() > 8 * 23)
+    view.verticalScrollBar().setValue(0)
+    qtbot.wait(20)
+
+    def in_lane(widget, y):  # noqa: ANN001, ANN202 - a y of `widget` in the form view's viewport
+        return view.viewport().mapFromGlobal(widget.mapToGlobal(QPoint(0, y))).y()
+
+    row3 = table.view.visualRect(table.model.index(3, 0))
+    view.resize(600, in_lane(table.view.viewport(), row3.bottom()) + 2 * view.frameWidth() + 2)
+    qtbot.waitUntil(lambda: view.viewport().height() < in_lane(table.view.viewport(), row3.bottom()) + 6)
+    view.verticalScrollBar().setValue(0)
+    qtbot.wait(20)
+    row7 = table.view.visualRect(table.model.index(7, 0))
+    lane_bottom = view.viewport().height()
+    assert table.view.viewport().rect().contains(row7)  # the table alone would call it visible
+    assert in_lane(table.view.viewport(), row7.top()) > lane_bottom  # but the lane's visible part ends above it
+    assert table._cell_visible(0, 0)  # noqa: SLF001
+    assert not table._cell_visible(7, 0)  # noqa: SLF001
+    view.ensureWidgetVisible(table.view, 0, 0)  # the lane scrolled to the table: now it is painted
+    qtbot.wait(20)
+    assert table._cell_visible(7, 0)  # noqa: SLF001
