@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import qasync
 
 from core.history import History
-from gui.loop import asyncgen_hooks
+from gui.loop import asyncgen_hooks, new_loop
 
 STYLE = Path(__file__).resolve().parents[2] / "assets" / "styles" / "livefill.qss"
 
@@ -28,7 +27,7 @@ def qloop(qapp):
     """A qasync event loop on pytest-qt's QApplication, current for the test."""
     if not qapp.styleSheet():
         qapp.setStyleSheet(STYLE.read_text(encoding="utf-8"))
-    loop = qasync.QEventLoop(qapp)
+    loop = new_loop(qapp)  # the app's loop (gui/loop.py)
     asyncio.set_event_loop(loop)
     with asyncgen_hooks(loop):  # as gui.app does: qasync on 3.11 installs none
         yield loop
