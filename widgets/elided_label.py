@@ -11,7 +11,7 @@ hidden (then the tooltip holds all of it).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QFontMetrics, QPainter, QTextLayout, QTextOption
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStyle, QStyleOption, QWidget
 
@@ -20,13 +20,16 @@ __all__ = ["ElidedLabel"]
 MIN_CHARS = 6
 """The label's minimum width, in average characters."""
 
+_MEMO_SIZE = 8  # (text, width) layouts remembered
+
 
 class ElidedLabel(QLabel):
     """Plain text on at most `max_lines` lines, elided, whole in the tooltip (see the module docstring)."""
 
     def __init__(self, text: str = "", parent: QWidget | None = None, *, max_lines: int = 1, min_lines: int = 1) -> None:
         super().__init__(parent)
-        self.max_lines = max(1, max_lines)
+        self._memo: dict[tuple[str, int], tuple[list[str], bool]] = {}
+        self._max_lines = max(1, max_lines)
         self.min_lines = max(1, min(min_lines, self.max_lines))  # lines kept even when the text is shorter: no jumping
         self._own_tip = ""
         self._elided = False
@@ -36,15 +39,35 @@ class ElidedLabel(QLabel):
         self.setSizePolicy(policy)
         self.setText(text)
 
+    @property
+    def max_lines(self) -> int:
+        """The most lines shown (the last one elided)."""
+        return self._max_lines
+
+    @max_lines.setter
+    def max_lines(self, lines: int) -> None:
+        self._max_lines = max(1, lines)
+        self._memo.clear()
+
     # -- QLabel API ---------------------------------------------------------------------------
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt API
         if text == self.text():
             return
+        width = self._content_width(self.width())
+        before = self._height_for_lines(len(self._lines(width)[0])) if width > 0 else -1
         super().setText(text)
-        self.updateGeometry()
+        # A status line changes text tens of times a second while its height stays: asking the
+        # layouts around it again (heightForWidth all the way up) each time is what cost, not the text.
+        if width <= 0 or self._height_for_lines(len(self._lines(width)[0])) != before:
+            self.updateGeometry()
         self._sync_tip()
         self.update()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._memo.clear()
+        super().changeEvent(event)
 
     def setToolTip(self, tip: str) -> None:  # noqa: N802 - Qt API
         """A tooltip of one's own (shown when the text is whole; the whole text is added when elided)."""
@@ -58,7 +81,18 @@ class ElidedLabel(QLabel):
     # -- geometry -----------------------------------------------------------------------------
 
     def _lines(self, width: int) -> tuple[list[str], bool]:
-        """The lines shown in `width` pixels, and whether the text was cut."""
+        """The lines shown in `width` pixels, and whether the text was cut (remembered for the
+        last few texts and widths: a layout, a paint and a tooltip ask the same question)."""
+        key = (self.text(), width)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._lay_out(width)
+            if len(self._memo) >= _MEMO_SIZE:
+                self._memo.pop(next(iter(self._memo)))
+            self._memo[key] = found
+        return list(found[0]), found[1]
+
+    def _lay_out(self, width: int) -> tuple[list[str], bool]:
         text = self.text()
         if not text or width <= 0:
             return ([text] if text else []), bool(text) and width <= 0
