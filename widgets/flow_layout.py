@@ -18,9 +18,11 @@ class FlowLayout(QLayout):
         super().__init__(parent)
         self._items: list[QLayoutItem] = []
         self._gap = spacing
+        self._heights: dict[int, int] = {}  # heightForWidth, until the layout is invalidated
 
     def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 (Qt API)
         self._items.append(item)
+        self._heights.clear()
 
     def insertWidget(self, index: int, widget: QWidget) -> None:  # noqa: N802 (Qt API naming)
         self.addChildWidget(widget)
@@ -34,6 +36,7 @@ class FlowLayout(QLayout):
         return self._items[index] if 0 <= index < len(self._items) else None
 
     def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802 (Qt API)
+        self._heights.clear()
         return self._items.pop(index) if 0 <= index < len(self._items) else None
 
     def expandingDirections(self) -> Qt.Orientation:  # noqa: N802 (Qt API)
@@ -43,7 +46,16 @@ class FlowLayout(QLayout):
         return True
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt API)
-        return self._arrange(QRect(0, 0, width, 0), apply=False)
+        # Qt asks this several times per layout pass (and a pass per changed label): answered once
+        # per width until something in the layout changes (`invalidate`).
+        height = self._heights.get(width)
+        if height is None:
+            height = self._heights[width] = self._arrange(QRect(0, 0, width, 0), apply=False)
+        return height
+
+    def invalidate(self) -> None:
+        self._heights.clear()
+        super().invalidate()
 
     def setGeometry(self, rect: QRect) -> None:  # noqa: N802 (Qt API)
         super().setGeometry(rect)

@@ -49,3 +49,32 @@ def test_hidden_widgets_take_no_room_and_insert_places_in_order(qtbot):
     assert layout.itemAt(0).widget() is extra
     assert extra.geometry().x() == 0
     assert labels[2].geometry().x() == labels[0].geometry().right() + 1 + 4
+
+
+def test_height_for_width_is_worked_out_once_per_width_until_the_layout_changes(qtbot):
+    host = QWidget()
+    qtbot.addWidget(host)
+    flow = FlowLayout(host)
+    labels = [QLabel(f"chip {i}") for i in range(6)]
+    for label in labels:
+        flow.addWidget(label)
+    arranged: list[int] = []
+    real = flow._arrange  # noqa: SLF001
+
+    def counting(rect, *, apply):  # noqa: ANN001, ANN202
+        if not apply:
+            arranged.append(rect.width())
+        return real(rect, apply=apply)
+
+    flow._arrange = counting  # type: ignore[method-assign]  # noqa: SLF001
+    first = flow.heightForWidth(120)
+    assert flow.heightForWidth(120) == first and arranged == [120]  # asked again: remembered
+    wide = flow.heightForWidth(2000)
+    assert wide < first and arranged == [120, 2000]
+    labels[0].setText("a much longer chip than before")  # the label asks its layout again
+    flow.invalidate()
+    assert flow.heightForWidth(120) >= first and arranged == [120, 2000, 120]
+    labels[1].hide()
+    flow.invalidate()
+    flow.heightForWidth(120)
+    assert arranged[-1] == 120 and len(arranged) == 4
