@@ -351,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # bad usage (the parser said why in one line) or --help
         return exc.code if isinstance(exc.code, int) else 2
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from gui.loop import run as loop_run
+    import qasync
     from PySide6.QtWidgets import QApplication
 
     from core.demo_client import embedded_server
@@ -367,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     app.setQuitOnLastWindowClosed(False)
     theme = Theme(app, "light")  # noqa: F841 - the app's child
     try:
-        report = loop_run(_amain(args, trace, server))
+        report = qasync.run(_amain(args, trace, server))
     except KeyboardInterrupt:
         return 130
     finally:

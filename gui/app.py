@@ -2,7 +2,7 @@
 
 `main()` parses the options, binds the embedded demo provider's socket (its address is known at
 once; nothing heavy is imported), creates the QApplication and runs `amain()` under
-`gui.loop.run(...)` (qasync's loop, keeping its read notifiers: gui/loop.py). `amain` opens the window
+`qasync.run(...)` (Python 3.11's `asyncio.run` has no `loop_factory`). `amain` opens the window
 first; then one background thread (`gui.warmup`) starts the server (demo provider + relay) and
 loads the provider SDKs, while the window already answers; a Start pressed meanwhile runs once
 that is done. When the window closes, `amain` shuts the runs down inside the loop (so every stream
@@ -387,7 +387,7 @@ def _window_main(argv: list[str], *, leaving: bool) -> int:
     # that, in one background thread (gui.warmup); a Start pressed meanwhile waits for them.
     from core.demo_client import embedded_server
 
-    from gui.loop import run as loop_run
+    import qasync
     from PySide6.QtWidgets import QApplication
 
     server = embedded_server()
@@ -401,7 +401,7 @@ def _window_main(argv: list[str], *, leaving: bool) -> int:
     args.remembered = remember(args)
     theme = Theme(app, args.theme)  # noqa: F841 - lives as the app's child, follows the system palette
     try:
-        code = loop_run(amain(args, server, t0))
+        code = qasync.run(amain(args, server, t0))
     except KeyboardInterrupt:
         code = 130
     finally:

@@ -106,7 +106,7 @@ def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float |
     server = EmbeddedServer() if placement == "embedded" else _ProcessServer()
     if placement == "embedded":
         server.start()
-    from gui.loop import run as loop_run
+    import qasync
     from PySide6.QtWidgets import QApplication
 
     from gui.app import _install_qt_message_filter
@@ -117,7 +117,7 @@ def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float |
     app.setQuitOnLastWindowClosed(False)
     Theme(app, "light")
     try:
-        return loop_run(bench(args, server))
+        return qasync.run(bench(args, server))
     finally:
         server.stop()
 

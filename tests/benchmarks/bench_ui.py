@@ -310,7 +310,7 @@ def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float |
         server.start()
     else:
         server = _ProcessServer()
-    from gui.loop import run as loop_run
+    import qasync
     from PySide6.QtWidgets import QApplication
 
     from gui.app import STYLE, _install_qt_message_filter
@@ -320,7 +320,7 @@ def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float |
     app.setQuitOnLastWindowClosed(False)
     app.setStyleSheet(STYLE.read_text(encoding="utf-8"))
     try:
-        return loop_run(bench(args, server))
+        return qasync.run(bench(args, server))
     finally:
         server.stop()
 

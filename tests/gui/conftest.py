@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import qasync
 
 from core.history import History
-from gui.loop import asyncgen_hooks, new_loop
+from gui.loop import asyncgen_hooks
 
 STYLE = Path(__file__).resolve().parents[2] / "assets" / "styles" / "livefill.qss"
 
@@ -27,7 +28,7 @@ def qloop(qapp):
     """A qasync event loop on pytest-qt's QApplication, current for the test."""
     if not qapp.styleSheet():
         qapp.setStyleSheet(STYLE.read_text(encoding="utf-8"))
-    loop = new_loop(qapp)  # the app's loop (gui/loop.py)
+    loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
     with asyncgen_hooks(loop):  # as gui.app does: qasync on 3.11 installs none
         yield loop
