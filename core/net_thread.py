@@ -27,7 +27,7 @@ has closed — the server has seen the disconnect — before the exception goes 
 normally waits for the source to be read to its end, at most `DRAIN_LIMIT` seconds.
 
 `enabled()` says whether runs read this way: only with LIVEFILL_READ_THREAD=1. Measured side by
-side (bench_ui / bench_compare `--reads thread,gui`), it takes 8–10 points of a core off the GUI
+side (bench_ui / bench_compare `--reads gui,thread`), it takes 6–9 points of a core off the GUI
 thread at 1,000 tokens/s, but byte-to-pixel latency gets worse (the hop, the wake-up pacing and
 the GIL the two threads share cost more than the reads saved), so the app reads on its own loop.
 The caller's loop is woken at most every PACE seconds (LIVEFILL_READ_PACE_MS, default 4).

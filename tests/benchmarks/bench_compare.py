@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -31,7 +29,7 @@ sys.path.insert(0, str(HERE))
 
 import core.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see gui.app)
 import core.relay_client  # noqa: E402,F401
-from bench_ui import _ProcessServer, latency_figures, probe_run  # noqa: E402
+from bench_ui import _ProcessServer, gui_thread_collection, latency_figures, probe_run  # noqa: E402
 from core.server.runner import EmbeddedServer  # noqa: E402
 
 
@@ -63,22 +61,7 @@ async def bench(args: argparse.Namespace, server) -> list[dict[str, float | str]
     from gui.loop import asyncgen_hooks
     from gui.main_window import MainWindow
 
-    from PySide6.QtWidgets import QApplication
-
-    from gui.gui_thread_gc import GuiThreadCollector
-
-    collector = GuiThreadCollector(QApplication.instance())  # as the app runs: cyclic GC on the GUI thread
-    collector.start()
-    gen2 = []
-
-    def note_gc(phase: str, info: dict) -> None:
-        if phase == "start":
-            note_gc.t0 = time.perf_counter()  # type: ignore[attr-defined]
-        elif info.get("generation") == 2:
-            gen2.append((time.perf_counter() - note_gc.t0) * 1000)  # type: ignore[attr-defined]
-
-    gc.callbacks.append(note_gc)
-    with asyncgen_hooks(asyncio.get_running_loop()):
+    with gui_thread_collection() as collector, asyncgen_hooks(asyncio.get_running_loop()):
         window = MainWindow(base_url=server.url, relay_token=server.relay_token, history=None, scenario=args.scenario,
                             provider=args.provider, speed=args.speed, compare=args.modes.split(","))
         window.resize(1680, 1000)
@@ -95,10 +78,6 @@ async def bench(args: argparse.Namespace, server) -> list[dict[str, float | str]
             await window.shutdown()
             window.close()
         await asyncio.get_running_loop().shutdown_asyncgens()
-    collector.stop()
-    gc.callbacks.remove(note_gc)
-    if gen2:
-        print(f"full (generation 2) collections on the GUI thread: {len(gen2)}, longest {max(gen2):.1f} ms", file=sys.stderr)
     return results
 
 

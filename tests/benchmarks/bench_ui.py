@@ -28,6 +28,8 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -196,26 +198,40 @@ async def measure(window, mode: str, reads: str = "gui") -> dict[str, float | st
     }
 
 
-async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[str, float | str]]:
-    from gui.loop import asyncgen_hooks
-    from gui.main_window import MainWindow
-
+@contextmanager
+def gui_thread_collection() -> Iterator[object]:
+    """The app's cyclic collector on the GUI thread (gui.gui_thread_gc) for the block; then how many
+    full (generation 2) collections ran there and the longest, on stderr."""
     from PySide6.QtWidgets import QApplication
 
     from gui.gui_thread_gc import GuiThreadCollector
 
-    collector = GuiThreadCollector(QApplication.instance())  # as the app runs: cyclic GC on the GUI thread
+    collector = GuiThreadCollector(QApplication.instance())
     collector.start()
-    gen2 = []
+    gen2: list[float] = []
+    started = [0.0]
 
     def note_gc(phase: str, info: dict) -> None:
         if phase == "start":
-            note_gc.t0 = time.perf_counter()  # type: ignore[attr-defined]
+            started[0] = time.perf_counter()
         elif info.get("generation") == 2:
-            gen2.append((time.perf_counter() - note_gc.t0) * 1000)  # type: ignore[attr-defined]
+            gen2.append((time.perf_counter() - started[0]) * 1000)
 
     gc.callbacks.append(note_gc)
-    with asyncgen_hooks(asyncio.get_running_loop()):
+    try:
+        yield collector
+    finally:
+        collector.stop()
+        gc.callbacks.remove(note_gc)
+    if gen2:
+        print(f"full (generation 2) collections on the GUI thread: {len(gen2)}, longest {max(gen2):.1f} ms", file=sys.stderr)
+
+
+async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[str, float | str]]:
+    from gui.loop import asyncgen_hooks
+    from gui.main_window import MainWindow
+
+    with gui_thread_collection() as collector, asyncgen_hooks(asyncio.get_running_loop()):
         window = MainWindow(base_url=server.url, relay_token=server.relay_token, history=None,
                             scenario=args.scenario, mode="partial", provider=args.provider, speed=args.speed)
         window.show()
@@ -232,10 +248,6 @@ async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[s
             await window.shutdown()
             window.close()
         await asyncio.get_running_loop().shutdown_asyncgens()
-    collector.stop()
-    gc.callbacks.remove(note_gc)
-    if gen2:
-        print(f"full (generation 2) collections on the GUI thread: {len(gen2)}, longest {max(gen2):.1f} ms", file=sys.stderr)
     return results
 
 

@@ -217,8 +217,22 @@ def test_the_timeline_shows_every_container_settled_after_a_committed_run(make_w
         assert view.bar_rect(pointer, "single") is not None  # drawn
 
 
+
+def _recording_step(done: list[str]):  # noqa: ANN202 - a QUndoCommand class
+    """An undo step that writes "redo" / "undo" into `done` when taken."""
+    from PySide6.QtGui import QUndoCommand
+
+    class Step(QUndoCommand):
+        def redo(self) -> None:
+            done.append("redo")
+
+        def undo(self) -> None:
+            done.append("undo")
+
+    return Step
+
 def test_one_undo_for_clears_and_the_undo_stack_the_latest_step_first(make_window):
-    from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
+    from PySide6.QtGui import QAction, QKeySequence
 
     window = make_window()
     undo_keys = QKeySequence(QKeySequence.StandardKey.Undo)
@@ -229,14 +243,8 @@ def test_one_undo_for_clears_and_the_undo_stack_the_latest_step_first(make_windo
     window.clear_action.trigger()
     assert window.undo_action.text() == "Undo clear form" and window.undo_action.isEnabled()
 
-    done = []
-
-    class Step(QUndoCommand):
-        def redo(self):
-            done.append("redo")
-
-        def undo(self):
-            done.append("undo")
+    done: list[str] = []
+    Step = _recording_step(done)
 
     window.undo_stack.push(Step("open a past run"))  # a later step: undone first
     assert window.undo_action.text() == "Undo open a past run"
@@ -286,17 +294,9 @@ def test_a_value_still_being_typed_is_cleared_and_put_back(make_window, qtbot):
 
 
 def test_undo_keys_in_a_field_with_nothing_to_undo_go_to_the_window(make_window):
-    from PySide6.QtGui import QUndoCommand
-
     window = make_window()
-    done = []
-
-    class Step(QUndoCommand):
-        def redo(self):
-            done.append("redo")
-
-        def undo(self):
-            done.append("undo")
+    done: list[str] = []
+    Step = _recording_step(done)
 
     window.undo_stack.push(Step("open a past run"))
     window.activateWindow()
