@@ -279,6 +279,7 @@ _number_run = re.compile(r"[-+.eE0-9]*").match
 _NUMBER_CHARS = frozenset("-+.eE0123456789")
 _hex4 = re.compile(r"[0-9a-fA-F]{4}").fullmatch
 _HEX = frozenset("0123456789abcdefABCDEF")
+_DIGITS = frozenset("0123456789")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _LITERALS = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
 
@@ -565,6 +566,7 @@ class PrefixParser:
         changes: list[Change] = []
         append = changes.append
         call = 0  # numbered (self._calls) only when a container opens in this call
+        number: Any = None  # the value an unfinished number spells so far
         colon_here = False  # a key's colon arrived in this call
         dups: list[tuple[str, int]] | None = None
         try:
@@ -625,15 +627,26 @@ class PrefixParser:
                             if j - i > _INT_DIGITS:
                                 _check_int_part(text, i)
                             if j == n:
+                                # unfinished: keep its text, and the value it spells so far
                                 carry = text[i:]
-                                if not (carry.isdigit() and (carry[0] != "0" or j - i == 1)) and not _number_prefix(carry):
+                                if carry.isdigit() and (carry[0] != "0" or j - i == 1):
+                                    number = int(carry)
+                                elif not _number_prefix(carry):
                                     raise _Bad(i + _number_valid_prefix(carry), "invalid number")
+                                elif carry[-1] in _DIGITS:  # a complete number so far
+                                    number = int(carry) if carry[1:].isdigit() else float(carry)  # "-12" or "1.5e3"
+                                else:
+                                    number = _provisional_number(carry)
                                 i = n
                                 break
-                            m = _number_full(text, i, j)
-                            if m is None:
-                                raise _Bad(i + _number_valid_prefix(text[i:j]), "invalid number")
-                            value = float(m.group()) if m.lastindex else int(m.group())
+                            word = text[i:j]
+                            if word.isdigit() and (word[0] != "0" or j - i == 1):
+                                value = int(word)
+                            else:
+                                m = _number_full(word)
+                                if m is None:
+                                    raise _Bad(i + _number_valid_prefix(word), "invalid number")
+                                value = float(word) if m.lastindex else int(word)
                             i = j
                         else:
                             # ---- a literal: true / false / null
@@ -794,7 +807,7 @@ class PrefixParser:
                     if state == _STRING:
                         value = sval
                     elif state == _NUMBER:
-                        value = int(carry) if carry.isdigit() else _provisional_number(carry)
+                        value = number
                     else:
                         value = None
                     if value is not None:
