@@ -50,6 +50,7 @@ from core.ndjson import NDJSONFramer
 from core.providers.transport import (
     BODY_LIMIT,
     _ssl_context,
+    asyncio_network,
     bound_body,
     host_of,
     http_failure,
@@ -443,7 +444,7 @@ async def open_relay(
     limits = httpx.Timeout(timeout, read=None)
     async with contextlib.AsyncExitStack() as stack:
         if client is None:
-            client = await stack.enter_async_context(httpx.AsyncClient(timeout=limits, verify=_ssl_context()))
+            client = await stack.enter_async_context(asyncio_network(httpx.AsyncClient(timeout=limits, verify=_ssl_context())))
         with translate_errors("relay", url=url):
             request = client.build_request("POST", url, json=dict(body), headers=headers, timeout=limits)
             try:

@@ -32,7 +32,9 @@ class ElidedLabel(QLabel):
         self._max_lines = max(1, max_lines)
         self.min_lines = max(1, min(min_lines, self.max_lines))  # lines kept even when the text is shorter: no jumping
         self._own_tip = ""
+        self._shown_tip: str | None = None
         self._elided = False
+        self._text = ""
         self.setTextFormat(Qt.TextFormat.PlainText)
         policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(self.max_lines > 1)
@@ -51,14 +53,19 @@ class ElidedLabel(QLabel):
 
     # -- QLabel API ---------------------------------------------------------------------------
 
+    def text(self) -> str:
+        return self._text
+
     def setText(self, text: str) -> None:  # noqa: N802 - Qt API
-        if text == self.text():
+        if text == self._text:
             return
         width = self._content_width(self.width())
         before = self._height_for_lines(len(self._lines(width)[0])) if width > 0 else -1
-        super().setText(text)
-        # A status line changes text tens of times a second while its height stays: asking the
-        # layouts around it again (heightForWidth all the way up) each time is what cost, not the text.
+        # The text is kept here, not in QLabel: QLabel.setText asks every layout up to the window
+        # again (QMainWindow re-lays its docks and toolbars, making animation objects as it goes),
+        # and a status line changes text tens of times a second while its height stays.
+        self._text = text
+        self.setAccessibleName(text)
         if width <= 0 or self._height_for_lines(len(self._lines(width)[0])) != before:
             self.updateGeometry()
         self._sync_tip()
@@ -164,7 +171,9 @@ class ElidedLabel(QLabel):
         tip = self.text() if self._elided else self._own_tip
         if self._elided and self._own_tip and self._own_tip != self.text():
             tip = f"{self.text()}\n{self._own_tip}"
-        QLabel.setToolTip(self, tip)
+        if tip != self._shown_tip:
+            self._shown_tip = tip
+            QLabel.setToolTip(self, tip)
 
     def paintEvent(self, _event) -> None:  # noqa: N802, ANN001 - Qt override
         painter = QPainter(self)

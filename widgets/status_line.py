@@ -7,9 +7,11 @@ and the model's *tokens* as the server counts them (only the demo provider's not
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QWidget
 
 from core.run_status import Phase, RunStatus
+from widgets.elided_label import ElidedLabel
 from widgets.field_base import repolish
 
 PHASE_MARKS = {
@@ -92,15 +94,30 @@ def compare_text(lanes: list[tuple[str, RunStatus | None]], seed: int | None = N
     return f"compare · {len(lanes)} lanes  ·  " + "  ·  ".join(parts) + tail, phase
 
 
-class StatusLine(QLabel):
-    """One line of run status; its `phase` property drives the QSS colouring (text says it too)."""
+class StatusLine(ElidedLabel):
+    """One line of run status; its `phase` property drives the QSS colouring (text says it too).
+
+    A long line (a provider's error message) is elided, whole in the tooltip: it never widens the
+    window. It changes text up to once a frame while a run streams; being an ElidedLabel, that
+    repaints the line alone and asks no layout again."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent=parent, max_lines=1)
         self.setObjectName("statusLine")
-        # a long line (a provider's error message) is clipped, whole in the tooltip: it never widens the window
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setToolTip(COUNTS_HELP)
         self.show_status(None)
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() in (QEvent.Type.Polish, QEvent.Type.StyleChange):
+            self._mark_opaque()
+        return handled
+
+    def _mark_opaque(self) -> None:
+        # Both style sheets give the line a background of its own, so what is behind it need not
+        # be painted first (else the window, its splitter and panel repaint with every update).
+        # Set after each polish: polishing under a style sheet clears it.
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
 
     def show_status(self, status: RunStatus | None) -> None:
         """Show `status`."""
@@ -112,7 +129,7 @@ class StatusLine(QLabel):
 
     def _show(self, text: str, phase: str) -> None:
         self.setText(text)
-        self.setToolTip(f"{text}\n\n{COUNTS_HELP}")
         if self.property("phase") != phase:
             self.setProperty("phase", phase)
             repolish(self)
+            self._mark_opaque()

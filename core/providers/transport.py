@@ -39,6 +39,7 @@ import datetime
 import email.utils
 import json
 import math
+import os
 import socket
 import ssl
 import time
@@ -70,9 +71,11 @@ from core.errors import (
     UsageError,
 )
 from core.loopback import is_loopback_url
+from core.providers import net_backend
 
 __all__ = [
     "BODY_LIMIT",
+    "asyncio_network",
     "BodyStream",
     "bound_body",
     "connect_failure",
@@ -478,6 +481,16 @@ async def bound_body(response: Any, host: str, limit: int = BODY_LIMIT) -> Async
             await _unwind(chunks)
 
 
+def asyncio_network(client: Any) -> Any:
+    """`client` (httpx or the SDK's httpx2) reading and writing through asyncio's own transports
+    (core/providers/net_backend.py: no per-read cancel scope, no socket paused after every read).
+    LIVEFILL_NET_BACKEND=anyio keeps httpcore's own backend (for comparison, or a proxy it handles
+    better)."""
+    if os.environ.get("LIVEFILL_NET_BACKEND", "asyncio") != "anyio":
+        net_backend.install(client)
+    return client
+
+
 def _megabytes(limit: int) -> str:
     return f"{limit / (1024 * 1024):g}"
 
@@ -593,11 +606,13 @@ async def open_httpx(
     try:
         with translate_errors(what, url=url, model=model, service=service, secret=secret):
             client = await stack.enter_async_context(
-                httpx.AsyncClient(
-                    timeout=httpx.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
-                    trust_env=not is_loopback_url(url),
-                    verify=_ssl_context(),
-                    event_hooks={"response": [_cap_error_body]},
+                asyncio_network(
+                    httpx.AsyncClient(
+                        timeout=httpx.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
+                        trust_env=not is_loopback_url(url),
+                        verify=_ssl_context(),
+                        event_hooks={"response": [_cap_error_body]},
+                    )
                 )
             )
             response = await stack.enter_async_context(client.stream("POST", url, json=body, headers=dict(headers)))
@@ -631,11 +646,13 @@ async def open_anthropic(
     stack = AsyncExitStack()
     try:
         with translate_errors(what, url=base_url, model=model, secret=api_key):
-            http_client = anthropic.DefaultAsyncHttpxClient(
-                verify=_ssl_context(),
-                trust_env=not is_loopback_url(base_url),
-                timeout=anthropic.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
-                event_hooks={"response": [_cap_error_body]},
+            http_client = asyncio_network(
+                anthropic.DefaultAsyncHttpxClient(
+                    verify=_ssl_context(),
+                    trust_env=not is_loopback_url(base_url),
+                    timeout=anthropic.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
+                    event_hooks={"response": [_cap_error_body]},
+                )
             )
             stack.push_async_callback(http_client.aclose)
             client = anthropic.AsyncAnthropic(

@@ -109,6 +109,40 @@ class StallSampler:
             print(f"  {n:5d}  {stack}", file=sys.stderr)
 
 
+class EventCounter:
+    """Counts the Qt events the application delivers while installed (BENCH_EVENTS=1): by type,
+    and by receiver class for the types named in BENCH_EVENTS_BY_CLASS (default Paint);
+    `report()` prints them per second, on stderr."""
+
+    def __init__(self) -> None:
+        import collections
+
+        from PySide6.QtCore import QEvent, QObject
+        from PySide6.QtWidgets import QApplication
+
+        self.types: collections.Counter[str] = collections.Counter()
+        self.by_class: collections.Counter[str] = collections.Counter()
+        watched = {getattr(QEvent.Type, name) for name in os.environ.get("BENCH_EVENTS_BY_CLASS", "Paint").split(",")}
+        counter = self
+
+        class _Filter(QObject):
+            def eventFilter(self, obj, event):  # noqa: ANN001, N802 (Qt's signature)
+                kind = event.type()
+                counter.types[kind.name] += 1
+                if kind in watched:
+                    counter.by_class[f"{kind.name} {type(obj).__name__}"] += 1
+                return False
+
+        self._filter = _Filter()
+        self._app = QApplication.instance()
+        self._app.installEventFilter(self._filter)
+
+    def report(self, seconds: float, top: int = 12) -> None:
+        self._app.removeEventFilter(self._filter)
+        print("events per second: " + ", ".join(f"{k} {v / seconds:.0f}" for k, v in self.types.most_common(top)), file=sys.stderr)
+        print("by receiver class, per second: " + ", ".join(f"{k} {v / seconds:.0f}" for k, v in self.by_class.most_common(2 * top)), file=sys.stderr)
+
+
 async def probe_run(start, active) -> dict[str, float | str]:  # noqa: ANN001 (callables)
     """Call `start()`, then sample event-loop lag with a 5 ms PreciseTimer until `active()` is false.
 
@@ -132,6 +166,7 @@ async def probe_run(start, active) -> dict[str, float | str]:  # noqa: ANN001 (c
             sampler.last_tick = now
 
     sampler = StallSampler() if os.environ.get("BENCH_STALLS") else None
+    events = EventCounter() if os.environ.get("BENCH_EVENTS") else None
     probe = QTimer()
     probe.setTimerType(Qt.TimerType.PreciseTimer)
     probe.setInterval(5)
@@ -147,6 +182,8 @@ async def probe_run(start, active) -> dict[str, float | str]:  # noqa: ANN001 (c
     while active():
         await asyncio.sleep(0.05)
     probe.stop()
+    if events is not None:
+        events.report(time.perf_counter() - wall0)
     if sampler is not None:
         sampler.stop()
         sampler.report(f"stalls over {sampler.threshold * 1000:g} ms")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import collections
+
+from PySide6.QtCore import QEvent, QObject, Qt
+
 from core.modes import Mode
 from core.run_status import Phase, RunStatus
 from core.session import Session
@@ -49,3 +53,70 @@ def test_the_status_line_shows_the_compare_summary(qtbot):
     assert line.property("phase") == "failed" and "naive: ✗ failed" in line.text()
     line.show_status(None)
     assert line.property("phase") == "ready"
+
+
+class _Counter(QObject):
+    """Counts the events of `kinds` each watched widget receives."""
+
+    def __init__(self, kinds: set[QEvent.Type]) -> None:
+        super().__init__()
+        self.kinds = kinds
+        self.seen: collections.Counter[tuple[str, QEvent.Type]] = collections.Counter()
+
+    def eventFilter(self, obj, event):  # noqa: ANN001, N802 - Qt override
+        if event.type() in self.kinds:
+            self.seen[(obj.objectName(), event.type())] += 1
+        return False
+
+
+def test_a_streaming_status_repaints_the_line_alone_and_asks_no_layout_again(qtbot):
+    # The status line changes text once a frame while a run streams. Through QLabel.setText that
+    # asked every layout up to the window again (QMainWindow then re-lays its toolbars, making
+    # animation objects) and, the label being transparent, repainted what is behind it.
+    from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
+
+    from gui.app import STYLE
+
+    QApplication.instance().setStyleSheet(STYLE.read_text(encoding="utf-8"))
+    try:
+        outer = QWidget()
+        outer.setObjectName("outer")
+        panel = QWidget(outer)
+        panel.setObjectName("panel")
+        QVBoxLayout(outer).addWidget(panel)
+        line = StatusLine()
+        QVBoxLayout(panel).addWidget(line)
+        qtbot.addWidget(outer)
+        outer.resize(600, 80)
+        outer.show()
+        qtbot.waitExposed(outer)
+        line.show_status(status(Phase.STREAMING, 1))
+        qtbot.wait(50)
+        counter = _Counter({QEvent.Type.LayoutRequest, QEvent.Type.Paint})
+        for widget in (outer, panel, line):
+            widget.installEventFilter(counter)
+        for deltas in range(2, 12):
+            line.show_status(status(Phase.STREAMING, deltas))
+            qtbot.wait(20)
+        assert "11 deltas" in line.text()
+        assert counter.seen[("statusLine", QEvent.Type.Paint)] >= 5  # it shows each text ...
+        assert counter.seen[("outer", QEvent.Type.LayoutRequest)] == 0  # ... without a new layout
+        assert counter.seen[("panel", QEvent.Type.LayoutRequest)] == 0
+        assert counter.seen[("panel", QEvent.Type.Paint)] == counter.seen[("outer", QEvent.Type.Paint)] == 0
+        line.show_status(status(Phase.COMMITTED, 11))  # a new phase repolishes: still opaque after it
+        qtbot.wait(20)
+        assert line.testAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+    finally:
+        QApplication.instance().setStyleSheet("")
+
+
+def test_a_long_status_is_elided_and_whole_in_the_tooltip(qtbot):
+    line = StatusLine()
+    qtbot.addWidget(line)
+    line.resize(600, 24)
+    line.show()
+    long = RunStatus(run_id="r", mode=Mode.PARTIAL, phase=Phase.FAILED, reason="connection lost: " + "x " * 400)
+    line.show_status(long)
+    assert line.elided() and line.text() in line.toolTip() and "deltas:" in line.toolTip()
+    line.show_status(status(Phase.COMMITTED, 3))
+    assert not line.elided() and line.toolTip().startswith("deltas:")

@@ -1,0 +1,323 @@
+"""core/providers/net_backend.py: httpcore's network backend on asyncio transports, over real
+loopback sockets (plain and TLS), for httpx and the SDK's httpx2."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import ipaddress
+import socket
+import ssl
+
+import anthropic
+import httpcore
+import httpcore2
+import httpx
+import pytest
+
+from core.errors import NothingListening, TLSFailed
+from core.providers import net_backend
+from core.providers.transport import open_httpx
+
+# --- servers ----------------------------------------------------------------------------------
+
+
+class Server:
+    """A raw HTTP/1.1 server on 127.0.0.1: `answer(reader, writer)` handles each connection.
+    Counts connections; `tls` serves over TLS with the given context."""
+
+    def __init__(self, answer, tls: ssl.SSLContext | None = None) -> None:  # noqa: ANN001
+        self.answer = answer
+        self.tls = tls
+        self.connections = 0
+        self.server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> str:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0, ssl=self.tls)
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            await self.answer(reader, writer)
+        except (ConnectionError, ssl.SSLError):
+            pass
+        finally:
+            writer.close()
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+    return await reader.readexactly(length) if length else b""
+
+
+def chunked_answer(pieces: list[bytes], pause: float = 0.0, keep_alive: bool = False):  # noqa: ANN201
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        connection = b"keep-alive" if keep_alive else b"close"
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\nconnection: " + connection + b"\r\n\r\n")
+        for piece in pieces:
+            writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            await writer.drain()
+            if pause:
+                await asyncio.sleep(pause)
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    return answer
+
+
+def client(**kwargs) -> httpx.AsyncClient:  # noqa: ANN003
+    c = httpx.AsyncClient(**kwargs)
+    assert net_backend.install(c) == 1
+    return c
+
+
+def uses_backend(response: httpx.Response) -> bool:
+    return type(response.extensions["network_stream"]).__module__ == net_backend.__name__
+
+
+# --- what it is installed in --------------------------------------------------------------------
+
+
+def test_it_goes_into_httpx_and_the_sdk_clients_and_their_proxy_pools():
+    plain = httpx.AsyncClient()
+    assert net_backend.install(plain) == 1
+    assert type(plain._transport._pool._network_backend).__module__ == net_backend.__name__
+    sdk = anthropic.DefaultAsyncHttpxClient()
+    assert net_backend.install(sdk) == 1
+    backend = sdk._transport._pool._network_backend
+    assert isinstance(backend, httpcore2.AsyncNetworkBackend) and not isinstance(backend, httpcore.AsyncNetworkBackend)
+    proxied = httpx.AsyncClient(mounts={"https://": httpx.AsyncHTTPTransport(proxy="http://127.0.0.1:9")})
+    assert net_backend.install(proxied) == 2  # the default pool and the proxy's
+
+
+def test_a_client_it_does_not_know_keeps_its_own_backend():
+    class Odd:
+        _transport = object()
+
+    assert net_backend.install(Odd()) == 0
+
+
+async def test_every_provider_request_reads_through_it(monkeypatch):
+    installed = []
+    real = net_backend.install
+    monkeypatch.setattr(net_backend, "install", lambda c: installed.append(c) or real(c))
+    async with Server(chunked_answer([b"data: 1\n\n"])) as url:
+        body = await open_httpx(url, body={}, headers={}, expect=("text/plain",), what="test")
+        assert await body.read() == b"data: 1\n\n"
+        await body.aclose()
+    assert len(installed) == 1
+
+
+async def test_the_anyio_backend_stays_one_setting_away(monkeypatch):
+    monkeypatch.setenv("LIVEFILL_NET_BACKEND", "anyio")
+    installed = []
+    monkeypatch.setattr(net_backend, "install", lambda c: installed.append(c))
+    async with Server(chunked_answer([b"x"])) as url:
+        body = await open_httpx(url, body={}, headers={}, expect=("text/plain",), what="test")
+        assert await body.read() == b"x"
+        await body.aclose()
+    assert installed == []
+
+
+# --- reading and writing --------------------------------------------------------------------------
+
+
+async def test_each_network_read_arrives_as_sent_and_the_body_ends():
+    pieces = [f"piece {i} ".encode() * (i + 1) for i in range(20)]
+    async with Server(chunked_answer(pieces, pause=0.01)) as url, client() as c:
+        async with c.stream("GET", url) as response:
+            assert uses_backend(response)
+            got = [chunk async for chunk in response.aiter_raw()]
+    assert got == pieces  # one read per chunk the server flushed: nothing merged while we waited
+
+
+async def test_a_fast_server_and_a_slow_reader_pause_the_socket_and_lose_nothing():
+    big = bytes(range(256)) * 4096  # 1 MiB per chunk, 8 MiB in all
+
+    async with Server(chunked_answer([big] * 8)) as url, client() as c:
+        async with c.stream("GET", url) as response:
+            stream = response.extensions["network_stream"]
+            chunks = response.aiter_raw()
+            total = len(await anext(chunks))
+            await asyncio.sleep(0.3)  # the server writes on; the client stops reading
+            protocol = stream._protocol
+            assert protocol.reading_paused
+            assert protocol.buffered <= net_backend._HIGH_WATER + (1 << 18)
+            async for chunk in chunks:
+                total += len(chunk)
+    assert total == len(big) * 8
+
+
+async def test_a_large_request_body_is_written_whole_to_a_slow_reader():
+    received = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(next(l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")).split(b":")[1])
+        while length:
+            await asyncio.sleep(0.01)
+            part = await reader.read(min(length, 256 * 1024))
+            received.append(len(part))
+            length -= len(part)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
+        await writer.drain()
+
+    body = b"x" * (6 * 1024 * 1024)
+    async with Server(answer) as url, client() as c:
+        response = await c.post(url, content=body)
+    assert response.text == "ok" and sum(received) == len(body)
+
+
+async def test_a_read_that_waits_too_long_is_a_read_timeout():
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(5)
+
+    async with Server(answer) as url, client(timeout=httpx.Timeout(5.0, read=0.2)) as c:
+        async with c.stream("GET", url) as response:
+            with pytest.raises(httpx.ReadTimeout):
+                await response.aread()
+
+
+async def test_a_server_that_hangs_up_mid_body_is_an_error_not_an_ending():
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n")
+        await writer.drain()
+
+    async with Server(answer) as url, client() as c:
+        async with c.stream("GET", url) as response:
+            with pytest.raises(httpx.RemoteProtocolError):
+                await response.aread()
+
+
+async def test_a_kept_alive_connection_the_server_closed_is_not_used_again():
+    # The server closes after each answer although it said keep-alive.
+    async with Server(chunked_answer([b"one"], keep_alive=True)) as url, client() as c:
+        first = await c.get(url)
+        await asyncio.sleep(0.05)  # its FIN arrives: the pooled connection is readable at EOF
+        second = await c.get(url)
+    assert first.text == second.text == "one"
+
+
+async def test_closing_an_unfinished_response_hangs_up_at_once():
+    hung_up = asyncio.Event()
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n")
+        await writer.drain()
+        if await reader.read(1) == b"":
+            hung_up.set()
+
+    async with Server(answer) as url, client() as c:
+        async with c.stream("GET", url) as response:
+            async for _ in response.aiter_raw():
+                break
+        await asyncio.wait_for(hung_up.wait(), 2)
+
+
+# --- connecting -----------------------------------------------------------------------------------
+
+
+def closed_port() -> int:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+async def test_a_host_whose_every_address_refuses_says_nothing_is_listening(monkeypatch):
+    # Two addresses refusing in different words: asyncio keeps only "Multiple exceptions: ...".
+    port = closed_port()
+    loop = asyncio.get_running_loop()
+    real = loop.getaddrinfo
+
+    async def two_addresses(host, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
+        if host == "twice.test":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port)),
+                    (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", port))]
+        return await real(host, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "getaddrinfo", two_addresses)
+    url = f"http://twice.test:{port}"
+    with pytest.raises(NothingListening) as info:
+        await open_httpx(url, body={}, headers={}, expect=None, what="test")
+    assert info.value.message == f"nothing is listening at {url}"
+
+
+# --- TLS ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1: (cert file, key file)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "livefill test")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    folder = tmp_path_factory.mktemp("tls")
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    return str(cert_file), str(key_file)
+
+
+def server_context(certificate: tuple[str, str]) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*certificate)
+    return context
+
+
+@pytest.mark.parametrize("flavour", ["httpx", "httpx2 (the SDK's)"])
+async def test_tls_handshake_and_reads_for_both_http_stacks(certificate, flavour):
+    trust = ssl.create_default_context(cafile=certificate[0])
+    pieces = [b"secret %d" % i for i in range(5)]
+    make = httpx.AsyncClient if flavour == "httpx" else anthropic.DefaultAsyncHttpxClient
+    c = make(verify=trust)
+    assert net_backend.install(c) == 1
+    async with Server(chunked_answer(pieces, pause=0.005), tls=server_context(certificate)) as url, c:
+        async with c.stream("GET", url) as response:
+            stream = response.extensions["network_stream"]
+            assert type(stream).__module__ == net_backend.__name__
+            assert stream.get_extra_info("ssl_object") is not None
+            got = [chunk async for chunk in response.aiter_raw()]
+    assert b"".join(got) == b"".join(pieces)
+
+
+async def test_an_untrusted_certificate_is_a_failed_tls_handshake(certificate):
+    async with Server(chunked_answer([b"x"]), tls=server_context(certificate)) as url:
+        with pytest.raises(TLSFailed) as info:
+            await open_httpx(url, body={}, headers={}, expect=None, what="test")
+    assert "certificate verify failed" in info.value.message
