@@ -1,0 +1,67 @@
+"""gui/controller.py: a lane's status reaches the widgets coalesced — a new phase within a frame,
+counts and elapsed time at most every STEADY_MS while the phase stays, the final status at once."""
+
+from __future__ import annotations
+
+import time
+
+from core.modes import Mode
+from core.run_status import Phase, RunStatus
+from core.session_lane import LaneFinished, LaneStatus
+from gui.controller import RunController
+
+
+class FakeLane:
+    status = None
+
+    def subscribe(self, observer):  # noqa: ANN001, ANN201
+        self.observer = observer
+        return lambda: None
+
+
+def status(phase: Phase, deltas: int = 0, run_id: str = "r1") -> RunStatus:
+    return RunStatus(run_id=run_id, mode=Mode.PARTIAL, phase=phase, deltas_received=deltas)
+
+
+def test_a_new_phase_is_told_in_a_frame_and_counts_ten_times_a_second(qtbot):
+    lane = FakeLane()
+    controller = RunController(lane, frame_ms=16, steady_ms=100)  # type: ignore[arg-type]
+    seen: list[tuple[float, RunStatus]] = []
+    controller.statusChanged.connect(lambda s: seen.append((time.monotonic(), s)))
+    finished: list[RunStatus] = []
+    controller.finished.connect(finished.append)
+
+    t0 = time.monotonic()
+    lane.observer(LaneStatus("single", status(Phase.CONNECTING)))
+    qtbot.waitUntil(lambda: len(seen) == 1, timeout=1000)
+    assert seen[-1][0] - t0 < 0.1 and seen[-1][1].phase is Phase.CONNECTING
+
+    streaming_at = time.monotonic()
+    lane.observer(LaneStatus("single", status(Phase.STREAMING, 1)))
+    qtbot.waitUntil(lambda: len(seen) == 2, timeout=1000)
+    assert seen[-1][0] - streaming_at < 0.1  # a phase change waits no steady interval
+
+    for deltas in range(2, 62):  # 60 updates in ~0.6 s, the phase steady
+        lane.observer(LaneStatus("single", status(Phase.STREAMING, deltas)))
+        qtbot.wait(10)
+    steady = [s for _, s in seen[2:]]
+    assert 3 <= len(steady) <= 12, len(steady)  # ~10 a second, not one per update
+    qtbot.waitUntil(lambda: seen[-1][1].deltas_received == 61, timeout=1000)  # the latest is told
+
+    lane.observer(LaneStatus("single", status(Phase.STREAMING, 62)))
+    lane.observer(LaneFinished("single", status(Phase.COMMITTED, 62)))
+    assert finished and finished[-1].phase is Phase.COMMITTED  # at once, not a frame later
+    assert seen[-1][1].phase is Phase.COMMITTED
+
+
+def test_a_new_run_is_told_at_once_even_in_the_same_phase(qtbot):
+    lane = FakeLane()
+    controller = RunController(lane, frame_ms=16, steady_ms=2000)  # type: ignore[arg-type]
+    seen: list[RunStatus] = []
+    controller.statusChanged.connect(seen.append)
+    lane.observer(LaneStatus("single", status(Phase.STREAMING, 5, run_id="a")))
+    qtbot.waitUntil(lambda: len(seen) == 1, timeout=1000)
+    started = time.monotonic()
+    lane.observer(LaneStatus("single", status(Phase.STREAMING, 1, run_id="b")))
+    qtbot.waitUntil(lambda: len(seen) == 2, timeout=1000)
+    assert time.monotonic() - started < 0.5 and seen[-1].run_id == "b"
