@@ -27,12 +27,14 @@ INVALID_FILL = QColor("#fff5f5")
 GLYPH_SPACE = 14
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-_SELECTED = QStyle.StateFlag.State_Selected
+_SELECTED = QStyle.StateFlag.State_Selected.value  # tested as an int: an enum `&` per cell is slow
 _ELIDE = Qt.TextElideMode.ElideRight
 _ALIGN_ROLE = Qt.ItemDataRole.TextAlignmentRole
 
 GLYPHS = {"provisional": "…", "settled": "✓", "invalid": "✗", "pending": "◌"}
+GLYPH_COLOURS = {"settled": GREEN, "invalid": RED}
 USER_GLYPH = "✎"
+_ELIDED_MEMO = 4096  # (text, width, italic) -> elided text, remembered for the cells repainted
 
 
 class StateDelegate(QStyledItemDelegate):
@@ -40,18 +42,34 @@ class StateDelegate(QStyledItemDelegate):
     settled: a check; invalid: red outline + "✗"; pending: a "waiting…" placeholder.
     The glyph makes the state readable without colour."""
 
-    _font_cache: tuple[str, tuple[QFont, QFont, QFont]] | None = None
+    _font_cache: tuple[QFont, tuple[QFont, QFont, QFont]] | None = None
+    _elided: dict[tuple[str, int, bool], str] | None = None
 
     def _fonts(self, base: QFont) -> tuple[QFont, QFont, QFont]:
-        """(normal, italic, small) fonts for `base`, made once."""
-        key = base.key()
-        if self._font_cache is None or self._font_cache[0] != key:
+        """(normal, italic, small) fonts for `base`, made once (and the elided texts forgotten
+        when it changes)."""
+        if self._font_cache is None or self._font_cache[0] != base:
             italic = QFont(base)
             italic.setItalic(True)
             small = QFont(base)
             small.setPointSizeF(max(6.0, base.pointSizeF() * 0.8))
-            self._font_cache = (key, (QFont(base), italic, small))
+            self._font_cache = (QFont(base), (QFont(base), italic, small))
+            self._elided = {}
         return self._font_cache[1]
+
+    def _elide(self, painter: QPainter, text: str, width: int, italic: bool) -> str:
+        """`text` elided to `width` in the painter's font (remembered: a repaint of the table asks
+        again for every visible cell, and most have not changed)."""
+        memo = self._elided
+        if memo is None:
+            memo = self._elided = {}
+        key = (text, width, italic)
+        elided = memo.get(key)
+        if elided is None:
+            if len(memo) >= _ELIDED_MEMO:
+                memo.clear()
+            elided = memo[key] = painter.fontMetrics().elidedText(text, _ELIDE, width)
+        return elided
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         model = index.model()
@@ -67,7 +85,7 @@ class StateDelegate(QStyledItemDelegate):
         align = model.alignment(index.column()) if hasattr(model, "alignment") else _LEFT
         painter.save()
         rect: QRect = option.rect
-        selected = bool(option.state & _SELECTED)
+        selected = bool(option.state.value & _SELECTED)
         if selected:
             painter.fillRect(rect, option.palette.highlight())
         elif state == "provisional":
@@ -86,8 +104,7 @@ class StateDelegate(QStyledItemDelegate):
             painter.setPen(option.palette.text().color())
         painter.setFont(font)
         if text:
-            elided = painter.fontMetrics().elidedText(text, _ELIDE, text_rect.width())
-            painter.drawText(text_rect, align, elided)
+            painter.drawText(text_rect, align, self._elide(painter, text, text_rect.width(), font is fonts[1]))
         elif state == "pending":
             painter.setPen(MUTED)
             painter.drawText(text_rect, _LEFT, "waiting…")
@@ -103,7 +120,7 @@ class StateDelegate(QStyledItemDelegate):
             painter.setPen(QPen(RED, 2))
             painter.drawRect(inner)
         glyph = GLYPHS.get(state)
-        colour = {"settled": GREEN, "invalid": RED}.get(state, MUTED)
+        colour = GLYPH_COLOURS.get(state, MUTED)
         if state == "settled" and form is not None and hasattr(model, "cell_pointer"):
             if form.origin(model.cell_pointer(index.row(), index.column())) is Origin.USER:
                 glyph, colour = USER_GLYPH, USER

@@ -22,6 +22,8 @@ from widgets.number_field import parse_number
 
 INSERT_MS = 500
 STATE_ROLE = Qt.ItemDataRole.UserRole + 1
+_READ_ONLY = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_EDITABLE = _READ_ONLY | Qt.ItemFlag.ItemIsEditable
 POINTER_ROLE = Qt.ItemDataRole.UserRole + 2
 _NUMERIC = (FieldKind.NUMBER, FieldKind.INTEGER)
 _Index = QModelIndex | QPersistentModelIndex
@@ -128,10 +130,11 @@ class FormTableModel(QAbstractTableModel):
         return None
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
-        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        # asked for every cell painted: the flags are made once (an enum `|` per call cost more
+        # than the rest of the call)
         if not self.form.running and self.columns[index.column()].kind is not FieldKind.TABLE:
-            base |= Qt.ItemFlag.ItemIsEditable
-        return base
+            return _EDITABLE
+        return _READ_ONLY
 
     def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
         if role != Qt.ItemDataRole.EditRole or self.form.running or not index.isValid():

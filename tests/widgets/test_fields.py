@@ -233,3 +233,33 @@ def test_a_table_cell_clipped_by_a_short_form_view_is_not_visible_for_byte_to_pi
     view.ensureWidgetVisible(table.view, 0, 0)  # the lane scrolled to the table: now it is painted
     qtbot.wait(20)
     assert table._cell_visible(7, 0)  # noqa: SLF001
+
+
+def test_the_cell_delegate_remembers_elided_texts_for_its_font_only(qtbot):
+    # A table repaint asks every visible cell to elide its text again; the delegate remembers the
+    # answers, and forgets them when the font changes (else a bigger font would overflow).
+    from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter
+
+    from widgets.state_delegate import StateDelegate
+
+    delegate = StateDelegate()
+    image = QImage(20, 20, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        text = "a description long enough to be cut " * 4
+        small = QFont()
+        small.setPointSize(9)
+        fonts = delegate._fonts(small)
+        painter.setFont(fonts[0])
+        cut = delegate._elide(painter, text, 120, False)
+        assert cut == QFontMetrics(fonts[0]).elidedText(text, Qt.TextElideMode.ElideRight, 120) and cut.endswith("…")
+        assert delegate._elide(painter, text, 120, False) is cut  # remembered
+        big = QFont(small)
+        big.setPointSize(18)
+        fonts = delegate._fonts(big)
+        painter.setFont(fonts[0])
+        again = delegate._elide(painter, text, 120, False)
+        assert again == QFontMetrics(fonts[0]).elidedText(text, Qt.TextElideMode.ElideRight, 120)
+        assert len(again) < len(cut)
+    finally:
+        painter.end()
