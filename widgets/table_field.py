@@ -49,6 +49,7 @@ class TableField(FieldWidget):
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         view.setWordWrap(False)
         self.model.cell_visible = self._cell_visible
+        self.model.shown_rows = self._shown_rows
         self.model.rowsInserted.connect(self._fit)
         self._follow_timer = QTimer(view)
         self._follow_timer.setSingleShot(True)
@@ -112,6 +113,16 @@ class TableField(FieldWidget):
         if not on_screen(view):
             return False
         return view.viewport().visibleRegion().intersects(view.visualRect(self.model.index(row, column)))
+
+    def _shown_rows(self) -> tuple[int, int]:
+        """The first and last row inside the table's viewport ((0, -1): none)."""
+        view = self.view
+        rows = self.model.rowCount()
+        if rows == 0 or not view.isVisible():
+            return (0, -1)
+        first = view.rowAt(0)
+        last = view.rowAt(view.viewport().height() - 1)
+        return (max(first, 0), rows - 1 if last < 0 else last)
 
     def _fit(self) -> None:
         view = self.view

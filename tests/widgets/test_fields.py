@@ -263,3 +263,40 @@ def test_the_cell_delegate_remembers_elided_texts_for_its_font_only(qtbot):
         assert len(again) < len(cut)
     finally:
         painter.end()
+
+
+def test_a_settling_table_reads_again_only_the_rows_in_view_and_the_rest_when_scrolled_to(qtbot):
+    form = FormModel(SCHEMAS["catalog"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    form.begin_run()
+    items = [{"sku": f"A-{i}", "name": "Lamp", "price": 1.0, "in_stock": True,
+              "dimensions": {"width_cm": 1, "height_cm": 2, "depth_cm": 3}} for i in range(100)]
+    form.apply_many([("/items", S.PROVISIONAL, items)])
+    view.resize(700, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    view.signals.flush()
+    table = view.field("/items")
+    model = table.model
+    qtbot.waitUntil(lambda: model.rowCount() == 100)
+    qtbot.wait(30)
+    assert model.cell(10, 0)[1] != "settled"
+    first, last = table._shown_rows()  # noqa: SLF001
+    assert 0 < last - first < 20 and first > 10  # the table follows the newest rows
+    reads: list[int] = []
+    real = model.cell
+
+    def counting(row, column):  # noqa: ANN001, ANN202
+        reads.append(row)
+        return real(row, column)
+
+    model.cell = counting
+    form.apply_many([("/items", S.SETTLED, items)])  # the array's closing bracket: every row settles
+    view.signals.flush()
+    assert reads and min(reads) >= first and max(reads) <= last  # only the rows in view were read again
+    model.cell = real
+    table.view.scrollToTop()
+    qtbot.wait(30)
+    assert model.cell(0, 0) == ("A-0", "settled")  # a row out of view shows its new state
+    assert model.cell(10, 0) == ("A-10", "settled")
