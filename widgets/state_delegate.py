@@ -9,7 +9,7 @@ cell the user typed (`Origin.USER`) shows "✎" instead of the check, as the fie
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from core.form import Origin
@@ -35,6 +35,7 @@ GLYPHS = {"provisional": "…", "settled": "✓", "invalid": "✗", "pending": "
 GLYPH_COLOURS = {"settled": GREEN, "invalid": RED}
 USER_GLYPH = "✎"
 _ELIDED_MEMO = 4096  # (text, width, italic) -> elided text, remembered for the cells repainted
+_PIXMAPS = 2048  # cell pictures kept (a few hundred KB at the catalog's cell size)
 
 
 class StateDelegate(QStyledItemDelegate):
@@ -44,6 +45,7 @@ class StateDelegate(QStyledItemDelegate):
 
     _font_cache: tuple[QFont, tuple[QFont, QFont, QFont]] | None = None
     _elided: dict[tuple[str, int, bool], str] | None = None
+    _pixmaps: dict[tuple, QPixmap] = {}  # noqa: RUF012 - replaced per instance with the fonts
 
     def _fonts(self, base: QFont) -> tuple[QFont, QFont, QFont]:
         """(normal, italic, small) fonts for `base`, made once (and the elided texts forgotten
@@ -55,6 +57,7 @@ class StateDelegate(QStyledItemDelegate):
             small.setPointSizeF(max(6.0, base.pointSizeF() * 0.8))
             self._font_cache = (QFont(base), (QFont(base), italic, small))
             self._elided = {}
+            self._pixmaps = {}
         return self._font_cache[1]
 
     def _elide(self, painter: QPainter, text: str, width: int, italic: bool) -> str:
@@ -83,9 +86,37 @@ class StateDelegate(QStyledItemDelegate):
         else:
             text, state = str(index.data() or ""), str(index.data(STATE_ROLE) or "empty")
         align = model.alignment(index.column()) if hasattr(model, "alignment") else _LEFT
-        painter.save()
+        form = getattr(model, "form", None)
+        marking = form is None or form.marking
+        user = False
+        if marking and state == "settled" and form is not None and hasattr(model, "cell_pointer"):
+            user = form.origin(model.cell_pointer(index.row(), index.column())) is Origin.USER
         rect: QRect = option.rect
-        selected = bool(option.state.value & _SELECTED)
+        fonts = self._fonts(option.font)
+        if option.state.value & _SELECTED or rect.isEmpty():
+            self._draw(painter, rect, option, fonts, text, state, align, marking, user, selected=True)
+            return
+        # A following table moves every row up by one for each new row, so a cell is painted again
+        # and again with the same content: drawn once into a pixmap, then copied.
+        ratio = painter.device().devicePixelRatioF()
+        key = (text, state, align, marking, user, rect.width(), rect.height(), ratio, option.palette.text().color().rgba())
+        pixmaps = self._pixmaps
+        pixmap = pixmaps.get(key)
+        if pixmap is None:
+            if len(pixmaps) >= _PIXMAPS:
+                pixmaps.clear()
+            pixmap = QPixmap(round(rect.width() * ratio), round(rect.height() * ratio))
+            pixmap.setDevicePixelRatio(ratio)
+            pixmap.fill(Qt.GlobalColor.transparent)
+            cell = QPainter(pixmap)
+            self._draw(cell, QRect(0, 0, rect.width(), rect.height()), option, fonts, text, state, align, marking, user, selected=False)
+            cell.end()
+            pixmaps[key] = pixmap
+        painter.drawPixmap(rect.topLeft(), pixmap)
+
+    def _draw(self, painter: QPainter, rect: QRect, option: QStyleOptionViewItem, fonts: tuple[QFont, QFont, QFont],
+              text: str, state: str, align: int, marking: bool, user: bool, *, selected: bool) -> None:
+        painter.save()
         if selected:
             painter.fillRect(rect, option.palette.highlight())
         elif state == "provisional":
@@ -93,7 +124,6 @@ class StateDelegate(QStyledItemDelegate):
         elif state == "invalid":
             painter.fillRect(rect, INVALID_FILL)
         text_rect = rect.adjusted(4, 0, -GLYPH_SPACE, 0)
-        fonts = self._fonts(option.font)
         font = fonts[0]
         if state == "provisional":
             font = fonts[1]
@@ -108,8 +138,7 @@ class StateDelegate(QStyledItemDelegate):
         elif state == "pending":
             painter.setPen(MUTED)
             painter.drawText(text_rect, _LEFT, "waiting…")
-        form = getattr(model, "form", None)
-        if form is not None and not form.marking and state != "invalid":
+        if not marking and state != "invalid":
             painter.restore()  # a client that shows no states (naive): no outline, no glyph
             return
         inner = rect.adjusted(1, 1, -2, -2)
@@ -121,9 +150,8 @@ class StateDelegate(QStyledItemDelegate):
             painter.drawRect(inner)
         glyph = GLYPHS.get(state)
         colour = GLYPH_COLOURS.get(state, MUTED)
-        if state == "settled" and form is not None and hasattr(model, "cell_pointer"):
-            if form.origin(model.cell_pointer(index.row(), index.column())) is Origin.USER:
-                glyph, colour = USER_GLYPH, USER
+        if user:
+            glyph, colour = USER_GLYPH, USER
         if glyph and state != "provisional":
             painter.setPen(colour)
             painter.setFont(fonts[2])

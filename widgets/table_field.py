@@ -50,6 +50,7 @@ class TableField(FieldWidget):
         view.setWordWrap(False)
         self.model.cell_visible = self._cell_visible
         self.model.shown_rows = self._shown_rows
+        self.model.follows_newest = self._follows_newest
         self.model.rowsInserted.connect(self._fit)
         self._follow_timer = QTimer(view)
         self._follow_timer.setSingleShot(True)
@@ -113,6 +114,15 @@ class TableField(FieldWidget):
         if not on_screen(view):
             return False
         return view.viewport().visibleRegion().intersects(view.visualRect(self.model.index(row, column)))
+
+    def _follows_newest(self) -> bool:
+        """While a run writes the table and the view is at its last row (the user has not
+        scrolled up to read), the newest row is the one in view."""
+        if not (self.form.running and getattr(self, "_following", False) and self.view.isVisible()):
+            return False
+        view = self.view
+        last_shown = view.rowAt(view.viewport().height() - 1)  # -1: below the last row
+        return last_shown < 0 or last_shown >= self.model.rowCount() - 2
 
     def _shown_rows(self) -> tuple[int, int]:
         """The first and last row inside the table's viewport ((0, -1): none)."""

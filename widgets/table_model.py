@@ -52,6 +52,9 @@ class FormTableModel(QAbstractTableModel):
         self.probe = signals.paint_probe
         self.armed: set[tuple[int, int]] = set()  # cells now settled, their paint not yet seen
         self.cell_visible: Callable[[int, int], bool] = lambda _row, _column: False
+        #: whether the view keeps the newest row in view (it follows a run that writes the table):
+        #: then a new row is what the user looks at, and is inserted at once, not on the timer
+        self.follows_newest: Callable[[], bool] = lambda: False
         #: the rows the view shows now, (first, last) inclusive, or None for all (no view): a
         #: change to a row outside them only forgets that row's cells (read again when painted)
         self.shown_rows: Callable[[], tuple[int, int] | None] = lambda: None
@@ -203,9 +206,10 @@ class FormTableModel(QAbstractTableModel):
             self.endResetModel()
             return
         if count > self._rows:
-            if self._rows >= self.eager_rows and self.form.running:
+            if self._rows >= self.eager_rows and self.form.running and not self.follows_newest():
                 # rows below the visible ones: insert a few times a second, not every frame
-                # (each insertion repaints the whole view)
+                # (each insertion repaints the whole view); the row being written, when the view
+                # follows it, is inserted at once (else its values would appear settled, late)
                 if not self._insert_timer.isActive():
                     self._insert_timer.start()
             else:

@@ -300,3 +300,80 @@ def test_a_settling_table_reads_again_only_the_rows_in_view_and_the_rest_when_sc
     qtbot.wait(30)
     assert model.cell(0, 0) == ("A-0", "settled")  # a row out of view shows its new state
     assert model.cell(10, 0) == ("A-10", "settled")
+
+
+def test_the_row_being_written_is_shown_at_once_while_the_table_follows_it(qtbot):
+    # Rows past the table's height used to be inserted twice a second: the row being written
+    # then appeared late, its values already settled. While the view follows the newest row, a
+    # new row is what the user looks at: it is inserted at once. Scrolled up to read, the rows
+    # below are still inserted on the timer.
+    form = FormModel(SCHEMAS["catalog"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    view.resize(700, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    form.begin_run()
+    table = view.field("/items")
+    model = table.model
+
+    def write_row(i: int) -> None:
+        form.apply_many([(f"/items/{i}/sku", S.PROVISIONAL, f"A-{i}")])
+        view.signals.flush()
+
+    for i in range(20):
+        write_row(i)
+        qtbot.wait(5)
+    qtbot.waitUntil(lambda: model.rowCount() == 20, timeout=2000)
+    qtbot.wait(50)  # the view has scrolled to the newest row
+    assert table._follows_newest()  # noqa: SLF001
+    write_row(20)
+    assert model.rowCount() == 21  # at once, not on the 500 ms timer
+    assert model.cell(20, 0) == ("A-20…", "provisional")  # shown (with its "…") while still being written
+
+    qtbot.wait(50)  # the view follows it
+    table.view.verticalScrollBar().setValue(0)  # then the user scrolls up to read
+    qtbot.wait(20)
+    assert not table._follows_newest()  # noqa: SLF001
+    form.apply_many([("/items/21/sku", S.PROVISIONAL, "A-21")])
+    view.signals.flush()
+    assert model.rowCount() == 21  # below the view: on the timer
+    qtbot.waitUntil(lambda: model.rowCount() == 22, timeout=2000)
+
+
+def test_table_cells_drawn_from_remembered_pictures_look_exactly_as_drawn_anew(qtbot):
+    # A following table moves every row up for each new row: the delegate keeps each cell's
+    # picture and copies it. The copies must look exactly like cells drawn anew, and a cell whose
+    # text or state changed must not be drawn from an old picture.
+    form = FormModel(SCHEMAS["catalog"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    view.resize(700, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    form.begin_run()
+    items = [{"sku": f"A-{i}", "name": "Lamp " * i, "price": 1.5 * i, "in_stock": i % 2 == 0} for i in range(6)]
+    form.apply_many([("/items", S.PROVISIONAL, items)])
+    form.apply_many([(f"/items/{i}/sku", S.SETTLED, f"A-{i}") for i in range(4)])
+    view.signals.flush()
+    table = view.field("/items").view
+    qtbot.waitUntil(lambda: table.model().rowCount() == 6)
+    table.selectionModel().select(table.model().index(2, 1), table.selectionModel().SelectionFlag.Select)
+    qtbot.wait(20)
+    delegate = table.itemDelegate()
+    first = table.grab().toImage()  # drawn, and remembered
+    assert delegate._pixmaps  # noqa: SLF001
+    second = table.grab().toImage()  # copied
+
+    class Forgetful(dict):
+        def __setitem__(self, key, value) -> None:  # noqa: ANN001
+            pass
+
+    delegate._pixmaps = Forgetful()  # noqa: SLF001 - every cell drawn anew
+    assert first == second == table.grab().toImage()
+    delegate._pixmaps = {}  # noqa: SLF001
+    table.grab()
+    form.apply_many([("/items/4/sku", S.SETTLED, "A-4")])  # a cell's state changes
+    view.signals.flush()
+    qtbot.wait(20)
+    assert table.grab().toImage() != first
