@@ -6,6 +6,12 @@ and exposes the cell's state under `STATE_ROLE` so the delegate can draw it and 
 It owns nothing: every answer is read from the form when asked. A cell that starts to show its
 value settled while on screen (`cell_visible`, given by the view) is `armed` until its delegate
 paints it (the form's `PaintProbe`: byte-to-pixel latency).
+
+What the view tells it: which rows it shows (`shown_rows`: a change to another row only forgets
+that row's cells) and whether it follows the newest row (`follows_newest`: then a new row is
+inserted at once, so the row being written is seen as it streams; rows past the first
+`eager_rows` that would land below the view are inserted every `INSERT_MS`, each insertion
+repainting the whole view).
 """
 
 from __future__ import annotations
@@ -22,9 +28,9 @@ from widgets.number_field import parse_number
 
 INSERT_MS = 500
 STATE_ROLE = Qt.ItemDataRole.UserRole + 1
+POINTER_ROLE = Qt.ItemDataRole.UserRole + 2
 _READ_ONLY = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 _EDITABLE = _READ_ONLY | Qt.ItemFlag.ItemIsEditable
-POINTER_ROLE = Qt.ItemDataRole.UserRole + 2
 _NUMERIC = (FieldKind.NUMBER, FieldKind.INTEGER)
 _Index = QModelIndex | QPersistentModelIndex
 
