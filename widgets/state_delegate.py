@@ -6,7 +6,7 @@ table of the catalog scenario repaints hundreds of cells per second while it str
 cell the user typed (`Origin.USER`) shows "✎" instead of the check, as the field widgets do.
 A table that follows the row being written moves every visible row up for each new row, so each
 cell is drawn once into a transparent picture (keyed by everything that decides its look) and
-copied while it does not change; a selected cell is drawn directly.
+copied while it does not change; a selected or still growing (provisional) cell is drawn directly.
 """
 
 from __future__ import annotations
@@ -96,8 +96,10 @@ class StateDelegate(QStyledItemDelegate):
             user = form.origin(model.cell_pointer(index.row(), index.column())) is Origin.USER
         rect: QRect = option.rect
         fonts = self._fonts(option.font)
-        if option.state.value & _SELECTED or rect.isEmpty():
-            self._draw(painter, rect, option, fonts, text, state, align, marking, user, selected=True)
+        selected = bool(option.state.value & _SELECTED)
+        if selected or state == "provisional" or rect.isEmpty():
+            # a growing value changes with every delta: a picture of it would be used once
+            self._draw(painter, rect, option, fonts, text, state, align, marking, user, selected=selected)
             return
         # A following table moves every row up by one for each new row, so a cell is painted again
         # and again with the same content: drawn once into a pixmap, then copied.
