@@ -120,6 +120,33 @@ async def test_every_provider_request_reads_through_it(monkeypatch):
     assert len(installed) == 1
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "openai-chat", "openai-responses", "ollama", "relay"])
+async def test_every_wire_and_the_relay_read_through_it(demo_server, monkeypatch, provider):
+    # The SDK's httpx2 client (anthropic), our httpx client (the other wires) and the relay client:
+    # each request's client gets the backend, and the stream it reads is whole.
+    from core.providers import open_stream
+    from core.providers.request import ExtractionRequest
+    from core.relay_client import open_relay
+    from core.scenarios import get_scenario
+
+    pools = []
+    real = net_backend.install
+    monkeypatch.setattr(net_backend, "install", lambda c: pools.append(real(c)))
+    scenario = get_scenario("invoice")
+    if provider == "relay":
+        body = {"scenario": "invoice", "provider": "anthropic", "mode": "settled"}
+        async with open_relay(demo_server.url, demo_server.relay_token, body) as records:
+            got = [r async for r in records]
+        assert got
+    else:
+        request = ExtractionRequest(provider=provider, base_url=demo_server.url, schema_name=scenario.schema_name,
+                                    document=scenario.document, demo_headers={"x-demo-scenario": "invoice"})
+        async with open_stream(request, idle_timeout=20.0) as events:
+            got = [e async for e in events]
+        assert got
+    assert pools and all(n >= 1 for n in pools)  # every client made got the backend in its pool
+
+
 async def test_the_anyio_backend_stays_one_setting_away(monkeypatch):
     monkeypatch.setenv("LIVEFILL_NET_BACKEND", "anyio")
     installed = []
