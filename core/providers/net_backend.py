@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
+import sys
 from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
@@ -145,21 +146,17 @@ def _backend_classes(httpcore: ModuleType) -> tuple[type, type]:
 
         async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
             protocol = self._protocol
-            if not protocol.chunks:
-                if protocol.error is not None and protocol.lost:
-                    raise errors.ReadError(str(protocol.error) or type(protocol.error).__name__)
-                if protocol.eof or protocol.lost:
-                    return b""
+            if not protocol.chunks and not (protocol.eof or protocol.lost):
                 try:
                     async with asyncio.timeout(timeout):
                         await protocol.wait_readable()
                 except TimeoutError as exc:
                     raise errors.ReadTimeout("timed out waiting for the server") from exc
-                if not protocol.chunks:
-                    if protocol.error is not None:
-                        raise errors.ReadError(str(protocol.error) or type(protocol.error).__name__)
-                    return b""
-            return protocol.take(max_bytes)
+            if protocol.chunks:
+                return protocol.take(max_bytes)
+            if protocol.error is not None:  # the connection broke (after what it delivered)
+                raise errors.ReadError(str(protocol.error) or type(protocol.error).__name__)
+            return b""  # EOF
 
         async def write(self, buffer: bytes, timeout: float | None = None) -> None:
             if not buffer:
@@ -228,29 +225,26 @@ def _backend_classes(httpcore: ModuleType) -> tuple[type, type]:
             local_address: str | None = None,
             socket_options: Iterable[Any] | None = None,
         ) -> Any:
-            try:
-                async with asyncio.timeout(timeout):
-                    transport, protocol = await _connect(host, port, local_address)
-            except TimeoutError as exc:
-                raise errors.ConnectTimeout(f"timed out connecting to {host}:{port}") from exc
-            except OSError as exc:
-                raise errors.ConnectError(str(exc)) from exc
-            _apply(transport, socket_options)
-            return AsyncioStream(transport, protocol)  # type: ignore[arg-type]
+            return await self._open(_connect(host, port, local_address), f"{host}:{port}", timeout, socket_options)
 
         async def connect_unix_socket(
             self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
         ) -> Any:
             loop = asyncio.get_running_loop()
+            return await self._open(loop.create_unix_connection(lambda: _BufferedProtocol(loop), path), path, timeout, socket_options)
+
+        @staticmethod
+        async def _open(connecting: Any, where: str, timeout: float | None, socket_options: Iterable[Any] | None) -> Any:
+            """Await `connecting` (a transport and its protocol) within `timeout`, as httpcore's errors."""
             try:
                 async with asyncio.timeout(timeout):
-                    transport, protocol = await loop.create_unix_connection(lambda: _BufferedProtocol(loop), path)
+                    transport, protocol = await connecting
             except TimeoutError as exc:
-                raise errors.ConnectTimeout(f"timed out connecting to {path}") from exc
+                raise errors.ConnectTimeout(f"timed out connecting to {where}") from exc
             except OSError as exc:
                 raise errors.ConnectError(str(exc)) from exc
             _apply(transport, socket_options)
-            return AsyncioStream(transport, protocol)  # type: ignore[arg-type]
+            return AsyncioStream(transport, protocol)
 
         async def sleep(self, seconds: float) -> None:
             await asyncio.sleep(seconds)
@@ -310,13 +304,6 @@ def install(client: Any) -> int:
 
 
 def _flavour_of(pool: Any) -> ModuleType | None:
-    """The httpcore module (`httpcore` or `httpcore2`) a pool belongs to."""
-    import importlib
-
+    """The httpcore module (`httpcore` or `httpcore2`) a pool belongs to (imported: it made the pool)."""
     root = type(pool).__module__.split(".", 1)[0]
-    if root not in ("httpcore", "httpcore2"):
-        return None
-    try:
-        return importlib.import_module(root)
-    except ImportError:  # pragma: no cover - the pool's own package is importable
-        return None
+    return sys.modules.get(root) if root in ("httpcore", "httpcore2") else None
