@@ -18,47 +18,9 @@ import pytest
 from core.errors import NothingListening, TLSFailed
 from core.providers import net_backend
 from core.providers.transport import open_httpx
+from tests.core.raw_http import RawServer, read_request
 
 # --- servers ----------------------------------------------------------------------------------
-
-
-class Server:
-    """A raw HTTP/1.1 server on 127.0.0.1: `answer(reader, writer)` handles each connection.
-    Counts connections; `tls` serves over TLS with the given context."""
-
-    def __init__(self, answer, tls: ssl.SSLContext | None = None) -> None:  # noqa: ANN001
-        self.answer = answer
-        self.tls = tls
-        self.connections = 0
-        self.server: asyncio.Server | None = None
-
-    async def __aenter__(self) -> str:
-        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0, ssl=self.tls)
-        scheme = "https" if self.tls else "http"
-        return f"{scheme}://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.server is not None
-        self.server.close()
-        await self.server.wait_closed()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            await self.answer(reader, writer)
-        except (ConnectionError, ssl.SSLError):
-            pass
-        finally:
-            writer.close()
-
-
-async def read_request(reader: asyncio.StreamReader) -> bytes:
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n"):
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":", 1)[1])
-    return await reader.readexactly(length) if length else b""
 
 
 def chunked_answer(pieces: list[bytes], pause: float = 0.0, keep_alive: bool = False):  # noqa: ANN201
@@ -113,7 +75,7 @@ async def test_every_provider_request_reads_through_it(monkeypatch):
     installed = []
     real = net_backend.install
     monkeypatch.setattr(net_backend, "install", lambda c: installed.append(c) or real(c))
-    async with Server(chunked_answer([b"data: 1\n\n"])) as url:
+    async with RawServer(chunked_answer([b"data: 1\n\n"])) as url:
         body = await open_httpx(url, body={}, headers={}, expect=("text/plain",), what="test")
         assert await body.read() == b"data: 1\n\n"
         await body.aclose()
@@ -151,7 +113,7 @@ async def test_the_anyio_backend_stays_one_setting_away(monkeypatch):
     monkeypatch.setenv("LIVEFILL_NET_BACKEND", "anyio")
     installed = []
     monkeypatch.setattr(net_backend, "install", lambda c: installed.append(c))
-    async with Server(chunked_answer([b"x"])) as url:
+    async with RawServer(chunked_answer([b"x"])) as url:
         body = await open_httpx(url, body={}, headers={}, expect=("text/plain",), what="test")
         assert await body.read() == b"x"
         await body.aclose()
@@ -163,7 +125,7 @@ async def test_the_anyio_backend_stays_one_setting_away(monkeypatch):
 
 async def test_each_network_read_arrives_as_sent_and_the_body_ends():
     pieces = [f"piece {i} ".encode() * (i + 1) for i in range(20)]
-    async with Server(chunked_answer(pieces, pause=0.01)) as url, client() as c:
+    async with RawServer(chunked_answer(pieces, pause=0.01)) as url, client() as c:
         async with c.stream("GET", url) as response:
             assert uses_backend(response)
             got = [chunk async for chunk in response.aiter_raw()]
@@ -173,7 +135,7 @@ async def test_each_network_read_arrives_as_sent_and_the_body_ends():
 async def test_a_fast_server_and_a_slow_reader_pause_the_socket_and_lose_nothing():
     big = bytes(range(256)) * 4096  # 1 MiB per chunk, 8 MiB in all
 
-    async with Server(chunked_answer([big] * 8)) as url, client() as c:
+    async with RawServer(chunked_answer([big] * 8)) as url, client() as c:
         async with c.stream("GET", url) as response:
             stream = response.extensions["network_stream"]
             chunks = response.aiter_raw()
@@ -202,7 +164,7 @@ async def test_a_large_request_body_is_written_whole_to_a_slow_reader():
         await writer.drain()
 
     body = b"x" * (6 * 1024 * 1024)
-    async with Server(answer) as url, client() as c:
+    async with RawServer(answer) as url, client() as c:
         response = await c.post(url, content=body)
     assert response.text == "ok" and sum(received) == len(body)
 
@@ -214,7 +176,7 @@ async def test_a_read_that_waits_too_long_is_a_read_timeout():
         await writer.drain()
         await asyncio.sleep(5)
 
-    async with Server(answer) as url, client(timeout=httpx.Timeout(5.0, read=0.2)) as c:
+    async with RawServer(answer) as url, client(timeout=httpx.Timeout(5.0, read=0.2)) as c:
         async with c.stream("GET", url) as response:
             with pytest.raises(httpx.ReadTimeout):
                 await response.aread()
@@ -226,7 +188,7 @@ async def test_a_server_that_hangs_up_mid_body_is_an_error_not_an_ending():
         writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n")
         await writer.drain()
 
-    async with Server(answer) as url, client() as c:
+    async with RawServer(answer) as url, client() as c:
         async with c.stream("GET", url) as response:
             with pytest.raises(httpx.RemoteProtocolError):
                 await response.aread()
@@ -234,7 +196,7 @@ async def test_a_server_that_hangs_up_mid_body_is_an_error_not_an_ending():
 
 async def test_a_kept_alive_connection_the_server_closed_is_not_used_again():
     # The server closes after each answer although it said keep-alive.
-    async with Server(chunked_answer([b"one"], keep_alive=True)) as url, client() as c:
+    async with RawServer(chunked_answer([b"one"], keep_alive=True)) as url, client() as c:
         first = await c.get(url)
         await asyncio.sleep(0.05)  # its FIN arrives: the pooled connection is readable at EOF
         second = await c.get(url)
@@ -251,7 +213,7 @@ async def test_closing_an_unfinished_response_hangs_up_at_once():
         if await reader.read(1) == b"":
             hung_up.set()
 
-    async with Server(answer) as url, client() as c:
+    async with RawServer(answer) as url, client() as c:
         async with c.stream("GET", url) as response:
             async for _ in response.aiter_raw():
                 break
@@ -334,7 +296,7 @@ async def test_tls_handshake_and_reads_for_both_http_stacks(certificate, flavour
     make = httpx.AsyncClient if flavour == "httpx" else anthropic.DefaultAsyncHttpxClient
     c = make(verify=trust)
     assert net_backend.install(c) == 1
-    async with Server(chunked_answer(pieces, pause=0.005), tls=server_context(certificate)) as url, c:
+    async with RawServer(chunked_answer(pieces, pause=0.005), tls=server_context(certificate)) as url, c:
         async with c.stream("GET", url) as response:
             stream = response.extensions["network_stream"]
             assert type(stream).__module__ == net_backend.__name__
@@ -344,7 +306,7 @@ async def test_tls_handshake_and_reads_for_both_http_stacks(certificate, flavour
 
 
 async def test_an_untrusted_certificate_is_a_failed_tls_handshake(certificate):
-    async with Server(chunked_answer([b"x"]), tls=server_context(certificate)) as url:
+    async with RawServer(chunked_answer([b"x"]), tls=server_context(certificate)) as url:
         with pytest.raises(TLSFailed) as info:
             await open_httpx(url, body={}, headers={}, expect=None, what="test")
     assert "certificate verify failed" in info.value.message

@@ -39,6 +39,7 @@ from core.server.wires import RETRY_AFTER_S
 from core.server.wires.anthropic import REFUSALS as ANTHROPIC_REFUSALS
 from core.server.wires.ollama import REFUSALS as OLLAMA_REFUSALS
 from core.server.wires.openai_chat import OPENAI_REFUSALS
+from tests.core.raw_http import RawServer
 
 WIRES = ["anthropic", "openai-chat", "openai-responses", "ollama"]
 FAULTS = [f.value for f in HTTP_FAULTS]
@@ -285,26 +286,17 @@ async def test_tls_to_a_plain_http_server_is_a_failed_handshake(demo_server, tmp
 HUGE = 100 * 1024 * 1024
 
 
-class HugeErrorServer:
+class HugeErrorServer(RawServer):
     """A raw asyncio server answering every request with a 500 whose Content-Length is 100 MB, and
     writing it as fast as the client takes it; it counts what it managed to write."""
 
     def __init__(self, content_type: str = "application/json") -> None:
+        super().__init__(self._answer)
         self.content_type = content_type
         self.written = 0
         self.client_left = asyncio.Event()
-        self.server: asyncio.Server | None = None
 
-    async def __aenter__(self) -> str:
-        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
-
-    async def __aexit__(self, *exc: Any) -> None:
-        assert self.server is not None
-        self.server.close()
-        await self.server.wait_closed()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             await reader.readuntil(b"\r\n\r\n")
             head = (
@@ -318,11 +310,8 @@ class HugeErrorServer:
                 await writer.drain()
                 self.written += len(chunk[: HUGE - self.written])
                 chunk = b"x" * (1024 * 1024)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
         finally:
             self.client_left.set()
-            writer.close()
 
 
 @pytest.mark.parametrize("provider", WIRES)

@@ -22,6 +22,17 @@ def view(qtbot):
     return view
 
 
+def shown_catalog(qtbot, width: int = 700, height: int = 600) -> tuple[FormModel, FormView]:  # noqa: ANN001
+    """A catalog form's view, shown at `width` × `height` (no run yet)."""
+    form = FormModel(SCHEMAS["catalog"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    view.resize(width, height)
+    view.show()
+    qtbot.waitExposed(view)
+    return form, view
+
+
 def props(view, pointer):
     view.signals.flush()
     w = view.field(pointer)
@@ -182,12 +193,7 @@ def test_status_line_and_run_log_text(qtbot):
 
 
 def test_catalog_table_keeps_its_text_columns_readable(qtbot):
-    form = FormModel(SCHEMAS["catalog"])
-    view = FormView(form)
-    qtbot.addWidget(view)
-    view.resize(720, 600)
-    view.show()
-    qtbot.waitExposed(view)
+    _form, view = shown_catalog(qtbot, 720, 600)
     table = view.field("/items").view
     header = table.horizontalHeader()
     labels = [table.model().headerData(c, Qt.Orientation.Horizontal) for c in range(header.count())]
@@ -266,16 +272,11 @@ def test_the_cell_delegate_remembers_elided_texts_for_its_font_only(qtbot):
 
 
 def test_a_settling_table_reads_again_only_the_rows_in_view_and_the_rest_when_scrolled_to(qtbot):
-    form = FormModel(SCHEMAS["catalog"])
-    view = FormView(form)
-    qtbot.addWidget(view)
+    form, view = shown_catalog(qtbot)
     form.begin_run()
     items = [{"sku": f"A-{i}", "name": "Lamp", "price": 1.0, "in_stock": True,
               "dimensions": {"width_cm": 1, "height_cm": 2, "depth_cm": 3}} for i in range(100)]
     form.apply_many([("/items", S.PROVISIONAL, items)])
-    view.resize(700, 600)
-    view.show()
-    qtbot.waitExposed(view)
     view.signals.flush()
     table = view.field("/items")
     model = table.model
@@ -307,12 +308,7 @@ def test_the_row_being_written_is_shown_at_once_while_the_table_follows_it(qtbot
     # then appeared late, its values already settled. While the view follows the newest row, a
     # new row is what the user looks at: it is inserted at once. Scrolled up to read, the rows
     # below are still inserted on the timer.
-    form = FormModel(SCHEMAS["catalog"])
-    view = FormView(form)
-    qtbot.addWidget(view)
-    view.resize(700, 700)
-    view.show()
-    qtbot.waitExposed(view)
+    form, view = shown_catalog(qtbot, 700, 700)
     form.begin_run()
     table = view.field("/items")
     model = table.model
@@ -345,12 +341,7 @@ def test_table_cells_drawn_from_remembered_pictures_look_exactly_as_drawn_anew(q
     # A following table moves every row up for each new row: the delegate keeps each cell's
     # picture and copies it. The copies must look exactly like cells drawn anew, and a cell whose
     # text or state changed must not be drawn from an old picture.
-    form = FormModel(SCHEMAS["catalog"])
-    view = FormView(form)
-    qtbot.addWidget(view)
-    view.resize(700, 600)
-    view.show()
-    qtbot.waitExposed(view)
+    form, view = shown_catalog(qtbot)
     form.begin_run()
     items = [{"sku": f"A-{i}", "name": "Lamp " * i, "price": 1.5 * i, "in_stock": i % 2 == 0} for i in range(6)]
     form.apply_many([("/items", S.PROVISIONAL, items)])
