@@ -36,10 +36,19 @@ text, the same however the text was cut.
 # cannot be decoded yet (a lone backslash, half a `\uXXXX`, a high surrogate waiting for its
 # partner) and an unfinished number or literal are kept as raw text (`_carry`) and prepended to
 # the next piece, so nothing is ever scanned twice except that short tail. Error offsets count
-# from `_consumed`, the number of characters fed. Most pieces of a real stream fall wholly inside
-# a string's body; `feed` answers those before setting up the general loop, whose per-call setup
-# is kept small (the innermost frame, its object and kind are kept in slots between calls; a call
-# number for `_F_CALL` is drawn only when a container opens).
+# from `consumed`, the number of characters fed.
+#
+# The machine is a generator (`_machine`) and `feed` is its `send`: the state between calls lives
+# in the generator's locals, so a call of a few characters neither reads it from the parser nor
+# writes it back, and no Python-level method wraps it (at 4-character deltas those costs were a
+# third of the time). The inspecting methods (`value`, `state`, `close`) first ask the machine for
+# its state (`_sync`: it copies its locals into the parser's box). An exception leaves the state in
+# the box too and tells the parser through a weak reference (the parser owns the generator; the
+# generator must not own the parser): a wrong argument type starts a new machine from the same
+# state, anything else leaves the parser failed. Module constants and helpers are bound as the
+# generator's locals once. Most pieces of a real stream fall wholly inside a string's body; the
+# machine answers those before setting up the general loop (a call number for `_F_CALL` is drawn
+# only when a container opens).
 #
 # Pointers: a frame knows its pointer string while that is short (up to `_CACHE_POINTERS_UP_TO`
 # characters), so a child's pointer is one concatenation. Deeper down, frames store None and a
@@ -67,7 +76,8 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator, Sequence
+import weakref
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -87,8 +97,16 @@ class ValueState(Enum):
     SETTLED = "settled"  # its terminating character arrived; the value is json.loads' for it
 
 
+class _Twin:
+    """Change's slots, without its frozen __setattr__: the parser fills a _Twin and turns it into a
+    Change (or a _DeepChange) by assigning __class__, twice as fast as going around the frozen
+    guard. Change adds no slots of its own, so CPython finds the two layouts the same at once."""
+
+    __slots__ = ("pointer", "state", "value", "_where", "_start", "_end")
+
+
 @dataclass(frozen=True)
-class Change:
+class Change(_Twin):
     """One pointer's new state after a `feed` / `close` call.
 
     `pointer` is an RFC 6901 JSON Pointer (`""` is the root). `value` is None while PENDING, the
@@ -97,7 +115,7 @@ class Change:
     settled container values as read-only: they are the parser's own objects.
     """
 
-    __slots__ = ("pointer", "state", "value", "_where", "_start", "_end")
+    __slots__ = ()  # _Twin's
     pointer: str
     state: ValueState
     value: Any
@@ -143,14 +161,6 @@ class _DeepChange(Change):
 
     def __repr__(self) -> str:
         return f"Change(pointer={self.pointer!r}, state={self.state!r}, value={self.value!r})"
-
-
-class _Twin:
-    """Same slot layout as Change, without the frozen __setattr__: the parser fills one and turns
-    it into a Change (or a _DeepChange) by assigning __class__ (twice as fast as going around the
-    frozen guard)."""
-
-    __slots__ = ("pointer", "state", "value", "_where", "_start", "_end")
 
 
 _get_where = Change._where.__get__  # type: ignore[attr-defined]
@@ -484,123 +494,93 @@ _PROVISIONAL = ValueState.PROVISIONAL
 _SETTLED = ValueState.SETTLED
 
 
-class PrefixParser:
-    """Incremental, strict JSON parser that reports which values have settled.
+_SYNC = object()  # sent to the machine instead of text: it writes its state into its box
 
-    `feed(text)` takes the next piece of the document (cut anywhere) and returns the changes it
-    caused: at most one per pointer, in document order of each pointer's first change in the
-    call (a container that opens in the call comes before its children). `close()` ends the
-    document.
-    Feeding after `close()` or after an error raises `core.errors.UsageError`.
-    """
 
-    __slots__ = ("_state", "_stack", "_top", "_obj", "_isobj", "_root", "_consumed", "_carry", "_sval", "_leaf", "_vstart", "_calls", "_closed", "_failed")
-
-    def __init__(self) -> None:
-        self._state = _VALUE
-        self._stack: list[list[Any]] = []  # frames of the open containers, outermost first
-        self._top: list[Any] | None = None  # the innermost open container's frame (kept by feed)
-        self._obj: Any = None  # ... its dict or list
-        self._isobj = False  # ... whether that is a dict
-        self._root: Any = _MISSING  # the top-level value once it began (containers: the live object)
-        self._consumed = 0  # characters fed so far
-        self._carry = ""  # raw tail of an unfinished number, literal or escape (see the top)
-        self._sval = ""  # decoded text so far of an unfinished string or key
-        self._leaf: Any = None  # pointer of the unfinished scalar, once it has reported
-        self._vstart = 0  # offset of the unfinished scalar's first character
-        self._calls = 0  # feed calls that took the general path (numbers them for _F_CALL)
-        self._closed = False  # closed or failed: no more input
-        self._failed = False
-
-    # -- feeding -----------------------------------------------------------------------------
-
-    def feed(self, text: str) -> list[Change]:
-        """Parse the next piece of the document; return the changes it caused.
-
-        Raises JSONPrefixError (with `.offset`) at the first character that can never be part of
-        valid JSON; the parser is unusable afterwards."""
-        state = self._state
-        # Fast path (most pieces of a stream): the piece lies wholly inside a string's or a key's
-        # body. isprintable() rules out control characters; the regex decides the rare rest.
-        if _STRING <= state <= _KEYSTR and not self._carry and type(text) is str and not self._closed:
-            n = len(text)
-            if n and '"' not in text and "\\" not in text and (text.isprintable() or _string_chunk(text).end() == n):
-                consumed = self._consumed = self._consumed + n
-                sval = self._sval = self._sval + text
-                if state == _KEYSTR:
-                    return []
-                change = _Twin()
-                leaf = self._leaf
-                change.state = _PROVISIONAL
-                change.value = sval
-                change._start = self._vstart
-                change._end = consumed
-                if type(leaf) is str:
-                    change.pointer = leaf
-                    change.__class__ = Change  # type: ignore[assignment]
-                else:
-                    change._where = leaf  # deep inside: built when read
-                    change.__class__ = _DeepChange  # type: ignore[assignment]
-                return [change]  # type: ignore[list-item]
-        if self._closed or type(text) is not str or not text:
-            if self._closed:
-                raise UsageError("feed() after close() or after an error")
-            if type(text) is not str:
-                raise UsageError(f"feed() takes str, not {type(text).__name__}")
-            return []
-        self._consumed += len(text)  # an error's offset is self._consumed - n + its index
-        carry = self._carry
-        if carry:
-            text = carry + text
-            carry = ""
-        n = len(text)
-        base = self._consumed - n  # the offset of text[0] in the whole text
-        vstart = self._vstart
-        i = 0
-        stack = self._stack
-        top = self._top
-        obj = self._obj
-        isobj = self._isobj
-        sval = self._sval
-        leaf = self._leaf
-        changes: list[Change] = []
-        append = changes.append
-        call = 0  # numbered (self._calls) only when a container opens in this call
-        number: Any = None  # the value an unfinished number spells so far
-        colon_here = False  # a key's colon arrived in this call
-        dups: list[tuple[str, int]] | None = None
-        try:
-            while i < n:
-                if state >= _STRING:
+def _machine(
+    stack: list[list[Any]],
+    box: list[Any],
+    parser: Callable[[], PrefixParser | None],
+    *,
+    # Module constants, helpers and builtins bound once as locals: the loop reads them with
+    # LOAD_FAST instead of a global lookup, thousands of times per document.
+    _AFTER_ITEM=_AFTER_ITEM, _AFTER_MEMBER=_AFTER_MEMBER, _A_CLOSE=_A_CLOSE, _A_COLON=_A_COLON,
+    _A_COMMA=_A_COMMA, _A_KEY=_A_KEY, _A_LITERAL=_A_LITERAL, _A_NUMBER=_A_NUMBER,
+    _A_OBJECT=_A_OBJECT, _A_STRING=_A_STRING, _CACHE_POINTERS_UP_TO=_CACHE_POINTERS_UP_TO,
+    _COLON=_COLON, _DIGITS=_DIGITS, _DONE=_DONE, _FIRST_ITEM=_FIRST_ITEM, _FIRST_KEY=_FIRST_KEY,
+    _F_CALL=_F_CALL, _F_INDEX=_F_INDEX, _F_KEY=_F_KEY, _F_OBJ=_F_OBJ, _F_POINTER=_F_POINTER,
+    _F_START=_F_START, _INT_DIGITS=_INT_DIGITS, _KEY=_KEY, _KEYSTR=_KEYSTR, _LITERAL=_LITERAL,
+    _LITERALS=_LITERALS, _NUMBER=_NUMBER, _PENDING=_PENDING, _PROVISIONAL=_PROVISIONAL,
+    _SETTLED=_SETTLED, _STRING=_STRING, _TRANSITIONS=_TRANSITIONS, _VALUE=_VALUE, _WS=_WS,
+    Change=Change, _DeepChange=_DeepChange, _SYNC=_SYNC, _Twin=_Twin, _change=_change,
+    _child_pointer=_child_pointer, _escape=_escape, _number_full=_number_full,
+    _number_prefix=_number_prefix, _number_run=_number_run,
+    _provisional_number=_provisional_number, _string_chunk=_string_chunk, _ws_end=_ws_end,
+    dict=dict, float=float, int=int, len=len, str=str, type=type,
+) -> Generator[Any, Any, None]:
+    """The parser's loop (see "How this works"): a generator whose locals are the parser's state
+    between calls. Sent a piece of text, it answers with that piece's changes; sent _SYNC, it
+    copies its state into `box` and answers None. It starts from the state in `box`, and leaves
+    its state there when an exception ends it (then tells the parser, through `parser`, a weak
+    reference that keeps the two from holding each other alive)."""
+    state, sval, carry, leaf, vstart, root, consumed, calls = box
+    top: Any = stack[-1] if stack else None  # the innermost open container's frame
+    obj: Any = None if top is None else top[_F_OBJ]  # ... its dict or list
+    isobj = type(obj) is dict  # ... whether that is a dict
+    changes: Any = None
+    n = 0
+    try:
+        while True:
+            text = yield changes
+            # Fast path (most pieces of a stream): the piece lies wholly inside a string's or a key's
+            # body. isprintable() rules out control characters; the regex decides the rare rest.
+            if _STRING <= state <= _KEYSTR and not carry and type(text) is str:
+                n = len(text)
+                if n and '"' not in text and "\\" not in text and (text.isprintable() or _string_chunk(text).end() == n):
+                    consumed += n
+                    sval += text
                     if state == _KEYSTR:
-                        # ---- inside a key
-                        j = _string_chunk(text, i).end()
-                        if j > i:
-                            sval += text[i:j]
-                        if j == n:
-                            i = n
-                            break
-                        c = text[j]
-                        if c == "\\":
-                            decoded, i = _escape(text, j, n)
-                            if decoded is None:
-                                carry = text[j:]
-                                i = n
-                                break
-                            sval += decoded
-                            continue
-                        if c != '"':
-                            raise _Bad(j, f"raw control character {c!r} in a key")
-                        top[_F_KEY] = sval  # type: ignore[index]
-                        sval = ""
-                        i = j + 1
-                        state = _COLON
-                        if i == n or text[i] != ":":
-                            continue
-                        action = _A_COLON  # most keys are followed right away by their colon
+                        changes = []
+                        continue
+                    change = _Twin()
+                    change.state = _PROVISIONAL
+                    change.value = sval
+                    change._start = vstart
+                    change._end = consumed
+                    if type(leaf) is str:
+                        change.pointer = leaf
+                        change.__class__ = Change  # type: ignore[assignment]
                     else:
-                        if state == _STRING:
-                            # ---- inside a string value
+                        change._where = leaf  # deep inside: built when read
+                        change.__class__ = _DeepChange  # type: ignore[assignment]
+                    changes = [change]
+                    continue
+            if type(text) is not str:
+                if text is _SYNC:
+                    box[:] = (state, sval, carry, leaf, vstart, root, consumed, calls)
+                    changes = None
+                    continue
+                raise UsageError(f"feed() takes str, not {type(text).__name__}")
+            if not text:
+                changes = []
+                continue
+            consumed += len(text)  # an error's offset is consumed - n + its index
+            if carry:
+                text = carry + text
+                carry = ""
+            n = len(text)
+            base = consumed - n  # the offset of text[0] in the whole text
+            i = 0
+            changes = []
+            call = 0  # numbered (calls) only when a container opens in this call
+            number: Any = None  # the value an unfinished number spells so far
+            colon_here = False  # a key's colon arrived in this call
+            dups: list[tuple[str, int]] | None = None
+            try:
+                while i < n:
+                    if state >= _STRING:
+                        if state == _KEYSTR:
+                            # ---- inside a key
                             j = _string_chunk(text, i).end()
                             if j > i:
                                 sval += text[i:j]
@@ -617,238 +597,333 @@ class PrefixParser:
                                 sval += decoded
                                 continue
                             if c != '"':
-                                raise _Bad(j, f"raw control character {c!r} in a string")
-                            value: Any = sval
+                                raise _Bad(j, f"raw control character {c!r} in a key")
+                            top[_F_KEY] = sval  # type: ignore[index]
                             sval = ""
                             i = j + 1
-                        elif state == _NUMBER:
-                            # ---- a number: its characters run up to the first other character
-                            j = _number_run(text, i).end()
-                            if j - i > _INT_DIGITS:
-                                _check_int_part(text, i)
-                            if j == n:
-                                # unfinished: keep its text, and the value it spells so far
-                                carry = text[i:]
-                                if carry.isdigit() and (carry[0] != "0" or j - i == 1):
-                                    number = int(carry)
-                                elif not _number_prefix(carry):
-                                    raise _Bad(i + _number_valid_prefix(carry), "invalid number")
-                                elif carry[-1] in _DIGITS:  # a complete number so far
-                                    number = int(carry) if carry[1:].isdigit() else float(carry)  # "-12" or "1.5e3"
+                            state = _COLON
+                            if i == n or text[i] != ":":
+                                continue
+                            action = _A_COLON  # most keys are followed right away by their colon
+                        else:
+                            if state == _STRING:
+                                # ---- inside a string value
+                                j = _string_chunk(text, i).end()
+                                if j > i:
+                                    sval += text[i:j]
+                                if j == n:
+                                    i = n
+                                    break
+                                c = text[j]
+                                if c == "\\":
+                                    decoded, i = _escape(text, j, n)
+                                    if decoded is None:
+                                        carry = text[j:]
+                                        i = n
+                                        break
+                                    sval += decoded
+                                    continue
+                                if c != '"':
+                                    raise _Bad(j, f"raw control character {c!r} in a string")
+                                value: Any = sval
+                                sval = ""
+                                i = j + 1
+                            elif state == _NUMBER:
+                                # ---- a number: its characters run up to the first other character
+                                j = _number_run(text, i).end()
+                                if j - i > _INT_DIGITS:
+                                    _check_int_part(text, i)
+                                if j == n:
+                                    # unfinished: keep its text, and the value it spells so far
+                                    carry = text[i:]
+                                    if carry.isdigit() and (carry[0] != "0" or j - i == 1):
+                                        number = int(carry)
+                                    elif not _number_prefix(carry):
+                                        raise _Bad(i + _number_valid_prefix(carry), "invalid number")
+                                    elif carry[-1] in _DIGITS:  # a complete number so far
+                                        number = int(carry) if carry[1:].isdigit() else float(carry)  # "-12" or "1.5e3"
+                                    else:
+                                        number = _provisional_number(carry)
+                                    i = n
+                                    break
+                                word = text[i:j]
+                                if word.isdigit() and (word[0] != "0" or j - i == 1):
+                                    value = int(word)
                                 else:
-                                    number = _provisional_number(carry)
-                                i = n
-                                break
-                            word = text[i:j]
-                            if word.isdigit() and (word[0] != "0" or j - i == 1):
-                                value = int(word)
+                                    m = _number_full(word)
+                                    if m is None:
+                                        raise _Bad(i + _number_valid_prefix(word), "invalid number")
+                                    value = float(word) if m.lastindex else int(word)
+                                i = j
                             else:
-                                m = _number_full(word)
-                                if m is None:
-                                    raise _Bad(i + _number_valid_prefix(word), "invalid number")
-                                value = float(word) if m.lastindex else int(word)
-                            i = j
-                        else:
-                            # ---- a literal: true / false / null
-                            word, value = _LITERALS[text[i]]
-                            if text.startswith(word, i):
-                                i += len(word)
+                                # ---- a literal: true / false / null
+                                word, value = _LITERALS[text[i]]
+                                if text.startswith(word, i):
+                                    i += len(word)
+                                else:
+                                    got = text[i : i + len(word)]
+                                    for k, char in enumerate(got):
+                                        if char != word[k]:
+                                            raise _Bad(i + k, f"invalid literal (expected {word!r})")
+                                    carry = got
+                                    i = n
+                                    break
+                            # ---- a scalar settled: insert it into its container and report it
+                            if top is None:
+                                root = value
+                                leaf = ""
+                                state = _DONE
+                            elif isobj:
+                                key = top[_F_KEY]
+                                obj[key] = value  # type: ignore[index]
+                                if leaf is None:
+                                    leaf = _child_pointer(top, key)
+                                state = _AFTER_MEMBER
                             else:
-                                got = text[i : i + len(word)]
-                                for k, char in enumerate(got):
-                                    if char != word[k]:
-                                        raise _Bad(i + k, f"invalid literal (expected {word!r})")
-                                carry = got
-                                i = n
-                                break
-                        # ---- a scalar settled: insert it into its container and report it
-                        if top is None:
-                            self._root = value
-                            leaf = ""
-                            state = _DONE
-                        elif isobj:
-                            key = top[_F_KEY]
-                            obj[key] = value  # type: ignore[index]
-                            if leaf is None:
-                                leaf = _child_pointer(top, key)
-                            state = _AFTER_MEMBER
-                        else:
-                            if leaf is None:
-                                leaf = _child_pointer(top, len(obj))  # type: ignore[arg-type]
-                            obj.append(value)  # type: ignore[union-attr]
-                            state = _AFTER_ITEM
-                        change = _Twin()
-                        change.state = _SETTLED
-                        change.value = value
-                        change._start = vstart
-                        change._end = base + i
-                        if type(leaf) is str:
-                            change.pointer = leaf
-                            change.__class__ = Change  # type: ignore[assignment]
-                        else:
-                            change._where = leaf
-                            change.__class__ = _DeepChange  # type: ignore[assignment]
-                        append(change)  # type: ignore[arg-type]
-                        leaf = None
-                        continue
-                else:
-                    # ---- structural: skip whitespace, then look the character up in the table
-                    c = text[i]
-                    if c in _WS:
-                        i += 1
-                        if i == n:
-                            break
+                                if leaf is None:
+                                    leaf = _child_pointer(top, len(obj))  # type: ignore[arg-type]
+                                obj.append(value)  # type: ignore[union-attr]
+                                state = _AFTER_ITEM
+                            change = _Twin()
+                            change.state = _SETTLED
+                            change.value = value
+                            change._start = vstart
+                            change._end = base + i
+                            if type(leaf) is str:
+                                change.pointer = leaf
+                                change.__class__ = Change  # type: ignore[assignment]
+                            else:
+                                change._where = leaf
+                                change.__class__ = _DeepChange  # type: ignore[assignment]
+                            changes.append(change)  # type: ignore[arg-type]
+                            leaf = None
+                            continue
+                    else:
+                        # ---- structural: skip whitespace, then look the character up in the table
                         c = text[i]
                         if c in _WS:
-                            i = _ws_end(text, i).end()
+                            i += 1
                             if i == n:
                                 break
                             c = text[i]
-                    action = _TRANSITIONS[state].get(c)
-                    if action is None:
-                        raise _Bad(i, f"unexpected {c!r}: expected {_EXPECTED[state]}")
-                if action == _A_STRING:
-                    state = _STRING
-                    vstart = base + i
-                    i += 1
-                elif action == _A_KEY:
-                    state = _KEYSTR
-                    i += 1
-                elif action == _A_COLON:
-                    state = _VALUE
-                    colon_here = True
-                    if top[_F_KEY] in obj:  # type: ignore[index,operator]
-                        if dups is None:
-                            dups = []
-                        dups.append((_pointer_of(_child_pointer(top, top[_F_KEY])), len(changes)))  # type: ignore[arg-type,index]
-                    i += 1
-                elif action == _A_COMMA:
-                    state = _KEY if isobj else _VALUE
-                    i += 1
-                elif action == _A_NUMBER:
-                    state = _NUMBER
-                    vstart = base + i
-                elif action == _A_LITERAL:
-                    state = _LITERAL
-                    vstart = base + i
-                elif action == _A_CLOSE:
-                    change = _Twin()
-                    pointer = top[_F_POINTER]  # type: ignore[index]
-                    change.state = _SETTLED
-                    change.value = obj
-                    change._start = top[_F_START]  # type: ignore[index]
-                    change._end = base + i + 1
-                    if pointer is None:
-                        change._where = top
-                        change.__class__ = _DeepChange  # type: ignore[assignment]
-                    else:
-                        change.pointer = pointer
-                        change.__class__ = Change  # type: ignore[assignment]
-                    if top[_F_CALL] == call:  # type: ignore[index]
-                        changes[top[_F_INDEX]] = change  # type: ignore[index,call-overload]
-                    else:
-                        append(change)  # type: ignore[arg-type]
-                    stack.pop()
-                    if stack:
-                        top = stack[-1]
-                        obj = top[_F_OBJ]
-                        isobj = type(obj) is dict
-                        state = _AFTER_MEMBER if isobj else _AFTER_ITEM
-                    else:
-                        top = obj = None
-                        state = _DONE
-                    i += 1
-                else:
-                    # ---- a container opens
-                    new: Any = {} if action == _A_OBJECT else []
-                    if top is None:
-                        self._root = new
-                        pointer = ""
-                        if not call:
-                            call = self._calls = self._calls + 1
-                        frame = [None, None, pointer, new, None, call, len(changes), base + i]
-                    else:
-                        token = top[_F_KEY] if isobj else len(obj)  # type: ignore[arg-type]
-                        parent_pointer = top[_F_POINTER]
-                        if parent_pointer is None or len(parent_pointer) > _CACHE_POINTERS_UP_TO:
-                            pointer = None
+                            if c in _WS:
+                                i = _ws_end(text, i).end()
+                                if i == n:
+                                    break
+                                c = text[i]
+                        action = _TRANSITIONS[state].get(c)
+                        if action is None:
+                            raise _Bad(i, f"unexpected {c!r}: expected {_EXPECTED[state]}")
+                    if action == _A_STRING:
+                        state = _STRING
+                        vstart = base + i
+                        i += 1
+                    elif action == _A_KEY:
+                        state = _KEYSTR
+                        i += 1
+                    elif action == _A_COLON:
+                        state = _VALUE
+                        colon_here = True
+                        if top[_F_KEY] in obj:  # type: ignore[index,operator]
+                            if dups is None:
+                                dups = []
+                            dups.append((_pointer_of(_child_pointer(top, top[_F_KEY])), len(changes)))  # type: ignore[arg-type,index]
+                        i += 1
+                    elif action == _A_COMMA:
+                        state = _KEY if isobj else _VALUE
+                        i += 1
+                    elif action == _A_NUMBER:
+                        state = _NUMBER
+                        vstart = base + i
+                    elif action == _A_LITERAL:
+                        state = _LITERAL
+                        vstart = base + i
+                    elif action == _A_CLOSE:
+                        change = _Twin()
+                        pointer = top[_F_POINTER]  # type: ignore[index]
+                        change.state = _SETTLED
+                        change.value = obj
+                        change._start = top[_F_START]  # type: ignore[index]
+                        change._end = base + i + 1
+                        if pointer is None:
+                            change._where = top
+                            change.__class__ = _DeepChange  # type: ignore[assignment]
                         else:
-                            pointer = _child_pointer(top, token)
-                        if not call:
-                            call = self._calls = self._calls + 1
-                        frame = [top, token, pointer, new, None, call, len(changes), base + i]
-                        if isobj:
-                            obj[token] = new  # type: ignore[index]
+                            change.pointer = pointer
+                            change.__class__ = Change  # type: ignore[assignment]
+                        if top[_F_CALL] == call:  # type: ignore[index]
+                            changes[top[_F_INDEX]] = change  # type: ignore[index,call-overload]
                         else:
-                            obj.append(new)  # type: ignore[union-attr]
-                    change = _Twin()
-                    change.state = _PROVISIONAL
-                    change.value = {} if action == _A_OBJECT else []
-                    change._start = base + i
-                    change._end = base + i + 1
-                    if pointer is None:
-                        change._where = frame
-                        change.__class__ = _DeepChange  # type: ignore[assignment]
+                            changes.append(change)  # type: ignore[arg-type]
+                        stack.pop()
+                        if stack:
+                            top = stack[-1]
+                            obj = top[_F_OBJ]
+                            isobj = type(obj) is dict
+                            state = _AFTER_MEMBER if isobj else _AFTER_ITEM
+                        else:
+                            top = obj = None
+                            state = _DONE
+                        i += 1
                     else:
-                        change.pointer = pointer
-                        change.__class__ = Change  # type: ignore[assignment]
-                    append(change)  # type: ignore[arg-type]
-                    leaf = None
-                    stack.append(frame)
-                    top = frame
-                    obj = new
-                    isobj = action == _A_OBJECT
-                    state = _FIRST_KEY if isobj else _FIRST_ITEM
-                    i += 1
-
-            # ---- the unfinished value at the end of this piece reports what it has so far
-            if state >= _STRING:
-                if state != _KEYSTR:
-                    if state == _STRING:
-                        value = sval
-                    elif state == _NUMBER:
-                        value = number
-                    else:
-                        value = None
-                    if value is not None:
-                        if leaf is None:
-                            leaf = "" if top is None else _child_pointer(top, top[_F_KEY] if isobj else len(obj))  # type: ignore[arg-type]
+                        # ---- a container opens
+                        new: Any = {} if action == _A_OBJECT else []
+                        if top is None:
+                            root = new
+                            pointer = ""
+                            if not call:
+                                call = calls = calls + 1
+                            frame = [None, None, pointer, new, None, call, len(changes), base + i]
+                        else:
+                            token = top[_F_KEY] if isobj else len(obj)  # type: ignore[arg-type]
+                            parent_pointer = top[_F_POINTER]
+                            if parent_pointer is None or len(parent_pointer) > _CACHE_POINTERS_UP_TO:
+                                pointer = None
+                            else:
+                                pointer = _child_pointer(top, token)
+                            if not call:
+                                call = calls = calls + 1
+                            frame = [top, token, pointer, new, None, call, len(changes), base + i]
+                            if isobj:
+                                obj[token] = new  # type: ignore[index]
+                            else:
+                                obj.append(new)  # type: ignore[union-attr]
                         change = _Twin()
                         change.state = _PROVISIONAL
-                        change.value = value
-                        change._start = vstart
-                        change._end = base + n
-                        if type(leaf) is str:
-                            change.pointer = leaf
-                            change.__class__ = Change  # type: ignore[assignment]
-                        else:
-                            change._where = leaf
+                        change.value = {} if action == _A_OBJECT else []
+                        change._start = base + i
+                        change._end = base + i + 1
+                        if pointer is None:
+                            change._where = frame
                             change.__class__ = _DeepChange  # type: ignore[assignment]
-                        append(change)  # type: ignore[arg-type]
-                    elif colon_here and isobj:  # a lone "-" or a literal's first letters
-                        leaf = _child_pointer(top, top[_F_KEY])  # type: ignore[arg-type,index]
-                        append(_change(leaf, _PENDING, None))
-            elif state == _VALUE and colon_here and isobj:
-                leaf = _child_pointer(top, top[_F_KEY])  # type: ignore[arg-type,index]
-                append(_change(leaf, _PENDING, None))
-        except _Bad as bad:
-            self._closed = self._failed = True
-            raise JSONPrefixError(bad.reason, offset=self._consumed - n + bad.index) from None
-        except BaseException:
-            self._closed = self._failed = True
-            raise
+                        else:
+                            change.pointer = pointer
+                            change.__class__ = Change  # type: ignore[assignment]
+                        changes.append(change)  # type: ignore[arg-type]
+                        leaf = None
+                        stack.append(frame)
+                        top = frame
+                        obj = new
+                        isobj = action == _A_OBJECT
+                        state = _FIRST_KEY if isobj else _FIRST_ITEM
+                        i += 1
 
-        self._state = state
-        self._sval = sval
-        self._carry = carry
-        self._leaf = leaf
-        self._vstart = vstart
-        self._top = top
-        self._obj = obj
-        self._isobj = isobj
-        if dups is not None:
-            changes = _drop_replaced(changes, dups)
-        return changes
+                # ---- the unfinished value at the end of this piece reports what it has so far
+                if state >= _STRING:
+                    if state != _KEYSTR:
+                        if state == _STRING:
+                            value = sval
+                        elif state == _NUMBER:
+                            value = number
+                        else:
+                            value = None
+                        if value is not None:
+                            if leaf is None:
+                                leaf = "" if top is None else _child_pointer(top, top[_F_KEY] if isobj else len(obj))  # type: ignore[arg-type]
+                            change = _Twin()
+                            change.state = _PROVISIONAL
+                            change.value = value
+                            change._start = vstart
+                            change._end = base + n
+                            if type(leaf) is str:
+                                change.pointer = leaf
+                                change.__class__ = Change  # type: ignore[assignment]
+                            else:
+                                change._where = leaf
+                                change.__class__ = _DeepChange  # type: ignore[assignment]
+                            changes.append(change)  # type: ignore[arg-type]
+                        elif colon_here and isobj:  # a lone "-" or a literal's first letters
+                            leaf = _child_pointer(top, top[_F_KEY])  # type: ignore[arg-type,index]
+                            changes.append(_change(leaf, _PENDING, None))
+                elif state == _VALUE and colon_here and isobj:  # a key and its colon, no value yet
+                    leaf = _child_pointer(top, top[_F_KEY])  # type: ignore[arg-type,index]
+                    change = _Twin()
+                    change.state = _PENDING
+                    change.value = change._start = change._end = None
+                    if type(leaf) is str:
+                        change.pointer = leaf
+                        change.__class__ = Change  # type: ignore[assignment]
+                    else:
+                        change._where = leaf
+                        change.__class__ = _DeepChange  # type: ignore[assignment]
+                    changes.append(change)  # type: ignore[arg-type]
+            except _Bad as bad:
+                raise JSONPrefixError(bad.reason, offset=consumed - n + bad.index) from None
+            if dups is not None:
+                changes = _drop_replaced(changes, dups)
+    except GeneratorExit:  # the parser is gone or closed: nothing to keep
+        raise
+    except BaseException as error:
+        box[:] = (state, sval, carry, leaf, vstart, root, consumed, calls)
+        owner = parser()
+        if owner is not None:
+            owner._stopped(error)
+        raise
+
+
+def _refuse_feed(text: str) -> list[Change]:
+    """A closed or failed parser's feed."""
+    raise UsageError("feed() after close() or after an error")
+
+
+class PrefixParser:
+    """Incremental, strict JSON parser that reports which values have settled.
+
+    `feed(text)` takes the next piece of the document (cut anywhere) and returns the changes it
+    caused: at most one per pointer, in document order of each pointer's first change in the
+    call (a container that opens in the call comes before its children). It raises
+    JSONPrefixError (with `.offset`) at the first character that can never be part of valid
+    JSON; the parser is unusable afterwards. `close()` ends the document.
+    Feeding after `close()` or after an error raises `core.errors.UsageError`.
+    """
+
+    # `feed` is the machine's own `send` (see "How this works"), an attribute rather than a method:
+    # a method around it would cost a Python call per piece.
+    feed: Callable[[str], list[Change]]
+
+    __slots__ = ("feed", "_stack", "_box", "_closed", "_failed", "_state", "_root", "_consumed", "_carry", "_sval", "_leaf", "_vstart", "__weakref__")
+
+    def __init__(self) -> None:
+        self._stack: list[list[Any]] = []  # frames of the open containers, outermost first
+        # The machine's state when it last told it (see _sync), in _machine's order:
+        self._box: list[Any] = [_VALUE, "", "", None, 0, _MISSING, 0, 0]
+        self._closed = False  # closed or failed: no more input
+        self._failed = False
+        self._load()
+        self._start()
+
+    def _start(self) -> None:
+        machine = _machine(self._stack, self._box, weakref.ref(self))
+        next(machine)
+        self.feed = machine.send
+
+    def _stopped(self, error: BaseException) -> None:
+        """Told by the machine as an exception ends it: a wrong argument type changed nothing and
+        a new machine goes on from the same state; anything else leaves the parser failed."""
+        self._load()
+        if type(error) is UsageError:
+            self._start()
+        else:
+            self._closed = self._failed = True
+            self.feed = _refuse_feed
+
+    def _sync(self) -> None:
+        """Bring the attributes the inspecting methods read up to date with the machine."""
+        if not self._closed:
+            self.feed(_SYNC)  # type: ignore[arg-type]
+            self._load()
+
+    def _load(self) -> None:
+        (
+            self._state,  # see _machine for each
+            self._sval,
+            self._carry,
+            self._leaf,
+            self._vstart,
+            self._root,  # the top-level value once it began (containers: the live object)
+            self._consumed,  # characters fed so far
+            _,
+        ) = self._box
 
     @staticmethod
     def _leaf_pointer(top: Any, obj: Any, isobj: bool) -> Any:
@@ -864,7 +939,9 @@ class PrefixParser:
         complete."""
         if self._closed:
             raise UsageError("close() after close() or after an error")
+        self._sync()
         self._closed = True
+        self.feed = _refuse_feed
         state = self._state
         if state == _DONE:
             return []
@@ -917,6 +994,7 @@ class PrefixParser:
         """The document so far: settled values plus provisional ones (keys still PENDING are
         omitted), None before any value began. After `close()` it equals `json.loads` of the
         text. Open containers are copied; settled ones are shared with the parser."""
+        self._sync()
         if self._state == _DONE:
             return self._root
         child = self._leaf_value()
@@ -945,6 +1023,7 @@ class PrefixParser:
         """The state of the value at `pointer` now, or None if no byte of it has arrived (or it
         does not exist)."""
         tokens = _parse_pointer(pointer)
+        self._sync()
         state = self._state
         stack = self._stack
         if state == _DONE:

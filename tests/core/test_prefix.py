@@ -106,6 +106,75 @@ def test_feed_takes_str_only() -> None:
     parser.feed('"ab')
     with pytest.raises(UsageError):
         parser.feed(b"c")  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        parser.feed(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("before", ['"ab', '{"k": [1, {"x": "ab', '{"ke', "[12", "[tr", '["\\u00'])
+def test_a_wrong_argument_type_changes_nothing(before: str) -> None:
+    rest = {'"ab': '"', '{"k": [1, {"x": "ab': '"}]}', '{"ke': 'y": 1}', "[12": "]", "[tr": "ue]", '["\\u00': 'e9"]'}[before]
+    reference = PrefixParser()
+    expected = [reference.feed(before), reference.feed(rest), reference.close()]
+    parser = PrefixParser()
+    got = [parser.feed(before)]
+    value, states = parser.value(), [parser.state(p) for p in ("", "/k", "/0")]
+    with pytest.raises(UsageError):
+        parser.feed(b"c")  # type: ignore[arg-type]
+    assert parser.value() == value and [parser.state(p) for p in ("", "/k", "/0")] == states
+    got += [parser.feed(rest), parser.close()]
+    assert got == expected
+    assert [[c.span for c in batch] for batch in got] == [[c.span for c in batch] for batch in expected]
+    assert parser.value() == json.loads(before + rest)
+
+
+def test_value_and_state_after_an_error_show_what_had_arrived() -> None:
+    parser = PrefixParser()
+    parser.feed('{"a": [1, "xy')
+    with pytest.raises(JSONPrefixError):
+        parser.feed('z", tru]')
+    assert parser.value() == {"a": [1, "xyz"]}
+    assert parser.state("/a/1") is SETTLED and parser.state("/a") is PROVISIONAL
+
+
+def test_an_exception_inside_feed_leaves_the_parser_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.prefix as prefix
+
+    parser = PrefixParser()
+    parser.feed('{"a": 1')
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(prefix, "_drop_replaced", interrupted)  # reached only by a duplicate key
+    parser.feed(', "a"')
+    with pytest.raises(KeyboardInterrupt):
+        parser.feed(": 2")
+    with pytest.raises(UsageError):
+        parser.feed("}")
+    with pytest.raises(UsageError):
+        parser.close()
+
+
+def test_a_parser_is_freed_as_soon_as_it_is_dropped() -> None:
+    """The parser and the generator that holds its state must not keep each other alive: a
+    long document would otherwise wait for the cycle collector."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        for text in ('{"a": [1, {"b": "x', '{"a": 1}', '{"a": x'):
+            parser = PrefixParser()
+            try:
+                parser.feed(text)
+            except JSONPrefixError:
+                pass
+            parser.value()
+            gone = weakref.ref(parser)
+            del parser
+            assert gone() is None, text
+    finally:
+        gc.enable()
 
 
 def test_feeding_nothing_changes_nothing() -> None:
@@ -722,8 +791,10 @@ def test_nothing_received_is_kept_as_raw_text_except_an_unfinished_token() -> No
     parser.feed('{"long": "')
     for _ in range(1000):
         parser.feed("abcdefgh ")
+    parser._sync()
     assert parser._carry == ""  # string bodies are decoded as they arrive, never rescanned
     parser.feed("\\u00")
+    parser._sync()
     assert parser._carry == "\\u00"  # only an unfinished escape waits
     parser.feed('e9"}')
     parser.close()
