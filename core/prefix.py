@@ -281,11 +281,9 @@ _ws_end = re.compile(r"[ \t\n\r]*").match
 _string_chunk = re.compile(r'[^"\\\x00-\x1f]*').match
 _NUMBER_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _number = _NUMBER_RE.match  # the longest complete number at the start (groups: fraction, exponent)
-_number_full = _NUMBER_RE.fullmatch
-_number_prefix = re.compile(
-    r"-?(?:(?:0|[1-9][0-9]*)(?:(?:\.[0-9]+)?[eE][-+]?[0-9]*|\.[0-9]*)?)?"
-).fullmatch
-_number_run = re.compile(r"[-+.eE0-9]*").match
+# The longest prefix that can still begin a number (test_prefix checks it against json.loads for
+# every string of number characters up to 5 long).
+_number_head = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:(?:\.[0-9]+)?[eE][-+]?[0-9]*|\.[0-9]*)?)?").match
 _NUMBER_CHARS = frozenset("-+.eE0123456789")
 _hex4 = re.compile(r"[0-9a-fA-F]{4}").fullmatch
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -294,21 +292,6 @@ _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r"
 _LITERALS = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
 
 
-# Number grammar as a table, used only to locate the first impossible character of a bad number.
-# state -> {character class: next state}; "d" = 1-9, "0" = zero.
-_NUMBER_DFA: dict[str, dict[str, str]] = {
-    "start": {"-": "minus", "0": "zero", "d": "int"},
-    "minus": {"0": "zero", "d": "int"},
-    "zero": {".": "dot", "e": "e"},
-    "int": {"0": "int", "d": "int", ".": "dot", "e": "e"},
-    "dot": {"0": "frac", "d": "frac"},
-    "frac": {"0": "frac", "d": "frac", "e": "e"},
-    "e": {"+": "sign", "-": "sign", "0": "exp", "d": "exp"},
-    "sign": {"0": "exp", "d": "exp"},
-    "exp": {"0": "exp", "d": "exp"},
-}
-_NUMBER_CLASS = {**{d: "d" for d in "123456789"}, "0": "0", ".": ".", "e": "e", "E": "e", "-": "-", "+": "+"}
-
 # json.loads refuses integers longer than the interpreter's limit (ValueError); so do we, at the
 # digit that crosses it -- for any number, so that the outcome does not depend on the cutting.
 _INT_DIGITS = sys.get_int_max_str_digits() or sys.maxsize
@@ -316,17 +299,6 @@ _int_part = re.compile(r"-?[0-9]*").match
 
 _CACHE_POINTERS_UP_TO = 256  # a frame keeps a pointer string if its parent's is at most this long
 _MISSING = object()
-
-
-def _number_valid_prefix(text: str) -> int:
-    """Length of the longest prefix of `text` that can still begin a JSON number."""
-    state = "start"
-    for index, char in enumerate(text):
-        nxt = _NUMBER_DFA[state].get(_NUMBER_CLASS.get(char, ""))
-        if nxt is None:
-            return index
-        state = nxt
-    return len(text)
 
 
 def _number_value(match: re.Match[str]) -> int | float:
@@ -513,8 +485,7 @@ def _machine(
     _LITERALS=_LITERALS, _NUMBER=_NUMBER, _PENDING=_PENDING, _PROVISIONAL=_PROVISIONAL,
     _SETTLED=_SETTLED, _STRING=_STRING, _TRANSITIONS=_TRANSITIONS, _VALUE=_VALUE, _WS=_WS,
     Change=Change, _DeepChange=_DeepChange, _SYNC=_SYNC, _Twin=_Twin, _change=_change,
-    _child_pointer=_child_pointer, _escape=_escape, _number_full=_number_full,
-    _number_prefix=_number_prefix, _number_run=_number_run,
+    _child_pointer=_child_pointer, _escape=_escape, _number_head=_number_head, _NUMBER_CHARS=_NUMBER_CHARS,
     _provisional_number=_provisional_number, _string_chunk=_string_chunk, _ws_end=_ws_end,
     dict=dict, float=float, int=int, len=len, str=str, type=type,
 ) -> Generator[Any, Any, None]:
@@ -534,7 +505,8 @@ def _machine(
             text = yield changes
             # Fast path (most pieces of a stream): the piece lies wholly inside a string's or a key's
             # body. isprintable() rules out control characters; the regex decides the rare rest.
-            if _STRING <= state <= _KEYSTR and not carry and type(text) is str:
+            # (Between calls a number or a literal always has its text in `carry`.)
+            if state >= _STRING and not carry and type(text) is str:
                 n = len(text)
                 if n and '"' not in text and "\\" not in text and (text.isprintable() or _string_chunk(text).end() == n):
                     consumed += n
@@ -573,7 +545,6 @@ def _machine(
             i = 0
             changes = []
             call = 0  # numbered (calls) only when a container opens in this call
-            number: Any = None  # the value an unfinished number spells so far
             colon_here = False  # a key's colon arrived in this call
             dups: list[tuple[str, int]] | None = None
             try:
@@ -598,13 +569,19 @@ def _machine(
                                 continue
                             if c != '"':
                                 raise _Bad(j, f"raw control character {c!r} in a key")
-                            top[_F_KEY] = sval  # type: ignore[index]
+                            key = top[_F_KEY] = sval  # type: ignore[index]
                             sval = ""
                             i = j + 1
-                            state = _COLON
                             if i == n or text[i] != ":":
+                                state = _COLON
                                 continue
-                            action = _A_COLON  # most keys are followed right away by their colon
+                            # most keys are followed right away by their colon (as _A_COLON does)
+                            state = _VALUE
+                            colon_here = True
+                            if key in obj:
+                                dups = _note_duplicate(dups, top, key, len(changes))
+                            i += 1
+                            continue
                         else:
                             if state == _STRING:
                                 # ---- inside a string value
@@ -629,31 +606,25 @@ def _machine(
                                 sval = ""
                                 i = j + 1
                             elif state == _NUMBER:
-                                # ---- a number: its characters run up to the first other character
-                                j = _number_run(text, i).end()
+                                # ---- a number: the longest run of characters that can still begin one
+                                j = _number_head(text, i).end()
                                 if j - i > _INT_DIGITS:
                                     _check_int_part(text, i)
                                 if j == n:
                                     # unfinished: keep its text, and the value it spells so far
                                     carry = text[i:]
-                                    if carry.isdigit() and (carry[0] != "0" or j - i == 1):
+                                    if carry.isdigit():
                                         number = int(carry)
-                                    elif not _number_prefix(carry):
-                                        raise _Bad(i + _number_valid_prefix(carry), "invalid number")
-                                    elif carry[-1] in _DIGITS:  # a complete number so far
-                                        number = int(carry) if carry[1:].isdigit() else float(carry)  # "-12" or "1.5e3"
-                                    else:
+                                    elif carry[-1] in _DIGITS:  # complete so far: "-12", "1.5", "1e3"
+                                        number = int(carry) if carry[1:].isdigit() else float(carry)
+                                    else:  # "-", "12.", "1.5e-"
                                         number = _provisional_number(carry)
                                     i = n
                                     break
                                 word = text[i:j]
-                                if word.isdigit() and (word[0] != "0" or j - i == 1):
-                                    value = int(word)
-                                else:
-                                    m = _number_full(word)
-                                    if m is None:
-                                        raise _Bad(i + _number_valid_prefix(word), "invalid number")
-                                    value = float(word) if m.lastindex else int(word)
+                                if word[-1] not in _DIGITS or text[j] in _NUMBER_CHARS:  # "1.," or "1.2.3"
+                                    raise _Bad(j, "invalid number")
+                                value = int(word) if word.isdigit() or word[1:].isdigit() else float(word)
                                 i = j
                             else:
                                 # ---- a literal: true / false / null
@@ -725,9 +696,7 @@ def _machine(
                         state = _VALUE
                         colon_here = True
                         if top[_F_KEY] in obj:  # type: ignore[index,operator]
-                            if dups is None:
-                                dups = []
-                            dups.append((_pointer_of(_child_pointer(top, top[_F_KEY])), len(changes)))  # type: ignore[arg-type,index]
+                            dups = _note_duplicate(dups, top, top[_F_KEY], len(changes))  # type: ignore[index]
                         i += 1
                     elif action == _A_COMMA:
                         state = _KEY if isobj else _VALUE
@@ -1065,6 +1034,14 @@ class PrefixParser:
                     return None
             return _SETTLED
         return _PROVISIONAL  # an open container
+
+
+def _note_duplicate(dups: list[tuple[str, int]] | None, top: list[Any], key: str, position: int) -> list[tuple[str, int]]:
+    """A key arrived again in its object: note its pointer and where this call's changes stand."""
+    if dups is None:
+        dups = []
+    dups.append((_pointer_of(_child_pointer(top, key)), position))
+    return dups
 
 
 def _drop_replaced(changes: list[Change], dups: list[tuple[str, int]]) -> list[Change]:

@@ -653,6 +653,46 @@ def test_close_on_an_incomplete_document_raises_incomplete_json(text: str, point
     assert info.value.offset == len(text)
 
 
+def test_a_number_is_read_up_to_its_longest_prefix_json_could_still_accept() -> None:
+    """Every string of number characters up to 5 long, inside an array: the parser settles what
+    json.loads reads, or fails at the first character no completion could make valid."""
+    import itertools
+
+    from core.prefix import _number_head
+
+    def number(text: str) -> bool:
+        try:
+            return type(json.loads(text)) in (int, float)
+        except ValueError:
+            return False
+
+    def can_begin(text: str) -> bool:
+        return text == "" or number(text) or number(text + "0")
+
+    checked = 0
+    for size in range(1, 6):
+        for letters in itertools.product("-+.eE019", repeat=size):
+            text = "".join(letters)
+            longest = max(k for k in range(len(text) + 1) if can_begin(text[:k]))
+            assert _number_head(text).end() == longest, text
+            if text[0] not in "-0123456789":
+                continue
+            checked += 1
+            parser = PrefixParser()
+            pieces = ["[", text[:2], text[2:], "]"]
+            if number(text):
+                for piece in pieces:
+                    parser.feed(piece)
+                assert same(parser.value(), json.loads(text.join("[]"))), text
+            else:
+                offset = 1 + longest
+                with pytest.raises(JSONPrefixError) as info:
+                    for piece in pieces:
+                        parser.feed(piece)
+                assert info.value.offset == offset, text
+    assert checked > 10_000
+
+
 def test_integer_longer_than_the_interpreter_allows_is_refused_like_json_loads() -> None:
     limit = sys.get_int_max_str_digits()
     if not limit:
