@@ -503,11 +503,17 @@ def _machine(
     try:
         while True:
             text = yield changes
+            if type(text) is not str:
+                if text is _SYNC:
+                    box[:] = (state, sval, carry, leaf, vstart, root, consumed, calls)
+                    changes = None
+                    continue
+                raise UsageError(f"feed() takes str, not {type(text).__name__}")
+            n = len(text)
             # Fast path (most pieces of a stream): the piece lies wholly inside a string's or a key's
             # body. isprintable() rules out control characters; the regex decides the rare rest.
             # (Between calls a number or a literal always has its text in `carry`.)
-            if state >= _STRING and not carry and type(text) is str:
-                n = len(text)
+            if state >= _STRING and not carry:
                 if n and '"' not in text and "\\" not in text and (text.isprintable() or _string_chunk(text).end() == n):
                     consumed += n
                     sval += text
@@ -527,20 +533,14 @@ def _machine(
                         change.__class__ = _DeepChange  # type: ignore[assignment]
                     changes = [change]
                     continue
-            if type(text) is not str:
-                if text is _SYNC:
-                    box[:] = (state, sval, carry, leaf, vstart, root, consumed, calls)
-                    changes = None
-                    continue
-                raise UsageError(f"feed() takes str, not {type(text).__name__}")
-            if not text:
+            if not n:
                 changes = []
                 continue
-            consumed += len(text)  # an error's offset is consumed - n + its index
+            consumed += n  # an error's offset is consumed - n + its index
             if carry:
                 text = carry + text
                 carry = ""
-            n = len(text)
+                n = len(text)
             base = consumed - n  # the offset of text[0] in the whole text
             i = 0
             changes = []
