@@ -130,7 +130,10 @@ class EventCounter:
                 kind = event.type()
                 counter.types[kind.name] += 1
                 if kind in watched:
-                    counter.by_class[f"{kind.name} {type(obj).__name__}"] += 1
+                    name = type(obj).__name__
+                    if name == "QWidget" and obj.parent() is not None:  # a viewport: name its view
+                        name = f"QWidget in {type(obj.parent()).__name__} {obj.parent().objectName()}".rstrip()
+                    counter.by_class[f"{kind.name} {name}"] += 1
                 return False
 
         self._filter = _Filter()
