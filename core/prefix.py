@@ -820,6 +820,7 @@ def _machine(
                 raise JSONPrefixError(bad.reason, offset=consumed - n + bad.index) from None
             if dups is not None:
                 changes = _drop_replaced(changes, dups)
+            text = None  # not kept while waiting for the next piece (it may be the whole document)
     except GeneratorExit:  # the parser is gone or closed: nothing to keep
         raise
     except BaseException as error:

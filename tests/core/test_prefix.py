@@ -155,6 +155,16 @@ def test_an_exception_inside_feed_leaves_the_parser_failed(monkeypatch: pytest.M
         parser.close()
 
 
+def test_the_parser_does_not_keep_the_text_it_was_fed() -> None:
+    document = '{"a": "' + "x" * 10_000 + '", "b": [1, 2'
+    held = sys.getrefcount(document)
+    parser = PrefixParser()
+    parser.feed(document)
+    assert sys.getrefcount(document) == held
+    parser.value()
+    assert sys.getrefcount(document) == held
+
+
 def test_a_parser_is_freed_as_soon_as_it_is_dropped() -> None:
     """The parser and the generator that holds its state must not keep each other alive: a
     long document would otherwise wait for the cycle collector."""
