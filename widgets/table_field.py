@@ -12,6 +12,7 @@ from widgets.field_base import FieldWidget
 from widgets.paint_probe import on_screen
 from widgets.state_delegate import StateDelegate
 from widgets.table_model import FormTableModel
+from widgets.value_tips import watch
 
 MAX_VISIBLE_ROWS = 8
 
@@ -36,6 +37,8 @@ class TableField(FieldWidget):
         # widgets.value_tips) rather than being cut at both ends ("nensions · Width")
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap)
         header.setTextElideMode(Qt.TextElideMode.ElideNone)  # eliding first would leave nothing to wrap
+        watch(view.viewport())  # a cell or a title cut short: whole in its tooltip
+        watch(header.viewport())
         view.setTextElideMode(Qt.TextElideMode.ElideRight)
         for column, spec in enumerate(self.spec.children):
             if spec.kind in (FieldKind.STRING, FieldKind.PROSE, FieldKind.CHIPS):
