@@ -310,3 +310,42 @@ def test_undo_keys_in_a_field_with_nothing_to_undo_go_to_the_window(make_window)
     redo = QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)[0][0]  # the platform's Redo (Ctrl+Y here)
     QTest.keyClick(editor, redo.key(), redo.keyboardModifiers())
     assert done == ["redo", "undo", "redo"]
+
+
+def test_the_undo_keys_filter_sits_on_the_focused_field_not_on_the_application(make_window, monkeypatch):
+    """On the application a Python filter runs for every event of every object (~1,500 a second
+    while a run streams); Qt asks only the focused widget about a shortcut's key."""
+    import gui.form_undo as form_undo
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    seen: list[QObject] = []
+    real = form_undo._FieldKeys.eventFilter
+
+    def counting(self, watched, event):  # noqa: ANN001
+        if event.type() == QEvent.Type.User:
+            seen.append(watched)
+        return real(self, watched, event)
+
+    monkeypatch.setattr(form_undo._FieldKeys, "eventFilter", counting)
+    window = make_window()
+    window.activateWindow()
+    assert QTest.qWaitForWindowActive(window)
+    editor = window.field("/customer_name").editor
+    other = window.field("/invoice_number").editor
+    editor.setFocus()
+    plain = QObject()
+
+    def poke() -> list[QObject]:
+        seen.clear()
+        for receiver in (plain, window, editor, other):
+            QApplication.sendEvent(receiver, QEvent(QEvent.Type.User))
+        return list(seen)
+
+    assert poke() == []  # no step to take: no filter anywhere
+    window.undo_stack.push(_recording_step([])("a step"))
+    assert poke() == [editor]  # the focused field only
+    other.setFocus()
+    assert poke() == [other]  # it follows the focus
+    window.undo_stack.clear()
+    assert poke() == []
