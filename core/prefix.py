@@ -38,17 +38,20 @@ text, the same however the text was cut.
 # the next piece, so nothing is ever scanned twice except that short tail. Error offsets count
 # from `consumed`, the number of characters fed.
 #
-# The machine is a generator (`_machine`) and `feed` is its `send`: the state between calls lives
-# in the generator's locals, so a call of a few characters neither reads it from the parser nor
-# writes it back, and no Python-level method wraps it (at 4-character deltas those costs were a
-# third of the time). The inspecting methods (`value`, `state`, `close`) first ask the machine for
-# its state (`_sync`: it copies its locals into the parser's box). An exception leaves the state in
-# the box too and tells the parser through a weak reference (the parser owns the generator; the
-# generator must not own the parser): a wrong argument type starts a new machine from the same
-# state, anything else leaves the parser failed. Module constants and helpers are bound as the
-# generator's locals once. Most pieces of a real stream fall wholly inside a string's body; the
-# machine answers those before setting up the general loop (a call number for `_F_CALL` is drawn
-# only when a container opens).
+# The machine is a generator (`_machine`); `feed` hands each piece to its `send`. The state between
+# calls lives in the generator's locals, so a call of a few characters neither reads it from the
+# parser nor writes it back (at 4-character deltas that was a fifth of the time). The inspecting
+# methods (`value`, `state`, `close`, pickling) first ask the machine for its state (`_sync`: it
+# copies its locals into the parser's box). An exception leaves the state in the box too and tells
+# the parser through a weak reference (the parser owns the generator; the generator must not own
+# the parser): a wrong argument type starts a new machine from the same state, anything else
+# leaves the parser failed, its `_send` a refusal (so does `close()`). `feed` stays a method, not
+# the bare `send`, so that a reference to it kept by a caller refuses after `close()` or an error
+# like the parser does (a dead generator would raise StopIteration). Module constants and helpers
+# are bound as the generator's locals once. The parser is not thread-safe (two threads at once
+# make the generator raise ValueError). Most pieces of a real stream fall wholly inside a string's
+# body; the machine answers those before setting up the general loop (a call number for `_F_CALL`
+# is drawn only when a container opens).
 #
 # Pointers: a frame knows its pointer string while that is short (up to `_CACHE_POINTERS_UP_TO`
 # characters), so a child's pointer is one concatenation. Deeper down, frames store None and a
@@ -847,11 +850,7 @@ class PrefixParser:
     Feeding after `close()` or after an error raises `core.errors.UsageError`.
     """
 
-    # `feed` is the machine's own `send` (see "How this works"), an attribute rather than a method:
-    # a method around it would cost a Python call per piece.
-    feed: Callable[[str], list[Change]]
-
-    __slots__ = ("feed", "_stack", "_box", "_closed", "_failed", "_state", "_root", "_consumed", "_carry", "_sval", "_leaf", "_vstart", "__weakref__")
+    __slots__ = ("_send", "_stack", "_box", "_closed", "_failed", "_state", "_root", "_consumed", "_carry", "_sval", "_leaf", "_vstart", "__weakref__")
 
     def __init__(self) -> None:
         self._stack: list[list[Any]] = []  # frames of the open containers, outermost first
@@ -862,10 +861,21 @@ class PrefixParser:
         self._load()
         self._start()
 
+    def feed(self, text: str) -> list[Change]:
+        """Parse the next piece of the document; return the changes it caused (see the class)."""
+        return self._send(text)  # the machine's send; after close() or an error, a refusal
+
+    def __reduce__(self) -> Any:
+        """Pickled or deep-copied whole (the open containers and where the machine stands); a copy
+        has a machine of its own."""
+        self._sync()
+        state = [self._state, self._sval, self._carry, self._leaf, self._vstart, self._root, self._consumed, self._box[7]]
+        return (_restored, (self._stack, state, self._closed, self._failed))
+
     def _start(self) -> None:
         machine = _machine(self._stack, self._box, weakref.ref(self))
         next(machine)
-        self.feed = machine.send
+        self._send: Callable[[Any], Any] = machine.send
 
     def _stopped(self, error: BaseException) -> None:
         """Told by the machine as an exception ends it: a wrong argument type changed nothing and
@@ -875,12 +885,12 @@ class PrefixParser:
             self._start()
         else:
             self._closed = self._failed = True
-            self.feed = _refuse_feed
+            self._send = _refuse_feed
 
     def _sync(self) -> None:
         """Bring the attributes the inspecting methods read up to date with the machine."""
         if not self._closed:
-            self.feed(_SYNC)  # type: ignore[arg-type]
+            self._send(_SYNC)
             self._load()
 
     def _load(self) -> None:
@@ -911,7 +921,7 @@ class PrefixParser:
             raise UsageError("close() after close() or after an error")
         self._sync()
         self._closed = True
-        self.feed = _refuse_feed
+        self._send = _refuse_feed
         state = self._state
         if state == _DONE:
             return []
@@ -1035,6 +1045,21 @@ class PrefixParser:
                     return None
             return _SETTLED
         return _PROVISIONAL  # an open container
+
+
+def _restored(stack: list[list[Any]], box: list[Any], closed: bool, failed: bool) -> PrefixParser:
+    """A parser from what `PrefixParser.__reduce__` gave."""
+    parser = PrefixParser.__new__(PrefixParser)
+    parser._stack = stack
+    parser._box = box
+    parser._closed = closed
+    parser._failed = failed
+    parser._load()
+    if closed:
+        parser._send = _refuse_feed
+    else:
+        parser._start()
+    return parser
 
 
 def _note_duplicate(dups: list[tuple[str, int]] | None, top: list[Any], key: str, position: int) -> list[tuple[str, int]]:

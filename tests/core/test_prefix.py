@@ -165,6 +165,77 @@ def test_the_parser_does_not_keep_the_text_it_was_fed() -> None:
     assert sys.getrefcount(document) == held
 
 
+def test_a_kept_reference_to_feed_refuses_after_close_or_an_error_like_the_parser() -> None:
+    parser = PrefixParser()
+    feed = parser.feed
+    feed("[1")
+    with pytest.raises(IncompleteJSON):
+        parser.close()
+    with pytest.raises(UsageError):
+        feed(", 2]")
+    parser = PrefixParser()
+    feed = parser.feed
+    with pytest.raises(JSONPrefixError):
+        feed("[1x")
+    for _ in range(2):  # not StopIteration: that is swallowed silently by map() and generators
+        with pytest.raises(UsageError):
+            feed("1")
+    parser = PrefixParser()
+    feed = parser.feed
+    feed('["ab')
+    with pytest.raises(UsageError):
+        feed(b"c")  # type: ignore[arg-type]
+    assert [(c.pointer, c.value) for c in feed('c"]')] == [("/0", "abc"), ("", ["abc"])]
+
+
+def test_feed_is_an_ordinary_method() -> None:
+    import inspect
+
+    assert list(inspect.signature(PrefixParser.feed).parameters) == ["self", "text"]
+    assert PrefixParser.feed(PrefixParser(), text="[1]") == [C("", SETTLED, [1]), C("/0", SETTLED, 1)]
+
+    class Counting(PrefixParser):
+        __slots__ = ("calls",)
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls = 0
+
+        def feed(self, text: str) -> list[Change]:
+            self.calls += 1
+            return super().feed(text)
+
+    parser = Counting()
+    parser.feed("[1")
+    parser.feed("]")
+    assert parser.calls == 2 and parser.value() == [1]
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_a_parser_copied_mid_document_goes_on_by_itself(how: str) -> None:
+    import copy
+
+    text = '{"a": [1, {"b": "x\\u00e9y"}], "deep": ' + "[" * 300 + "]" * 300 + ', "n": -12.5e1}'
+    for cut in (8, 14, 17, 40, 300, len(text) - 3):
+        original = PrefixParser()
+        original.feed(text[:cut])
+        twin = pickle.loads(pickle.dumps(original)) if how == "pickle" else copy.deepcopy(original)
+        assert twin.value() == original.value()
+        rest_twin = [twin.feed(text[cut:]), twin.close()]
+        assert original.value() != json.loads(text)  # the original has not moved
+        rest = [original.feed(text[cut:]), original.close()]
+        assert rest_twin == rest
+        assert [[c.span for c in batch] for batch in rest_twin] == [[c.span for c in batch] for batch in rest]
+        assert twin.value() == json.loads(text)
+    closed = PrefixParser()
+    closed.feed("12")
+    closed.close()
+    twin = pickle.loads(pickle.dumps(closed)) if how == "pickle" else copy.deepcopy(closed)
+    assert twin.value() == 12
+    with pytest.raises(UsageError):
+        twin.feed(" ")
+
+
 def test_a_parser_is_freed_as_soon_as_it_is_dropped() -> None:
     """The parser and the generator that holds its state must not keep each other alive: a
     long document would otherwise wait for the cycle collector."""
