@@ -108,8 +108,7 @@ def ours_one_shot(text: str) -> None:
 
 
 def _stub_machine():
-    """The cheapest possible feed(), built as the parser's is (a generator's send): it parses
-    nothing and only builds and returns one Change per call -- the per-call floor."""
+    """The cheapest possible machine: it parses nothing and only builds one Change per call."""
     changes = None
     consumed = 0
     while True:
@@ -118,12 +117,23 @@ def _stub_machine():
         changes = [_change("/x", ValueState.PROVISIONAL, text)]  # the parser's own cheapest way
 
 
+class _Stub:
+    """The cheapest possible feed() built as the parser's is (a method around a generator's
+    send): the per-call floor."""
+
+    def __init__(self) -> None:
+        machine = _stub_machine()
+        next(machine)
+        self._send = machine.send
+
+    def feed(self, text: str) -> list[Change]:
+        return self._send(text)
+
+
 def stub_incremental(pieces: list[str]) -> None:
-    machine = _stub_machine()
-    next(machine)
-    feed = machine.send
+    stub = _Stub()
     for piece in pieces:
-        for change in feed(piece):
+        for change in stub.feed(piece):
             change.pointer  # noqa: B018
 
 
