@@ -553,8 +553,8 @@ def _machine(
             try:
                 while i < n:
                     if state >= _STRING:
-                        if state == _KEYSTR:
-                            # ---- inside a key
+                        if state <= _KEYSTR:
+                            # ---- inside a string value or a key: its body runs to the closing quote
                             j = _string_chunk(text, i).end()
                             if j > i:
                                 sval += text[i:j]
@@ -571,107 +571,87 @@ def _machine(
                                 sval += decoded
                                 continue
                             if c != '"':
-                                raise _Bad(j, f"raw control character {c!r} in a key")
-                            key = top[_F_KEY] = sval  # type: ignore[index]
-                            sval = ""
+                                raise _Bad(j, f"raw control character {c!r} in a {'key' if state == _KEYSTR else 'string'}")
                             i = j + 1
-                            if i == n or text[i] != ":":
-                                state = _COLON
-                                continue
-                            # most keys are followed right away by their colon (as _A_COLON does)
-                            state = _VALUE
-                            colon_here = True
-                            if key in obj:
-                                dups = _note_duplicate(dups, top, key, len(changes))
-                            i += 1
-                            continue
-                        else:
-                            if state == _STRING:
-                                # ---- inside a string value
-                                j = _string_chunk(text, i).end()
-                                if j > i:
-                                    sval += text[i:j]
-                                if j == n:
-                                    i = n
-                                    break
-                                c = text[j]
-                                if c == "\\":
-                                    decoded, i = _escape(text, j, n)
-                                    if decoded is None:
-                                        carry = text[j:]
-                                        i = n
-                                        break
-                                    sval += decoded
-                                    continue
-                                if c != '"':
-                                    raise _Bad(j, f"raw control character {c!r} in a string")
-                                value: Any = sval
+                            if state == _KEYSTR:
+                                key = top[_F_KEY] = sval  # type: ignore[index]
                                 sval = ""
-                                i = j + 1
-                            elif state == _NUMBER:
-                                # ---- a number: the longest run of characters that can still begin one
-                                j = _number_head(text, i).end()
-                                if j - i > _INT_DIGITS:
-                                    _check_int_part(text, i)
-                                if j == n:
-                                    # unfinished: keep its text, and the value it spells so far
-                                    carry = text[i:]
-                                    if carry.isdigit():
-                                        number = int(carry)
-                                    elif carry[-1] in _DIGITS:  # complete so far: "-12", "1.5", "1e3"
-                                        number = int(carry) if carry[1:].isdigit() else float(carry)
-                                    else:  # "-", "12.", "1.5e-"
-                                        number = _provisional_number(carry)
-                                    i = n
-                                    break
-                                word = text[i:j]
-                                if word[-1] not in _DIGITS or text[j] in _NUMBER_CHARS:  # "1.," or "1.2.3"
-                                    raise _Bad(j, "invalid number")
-                                value = int(word) if word.isdigit() or word[1:].isdigit() else float(word)
-                                i = j
+                                if i == n or text[i] != ":":
+                                    state = _COLON
+                                    continue
+                                # most keys are followed right away by their colon (as _A_COLON does)
+                                state = _VALUE
+                                colon_here = True
+                                if key in obj:
+                                    dups = _note_duplicate(dups, top, key, len(changes))
+                                i += 1
+                                continue
+                            value: Any = sval
+                            sval = ""
+                        elif state == _NUMBER:
+                            # ---- a number: the longest run of characters that can still begin one
+                            j = _number_head(text, i).end()
+                            if j - i > _INT_DIGITS:
+                                _check_int_part(text, i)
+                            if j == n:
+                                # unfinished: keep its text, and the value it spells so far
+                                carry = text[i:]
+                                if carry.isdigit():
+                                    number = int(carry)
+                                elif carry[-1] in _DIGITS:  # complete so far: "-12", "1.5", "1e3"
+                                    number = int(carry) if carry[1:].isdigit() else float(carry)
+                                else:  # "-", "12.", "1.5e-"
+                                    number = _provisional_number(carry)
+                                i = n
+                                break
+                            word = text[i:j]
+                            if word[-1] not in _DIGITS or text[j] in _NUMBER_CHARS:  # "1.," or "1.2.3"
+                                raise _Bad(j, "invalid number")
+                            value = int(word) if word.isdigit() or word[1:].isdigit() else float(word)
+                            i = j
+                        else:
+                            # ---- a literal: true / false / null
+                            word, value = _LITERALS[text[i]]
+                            if text.startswith(word, i):
+                                i += len(word)
                             else:
-                                # ---- a literal: true / false / null
-                                word, value = _LITERALS[text[i]]
-                                if text.startswith(word, i):
-                                    i += len(word)
-                                else:
-                                    got = text[i : i + len(word)]
-                                    for k, char in enumerate(got):
-                                        if char != word[k]:
-                                            raise _Bad(i + k, f"invalid literal (expected {word!r})")
-                                    carry = got
-                                    i = n
-                                    break
-                            # ---- a scalar settled: insert it into its container and report it
-                            if top is None:
-                                root = value
-                                leaf = ""
-                                state = _DONE
-                            elif isobj:
-                                key = top[_F_KEY]
-                                obj[key] = value  # type: ignore[index]
-                                if leaf is None:
-                                    leaf = _child_pointer(top, key)
-                                state = _AFTER_MEMBER
-                            else:
-                                if leaf is None:
-                                    leaf = _child_pointer(top, len(obj))  # type: ignore[arg-type]
-                                obj.append(value)  # type: ignore[union-attr]
-                                state = _AFTER_ITEM
-                            change = _Twin()
-                            change.state = _SETTLED
-                            change.value = value
-                            change._start = vstart
-                            change._end = base + i
-                            if type(leaf) is str:
-                                change.pointer = leaf
-                                change.__class__ = Change  # type: ignore[assignment]
-                            else:
-                                change._where = leaf
-                                change.__class__ = _DeepChange  # type: ignore[assignment]
-                            changes.append(change)  # type: ignore[arg-type]
-                            leaf = None
-                            continue
+                                got = text[i : i + len(word)]
+                                for k, char in enumerate(got):
+                                    if char != word[k]:
+                                        raise _Bad(i + k, f"invalid literal (expected {word!r})")
+                                carry = got
+                                i = n
+                                break
+                        # ---- a scalar settled: insert it into its container and report it
+                        if top is None:
+                            root = value
+                            leaf = ""
+                            state = _DONE
+                        elif isobj:
+                            key = top[_F_KEY]
+                            obj[key] = value  # type: ignore[index]
+                            if leaf is None:
+                                leaf = _child_pointer(top, key)
+                            state = _AFTER_MEMBER
+                        else:
+                            if leaf is None:
+                                leaf = _child_pointer(top, len(obj))  # type: ignore[arg-type]
+                            obj.append(value)  # type: ignore[union-attr]
+                            state = _AFTER_ITEM
+                        change = _Twin()
+                        change.state = _SETTLED
+                        change.value = value
+                        change._start = vstart
+                        change._end = base + i
+                        if type(leaf) is str:
+                            change.pointer = leaf
+                            change.__class__ = Change  # type: ignore[assignment]
+                        else:
+                            change._where = leaf
+                            change.__class__ = _DeepChange  # type: ignore[assignment]
+                        changes.append(change)  # type: ignore[arg-type]
+                        leaf = None
+                        continue
                     else:
                         # ---- structural: skip whitespace, then look the character up in the table
                         c = text[i]
@@ -809,16 +789,7 @@ def _machine(
                             changes.append(_change(leaf, _PENDING, None))
                 elif state == _VALUE and colon_here and isobj:  # a key and its colon, no value yet
                     leaf = _child_pointer(top, top[_F_KEY])  # type: ignore[arg-type,index]
-                    change = _Twin()
-                    change.state = _PENDING
-                    change.value = change._start = change._end = None
-                    if type(leaf) is str:
-                        change.pointer = leaf
-                        change.__class__ = Change  # type: ignore[assignment]
-                    else:
-                        change._where = leaf
-                        change.__class__ = _DeepChange  # type: ignore[assignment]
-                    changes.append(change)  # type: ignore[arg-type]
+                    changes.append(_change(leaf, _PENDING, None))
             except _Bad as bad:
                 raise JSONPrefixError(bad.reason, offset=consumed - n + bad.index) from None
             if dups is not None:
