@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 from collections.abc import Awaitable, Callable
 
@@ -47,3 +48,12 @@ async def read_request(reader: asyncio.StreamReader) -> bytes:
         if line.lower().startswith(b"content-length:"):
             length = int(line.split(b":", 1)[1])
     return await reader.readexactly(length) if length else b""
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound once, then let go)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port

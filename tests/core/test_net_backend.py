@@ -18,7 +18,7 @@ import pytest
 from core.errors import NothingListening, TLSFailed
 from core.providers import net_backend
 from core.providers.transport import open_httpx
-from tests.core.raw_http import RawServer, read_request
+from tests.core.raw_http import RawServer, closed_port, read_request
 
 # --- servers ----------------------------------------------------------------------------------
 
@@ -221,14 +221,6 @@ async def test_closing_an_unfinished_response_hangs_up_at_once():
 
 
 # --- connecting -----------------------------------------------------------------------------------
-
-
-def closed_port() -> int:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 async def test_a_host_whose_every_address_refuses_says_nothing_is_listening(monkeypatch):

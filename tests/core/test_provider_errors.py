@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import time
 from typing import Any
 
@@ -39,7 +38,7 @@ from core.server.wires import RETRY_AFTER_S
 from core.server.wires.anthropic import REFUSALS as ANTHROPIC_REFUSALS
 from core.server.wires.ollama import REFUSALS as OLLAMA_REFUSALS
 from core.server.wires.openai_chat import OPENAI_REFUSALS
-from tests.core.raw_http import RawServer
+from tests.core.raw_http import RawServer, closed_port
 
 WIRES = ["anthropic", "openai-chat", "openai-responses", "ollama"]
 FAULTS = [f.value for f in HTTP_FAULTS]
@@ -221,14 +220,6 @@ async def test_the_mid_stream_error_fault_still_fails_as_a_provider_error(demo_s
 
 # =============================================================================================
 # No connection: refused, DNS, TLS
-
-
-def closed_port() -> int:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 @pytest.mark.parametrize("provider", WIRES)

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QWidget
 
 from core.form import FieldState, FormModel
 from core.schemas import SCHEMAS
+from tests.widgets.shown import shown_catalog
 from widgets.form_view import FormView
 from widgets.table_model import STATE_ROLE
 
@@ -20,17 +21,6 @@ def view(qtbot):
     view = FormView(form)
     qtbot.addWidget(view)
     return view
-
-
-def shown_catalog(qtbot, width: int = 700, height: int = 600) -> tuple[FormModel, FormView]:  # noqa: ANN001
-    """A catalog form's view, shown at `width` × `height` (no run yet)."""
-    form = FormModel(SCHEMAS["catalog"])
-    view = FormView(form)
-    qtbot.addWidget(view)
-    view.resize(width, height)
-    view.show()
-    qtbot.waitExposed(view)
-    return form, view
 
 
 def props(view, pointer):

@@ -9,9 +9,7 @@ from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication, QLineEdit, QTableView, QToolTip, QWidget
 
 import widgets.value_tips as value_tips
-from core.form import FormModel
-from core.schemas import SCHEMAS
-from widgets.form_view import FormView
+from tests.widgets.shown import shown_catalog
 from widgets.value_tips import cut_text, install_value_tips
 
 LONG = "a very long product name that cannot fit in a narrow column, not even nearly"
@@ -20,12 +18,7 @@ LONG = "a very long product name that cannot fit in a narrow column, not even ne
 @pytest.fixture
 def catalog(qtbot):  # noqa: ANN001
     """A narrow catalog form holding one item whose name and description are long."""
-    form = FormModel(SCHEMAS["catalog"])
-    view = FormView(form)
-    qtbot.addWidget(view)
-    view.resize(420, 700)
-    view.show()
-    qtbot.waitExposed(view)
+    form, view = shown_catalog(qtbot, 420, 700)
     install_value_tips()
     item = {"sku": "SKU-1", "name": LONG, "description": LONG, "price": 1.5, "discount": 0, "qty": 2,
             "in_stock": True, "ref": None, "tags": [], "dimensions": {"width_cm": 1.0, "height_cm": 2.0, "depth_cm": 3.0}}
@@ -113,12 +106,7 @@ def test_the_filter_sits_on_the_watched_widgets_not_on_the_application(catalog, 
 
 
 def test_widgets_made_after_the_filter_are_watched_at_once(catalog, qtbot):  # noqa: ANN001
-    form = FormModel(SCHEMAS["catalog"])
-    later = FormView(form)
-    qtbot.addWidget(later)
-    later.resize(420, 700)
-    later.show()
-    qtbot.waitExposed(later)
+    _form, later = shown_catalog(qtbot, 420, 700)
     table = later.findChild(QTableView)
     header = table.horizontalHeader()
     header.resizeSection(0, 24)

@@ -1,0 +1,18 @@
+"""Widgets built and shown the way several widget tests need them."""
+
+from __future__ import annotations
+
+from core.form import FormModel
+from core.schemas import SCHEMAS
+from widgets.form_view import FormView
+
+
+def shown_catalog(qtbot, width: int = 700, height: int = 600) -> tuple[FormModel, FormView]:  # noqa: ANN001
+    """A catalog form's view, shown at `width` × `height` (no run yet)."""
+    form = FormModel(SCHEMAS["catalog"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    view.resize(width, height)
+    view.show()
+    qtbot.waitExposed(view)
+    return form, view
