@@ -38,28 +38,28 @@ def _header_of(widget: QWidget) -> QHeaderView | None:
     return None
 
 
+def _if_cut(text: str, widget: QWidget, room: int) -> str | None:
+    """`text` if it is wider than `room` pixels in `widget`'s font, else None."""
+    return text if text and widget.fontMetrics().horizontalAdvance(text) > room else None
+
+
 def cut_text(widget: QWidget, pos) -> str | None:  # noqa: ANN001 - a QPoint in widget coordinates
     """The whole text under `pos` in `widget` when the widget shows it cut short, else None."""
     if isinstance(widget, QLineEdit) and widget.objectName() == "fieldEditor":
-        text = widget.text()
-        room = widget.contentsRect().width() - 8  # the frame's and the text's own margins
-        return text if text and widget.fontMetrics().horizontalAdvance(text) > room else None
+        return _if_cut(widget.text(), widget, widget.contentsRect().width() - 8)  # less frame and text margins
     table = _field_table(widget.parent())
     if table is not None and widget is table.viewport():
         index = table.indexAt(pos)
         if not index.isValid():
             return None
-        text = str(index.data() or "")
-        room = table.visualRect(index).width() - 8
-        return text if text and table.fontMetrics().horizontalAdvance(text) > room else None
+        return _if_cut(str(index.data() or ""), table, table.visualRect(index).width() - 8)
     header = _header_of(widget)
     if header is not None:
         section = header.logicalIndexAt(pos)
         if section < 0:
             return None
-        text = str(header.model().headerData(section, header.orientation()) or "")
-        room = header.sectionSize(section) - 8
-        return text if text and header.fontMetrics().horizontalAdvance(text) > room else None
+        title = str(header.model().headerData(section, header.orientation()) or "")
+        return _if_cut(title, header, header.sectionSize(section) - 8)
     return None
 
 
