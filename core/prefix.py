@@ -502,7 +502,6 @@ def _machine(
     obj: Any = None if top is None else top[_F_OBJ]  # ... its dict or list
     isobj = type(obj) is dict  # ... whether that is a dict
     changes: Any = None
-    n = 0
     try:
         while True:
             text = yield changes
