@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QScrollArea, QTableView, QWidget
 
 from core.form import FieldKind, FieldState
@@ -17,6 +18,25 @@ from widgets.value_tips import watch
 MAX_VISIBLE_ROWS = 8
 
 
+class FieldTable(QTableView):
+    """The table of a table field. Its viewport is opaque: a cell that changes repaints that cell
+    alone. Under a style sheet Qt's viewport is not (the style sheet turns its background fill
+    off), so each cell update also repainted, behind it, the table's frame, the field, the form
+    and the form's scroll area: four paints more per cell while the catalog streams. The viewport
+    paints its own background (the colour the style sheet gives it) under the cells instead."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)  # kept through a repolish
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        viewport = self.viewport()
+        painter = QPainter(viewport)
+        painter.fillRect(event.rect(), viewport.palette().brush(viewport.backgroundRole()))
+        painter.end()
+        super().paintEvent(event)
+
+
 class TableField(FieldWidget):
     """A titled table over `FormTableModel`; the table's own state is the array's."""
 
@@ -24,7 +44,7 @@ class TableField(FieldWidget):
 
     def make_editor(self) -> QWidget:
         self.model = FormTableModel(self.spec, self.form, self.signals, self.pointer)
-        view = QTableView()
+        view = FieldTable()
         view.setModel(self.model)
         view.setItemDelegate(StateDelegate(view))
         view.setObjectName("fieldTable")

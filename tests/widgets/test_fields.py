@@ -358,3 +358,48 @@ def test_table_cells_drawn_from_remembered_pictures_look_exactly_as_drawn_anew(q
     view.signals.flush()
     qtbot.wait(20)
     assert table.grab().toImage() != first
+
+
+def test_a_changed_table_cell_repaints_that_cell_alone_over_the_tables_own_background(qtbot):
+    # Under a style sheet Qt leaves a table's viewport transparent, so each changed cell also
+    # repainted the table's frame, the field, the form and its scroll area behind it (four paints
+    # more per cell while the catalog streams). The viewport is opaque and paints its background.
+    from PySide6.QtCore import QEvent, QObject
+
+    form, view = shown_catalog(qtbot)
+    table = view.field("/items")
+    viewport = table.view.viewport()
+    background = viewport.palette().color(viewport.backgroundRole())
+    assert background.alpha() == 255
+    image = view.grab().toImage()  # no rows yet: the viewport shows nothing but its background
+    centre = viewport.mapTo(view, viewport.rect().center())
+    assert image.pixelColor(centre) == background
+
+    form.begin_run()
+    form.apply_many([("/items/0/sku", S.PROVISIONAL, "A")])
+    view.signals.flush()
+    qtbot.waitUntil(lambda: table.model.rowCount() == 1)
+    qtbot.wait(50)
+
+    class Paints(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[QObject] = []
+
+        def eventFilter(self, obj, event) -> bool:  # noqa: ANN001, N802
+            if event.type() == QEvent.Type.Paint:
+                self.seen.append(obj)
+            return False
+
+    paints = Paints()
+    behind = [table.view, table, view.widget(), view.viewport()]
+    for widget in (viewport, *behind):
+        widget.installEventFilter(paints)
+    form.apply_many([("/items/0/sku", S.PROVISIONAL, "AB")])  # the cell grows; the field's state stays
+    view.signals.flush()
+    qtbot.waitUntil(lambda: viewport in paints.seen)
+    qtbot.wait(50)
+    assert [w for w in paints.seen if w is not viewport] == []
+    image = view.grab().toImage()
+    below = viewport.mapTo(view, viewport.rect().bottomLeft() + QPoint(viewport.width() // 2, -1))
+    assert image.pixelColor(below) == background  # under the last row: the table's background
