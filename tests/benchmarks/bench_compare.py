@@ -51,6 +51,7 @@ async def measure(window, docks: bool, reads: str = "gui") -> dict[str, float | 
         "docks": "shown" if docks else "hidden",
         "reads": reads,
         "outcome": ",".join(s.phase.value if s else "?" for s in statuses),
+        "reasons": sorted({s.reason for s in statuses if s and s.reason and s.phase.value != "committed"}),
         "tokens": max((s.tokens_received for s in statuses if s), default=0),
         "lanes": [(lane.title, latency_figures(lane.metrics)) for lane in window.session.compare_lanes],
         **figures,
@@ -131,6 +132,9 @@ def main() -> int:
             for title, f in r["lanes"]
         )
         print(f"{r['server']:<9} {r['docks']:<7} {r['reads']:<7} {cells}")
+    for r in rows:
+        for reason in r["reasons"]:  # a lane that did not commit: why
+            print(f"  {r['server']} docks {r['docks']}: {reason}")
     for r in rows:
         print(f"targets ({r['server']}, docks {r['docks']}, reads on the {r['reads']} thread): lag p99 < 16 ms -> {'met' if r['p99'] < 16 else 'NOT met'}; "
               f"max < 50 ms -> {'met' if r['max'] < 50 else 'NOT met'}")
