@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
 from core.form import FieldState, FormModel
 from core.schemas import SCHEMAS
+from tests.widgets.conftest import STYLE
 from tests.widgets.shown import shown_catalog
 from widgets.form_view import FormView
 from widgets.table_model import STATE_ROLE
@@ -403,3 +405,9 @@ def test_a_changed_table_cell_repaints_that_cell_alone_over_the_tables_own_backg
     image = view.grab().toImage()
     below = viewport.mapTo(view, viewport.rect().bottomLeft() + QPoint(viewport.width() // 2, -1))
     assert image.pixelColor(below) == background  # under the last row: the table's background
+
+    dark = STYLE.with_name("livefill-dark.qss").read_text(encoding="utf-8")
+    view.setStyleSheet(dark)  # the theme changes: the background follows the style sheet
+    qtbot.wait(20)
+    assert viewport.testAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+    assert view.grab().toImage().pixelColor(below) == QColor("#0d1117")  # QTableView#fieldTable's, dark
