@@ -16,6 +16,7 @@ from widgets.table_model import FormTableModel
 from widgets.value_tips import watch
 
 MAX_VISIBLE_ROWS = 8
+TEXT_MIN_WIDTH = 72  # px: no column narrower (a narrow table scrolls sideways instead)
 
 
 class FieldTable(QTableView):
@@ -57,6 +58,9 @@ class TableField(FieldWidget):
         # widgets.value_tips) rather than being cut at both ends ("nensions · Width")
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap)
         header.setTextElideMode(Qt.TextElideMode.ElideNone)  # eliding first would leave nothing to wrap
+        # No column narrower than a short value ("SKU-1000…", "4999.00 ✓"): in a narrow compare lane
+        # the text columns were squeezed to a sliver (their values unreadable); now the table scrolls.
+        header.setMinimumSectionSize(TEXT_MIN_WIDTH)
         watch(view.viewport())  # a cell or a title cut short: whole in its tooltip
         watch(header.viewport())
         view.setTextElideMode(Qt.TextElideMode.ElideRight)
@@ -68,7 +72,7 @@ class TableField(FieldWidget):
                 # as wide as the label's longest word (the title wraps), at most 110 px: a long
                 # label ("Dimensions · Width") must not squeeze the text columns (sku, name) to nothing
                 word = max((header.fontMetrics().horizontalAdvance(w) for w in spec.label.split()), default=0)
-                header.resizeSection(column, min(110, max(70, word + 24)))
+                header.resizeSection(column, min(110, max(TEXT_MIN_WIDTH, word + 24)))
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         view.setWordWrap(False)
         self.model.cell_visible = self._cell_visible
@@ -81,6 +85,7 @@ class TableField(FieldWidget):
         self._follow_timer.timeout.connect(self._scroll_to_newest)
         self.model.rowsInserted.connect(self._follow)
         self.model.modelReset.connect(self._fit)
+        view.horizontalScrollBar().rangeChanged.connect(self._fit_sideways)
         self.view = view
         return view
 
@@ -157,11 +162,17 @@ class TableField(FieldWidget):
         last = view.rowAt(view.viewport().height() - 1)
         return (max(first, 0), rows - 1 if last < 0 else last)
 
+    def _fit_sideways(self, _minimum: int, _maximum: int) -> None:
+        self._fit()  # the sideways scroll bar came or went
+
     def _fit(self) -> None:
         view = self.view
         rows = min(max(self.model.rowCount(), 1), MAX_VISIBLE_ROWS)
         header = view.horizontalHeader()
         header.setMinimumHeight(self._header_height())
         height = max(header.minimumHeight(), header.sizeHint().height()) + rows * view.verticalHeader().defaultSectionSize() + 2 * view.frameWidth() + 2
+        bar = view.horizontalScrollBar()
+        if bar.maximum() > bar.minimum():  # wider than the table (a narrow lane): room for its scroll bar, whole rows above it
+            height += bar.sizeHint().height()
         if view.height() != height:
             view.setFixedHeight(height)

@@ -195,6 +195,25 @@ def test_catalog_table_keeps_its_text_columns_readable(qtbot):
     assert header.sectionSize(sku) >= 60, f"sku column squeezed to {header.sectionSize(sku)} px"
 
 
+
+def test_a_narrow_table_keeps_its_text_columns_readable_and_scrolls_sideways(qtbot):
+    # In a compare lane the catalog table is ~500 px wide: the fixed columns took 422 px and the
+    # text columns (sku, name, tags) were squeezed to 26 px slivers that showed no value. No column
+    # goes under 72 px now; the table scrolls sideways, made taller by its scroll bar so that its
+    # rows stay whole.
+    form, view = shown_catalog(qtbot, 540, 700)
+    form.begin_run()
+    form.apply_many([(f"/items/{i}/sku", S.PROVISIONAL, f"SKU-{i}") for i in range(3)])
+    view.signals.flush()
+    table = view.field("/items").view
+    qtbot.waitUntil(lambda: table.model().rowCount() == 3)
+    header = table.horizontalHeader()
+    labels = [table.model().headerData(c, Qt.Orientation.Horizontal) for c in range(header.count())]
+    assert min(header.sectionSize(c) for c in range(header.count())) >= 72, dict(zip(labels, map(header.sectionSize, range(header.count()))))
+    bar = table.horizontalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)  # wider than the table: it scrolls sideways
+    qtbot.waitUntil(lambda: table.viewport().height() >= 3 * 24)  # three whole rows above the bar
+
 def test_a_table_cell_clipped_by_a_short_form_view_is_not_visible_for_byte_to_pixel(qtbot):
     # A short compare lane: the table's own viewport holds row 7, but the lane's visible part ends
     # above it; that cell will not be painted until the lane scrolls, so it is not on screen.

@@ -65,6 +65,7 @@ def test_a_cut_column_title_shows_the_whole_title(catalog, qtbot):  # noqa: ANN0
     table = view.findChild(QTableView)
     header = table.horizontalHeader()
     titles = [str(table.model().headerData(s, Qt.Orientation.Horizontal) or "") for s in range(header.count())]
+    header.setMinimumSectionSize(10)  # (a field table keeps 72 px; a long title can still be cut)
     header.resizeSection(0, 24)  # far too narrow for its title
     QApplication.processEvents()
     pos = QPoint(header.sectionViewportPosition(0) + 4, header.height() // 2)
@@ -109,6 +110,7 @@ def test_widgets_made_after_the_filter_are_watched_at_once(catalog, qtbot):  # n
     _form, later = shown_catalog(qtbot, 420, 700)
     table = later.findChild(QTableView)
     header = table.horizontalHeader()
+    header.setMinimumSectionSize(10)
     header.resizeSection(0, 24)
     QApplication.processEvents()
     pos = QPoint(header.sectionViewportPosition(0) + 4, header.height() // 2)
