@@ -125,10 +125,21 @@ class TableField(FieldWidget):
         last = self.model.rowCount() - 1
         if last < 0:
             return
-        self.view.scrollTo(self.model.index(last, 0), QAbstractItemView.ScrollHint.EnsureVisible)
+        self.view.scrollTo(self.model.index(last, self._first_whole_column()), QAbstractItemView.ScrollHint.EnsureVisible)
         area = self._scroll_area()
         if area is not None and last >= MAX_VISIBLE_ROWS and self.form.running:
             area.ensureWidgetVisible(self.view, 0, 0)  # a long table, in a short lane: the table itself too
+
+    def _first_whole_column(self) -> int:
+        """The leftmost column wholly in view: following the newest row with it keeps a table the
+        user scrolled sideways where it is (column 0 would snap it back)."""
+        view = self.view
+        column = view.columnAt(0)
+        if column < 0:
+            return 0
+        if view.columnViewportPosition(column) < 0 and column + 1 < self.model.columnCount():
+            column += 1  # cut on the left
+        return column
 
     def _scroll_area(self) -> QScrollArea | None:
         widget = self.parentWidget()

@@ -214,6 +214,30 @@ def test_a_narrow_table_keeps_its_text_columns_readable_and_scrolls_sideways(qtb
     qtbot.waitUntil(lambda: bar.maximum() > 0)  # wider than the table: it scrolls sideways
     qtbot.waitUntil(lambda: table.viewport().height() >= 3 * 24)  # three whole rows above the bar
 
+
+def test_following_the_newest_row_keeps_the_sideways_scroll(qtbot):
+    # A narrow table the user has scrolled sideways (to watch the dimensions) stays there while it
+    # follows the row being written: each new row used to snap it back to the first column.
+    form, view = shown_catalog(qtbot, 540, 700)
+    form.begin_run()
+    table = view.field("/items")
+
+    def write_row(i: int) -> None:
+        form.apply_many([(f"/items/{i}/sku", S.PROVISIONAL, f"A-{i}")])
+        view.signals.flush()
+
+    for i in range(10):
+        write_row(i)
+        qtbot.wait(5)
+    bar = table.view.horizontalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and table.model.rowCount() == 10)
+    bar.setValue(bar.maximum())  # the user looks at the right-hand columns
+    for i in range(10, 13):
+        write_row(i)
+        qtbot.wait(30)  # the view follows each new row
+    assert table.view.rowAt(table.view.viewport().height() - 1) == 12  # it followed the newest row
+    assert bar.value() == bar.maximum()  # and stayed where the user put it sideways
+
 def test_a_table_cell_clipped_by_a_short_form_view_is_not_visible_for_byte_to_pixel(qtbot):
     # A short compare lane: the table's own viewport holds row 7, but the lane's visible part ends
     # above it; that cell will not be painted until the lane scrolls, so it is not on screen.
