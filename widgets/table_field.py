@@ -16,7 +16,7 @@ from widgets.table_model import FormTableModel
 from widgets.value_tips import watch
 
 MAX_VISIBLE_ROWS = 8
-TEXT_MIN_WIDTH = 72  # px: no column narrower (a narrow table scrolls sideways instead)
+MIN_COLUMN_WIDTH = 72  # px: no column narrower (a narrow table scrolls sideways instead)
 
 
 class FieldTable(QTableView):
@@ -60,7 +60,7 @@ class TableField(FieldWidget):
         header.setTextElideMode(Qt.TextElideMode.ElideNone)  # eliding first would leave nothing to wrap
         # No column narrower than a short value ("SKU-1000…", "4999.00 ✓"): in a narrow compare lane
         # the text columns were squeezed to a sliver (their values unreadable); now the table scrolls.
-        header.setMinimumSectionSize(TEXT_MIN_WIDTH)
+        header.setMinimumSectionSize(MIN_COLUMN_WIDTH)
         watch(view.viewport())  # a cell or a title cut short: whole in its tooltip
         watch(header.viewport())
         view.setTextElideMode(Qt.TextElideMode.ElideRight)
@@ -72,7 +72,7 @@ class TableField(FieldWidget):
                 # as wide as the label's longest word (the title wraps), at most 110 px: a long
                 # label ("Dimensions · Width") must not squeeze the text columns (sku, name) to nothing
                 word = max((header.fontMetrics().horizontalAdvance(w) for w in spec.label.split()), default=0)
-                header.resizeSection(column, min(110, max(TEXT_MIN_WIDTH, word + 24)))
+                header.resizeSection(column, min(110, max(MIN_COLUMN_WIDTH, word + 24)))
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         view.setWordWrap(False)
         self.model.cell_visible = self._cell_visible
