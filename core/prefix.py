@@ -313,9 +313,7 @@ def _provisional_number(text: str) -> int | float | None:
     if text.isdigit():
         return int(text)
     m = _number(text)
-    if m is None:
-        return None
-    return float(m.group()) if m.lastindex else int(m.group())
+    return None if m is None else _number_value(m)
 
 
 def _check_int_part(text: str, start: int) -> None:

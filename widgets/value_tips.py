@@ -86,8 +86,8 @@ class ValueTips(QObject):
         return True
 
 
-def _installed() -> ValueTips | None:
-    app = QApplication.instance()
+def _installed(app: QApplication | None = None) -> ValueTips | None:
+    app = app or QApplication.instance()
     return None if app is None else app.findChild(ValueTips, "valueTips")
 
 
@@ -106,7 +106,7 @@ def install_value_tips(app: QApplication | None = None) -> ValueTips | None:
     app = app or QApplication.instance()
     if app is None:
         return None
-    tips = app.findChild(ValueTips, "valueTips")
+    tips = _installed(app)
     if tips is None:
         tips = ValueTips(app)
         tips.setObjectName("valueTips")

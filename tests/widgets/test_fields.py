@@ -25,6 +25,12 @@ def view(qtbot):
     return view
 
 
+def write_row(form, view, i: int) -> None:  # noqa: ANN001
+    """A run writes row `i` of the catalog's items (its sku, still growing); the view hears at once."""
+    form.apply_many([(f"/items/{i}/sku", S.PROVISIONAL, f"A-{i}")])
+    view.signals.flush()
+
+
 def props(view, pointer):
     view.signals.flush()
     w = view.field(pointer)
@@ -221,19 +227,14 @@ def test_following_the_newest_row_keeps_the_sideways_scroll(qtbot):
     form, view = shown_catalog(qtbot, 540, 700)
     form.begin_run()
     table = view.field("/items")
-
-    def write_row(i: int) -> None:
-        form.apply_many([(f"/items/{i}/sku", S.PROVISIONAL, f"A-{i}")])
-        view.signals.flush()
-
     for i in range(10):
-        write_row(i)
+        write_row(form, view, i)
         qtbot.wait(5)
     bar = table.view.horizontalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0 and table.model.rowCount() == 10)
     bar.setValue(bar.maximum())  # the user looks at the right-hand columns
     for i in range(10, 13):
-        write_row(i)
+        write_row(form, view, i)
         qtbot.wait(30)  # the view follows each new row
     assert table.view.rowAt(table.view.viewport().height() - 1) == 12  # it followed the newest row
     assert bar.value() == bar.maximum()  # and stayed where the user put it sideways
@@ -347,18 +348,13 @@ def test_the_row_being_written_is_shown_at_once_while_the_table_follows_it(qtbot
     form.begin_run()
     table = view.field("/items")
     model = table.model
-
-    def write_row(i: int) -> None:
-        form.apply_many([(f"/items/{i}/sku", S.PROVISIONAL, f"A-{i}")])
-        view.signals.flush()
-
     for i in range(20):
-        write_row(i)
+        write_row(form, view, i)
         qtbot.wait(5)
     qtbot.waitUntil(lambda: model.rowCount() == 20, timeout=2000)
     qtbot.wait(50)  # the view has scrolled to the newest row
     assert table._follows_newest()  # noqa: SLF001
-    write_row(20)
+    write_row(form, view, 20)
     assert model.rowCount() == 21  # at once, not on the 500 ms timer
     assert model.cell(20, 0) == ("A-20…", "provisional")  # shown (with its "…") while still being written
 
