@@ -49,6 +49,10 @@ class FormTableModel(QAbstractTableModel):
         right = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         left = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self._align = [right if c.kind in _NUMERIC else left for c in self.columns]
+        # each column's pointer inside a row, and the containers above it there ("/dimensions" for
+        # "/dimensions/width_cm"): see _on_updated
+        self._pointers = [c.pointer for c in self.columns]
+        self._above = [frozenset(_inside_row(c.pointer)[:-1]) for c in self.columns]
         #: rows inserted as soon as they start; later ones every `insert_ms` (see _on_updated)
         self.eager_rows = 8
         self._insert_timer = QTimer(self)
@@ -183,6 +187,13 @@ class FormTableModel(QAbstractTableModel):
         if not running:
             self._insert_rows(self._count())
 
+    def _columns_of(self, inside: set[str]) -> list[int]:
+        """The columns whose cells a change to `inside` (pointers within one row) concerns: the
+        cell's own pointer, a container between it and the row ("/dimensions"), or a part of its
+        value (a tag of "/tags")."""
+        around = {above for changed in inside for above in _inside_row(changed)}
+        return [c for c, pointer in enumerate(self._pointers) if pointer in around or not inside.isdisjoint(self._above[c])]
+
     def _on_updated(self, pointers: set[str], reset: bool) -> None:
         if reset:
             self.armed.clear()
@@ -192,16 +203,22 @@ class FormTableModel(QAbstractTableModel):
             self.endResetModel()
             return
         prefix = self.pointer + "/"
-        rows: set[int] = set()
+        rows: dict[int, set[str] | None] = {}  # row -> what changed inside it (None: the row itself)
         touched = False
         for p in pointers:
             if p == self.pointer:
                 touched = True
             elif p.startswith(prefix):
                 touched = True
-                head = p[len(prefix):].split("/", 1)[0]
+                head, sep, rest = p[len(prefix):].partition("/")
                 if head.isdigit():
-                    rows.add(int(head))
+                    row = int(head)
+                    if not sep:
+                        rows[row] = None
+                    else:
+                        inside = rows.setdefault(row, set())
+                        if inside is not None:
+                            inside.add("/" + rest)
         if not touched:
             return
         count = self._count()
@@ -227,12 +244,13 @@ class FormTableModel(QAbstractTableModel):
         shown = self.shown_rows()
         first, last = shown if shown is not None else (0, self._rows - 1)
         for row in sorted(r for r in rows if r < self._rows):
+            columns = range(ncols) if rows[row] is None else self._columns_of(rows[row])
             if not first <= row <= last:
-                for col in range(ncols):
+                for col in columns:
                     self._cache.pop((row, col), None)
                 continue
             changed = []
-            for col in range(ncols):
+            for col in columns:
                 old = self._cache.pop((row, col), None)
                 new = self.cell(row, col)
                 if old != new:
@@ -241,3 +259,9 @@ class FormTableModel(QAbstractTableModel):
                         self.armed.add((row, col))
             if changed:
                 self.dataChanged.emit(self.index(row, changed[0]), self.index(row, changed[-1]))
+
+
+def _inside_row(pointer: str) -> list[str]:
+    """A column's pointer inside its row and every container above it there, outermost first."""
+    parts = pointer.split("/")[1:]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]

@@ -339,6 +339,45 @@ def test_a_settling_table_reads_again_only_the_rows_in_view_and_the_rest_when_sc
     assert model.cell(10, 0) == ("A-10", "settled")
 
 
+def test_a_growing_cell_is_read_again_alone_and_a_change_above_or_inside_a_cell_reaches_it(qtbot):
+    # Each update of a streaming table used to read every cell of the changed row from the form
+    # again (eight reads for one growing name); now only the cells the change concerns: the cell's
+    # own pointer, a container between it and its row, or a part of its value.
+    form, view = shown_catalog(qtbot)
+    form.begin_run()
+    item = {"sku": "A-0", "name": "La", "price": 1.0, "in_stock": True, "tags": ["oak"],
+            "dimensions": {"width_cm": 1, "height_cm": 2, "depth_cm": 3}}
+    form.apply_many([("/items", S.PROVISIONAL, [item]), ("/items/0", S.PROVISIONAL, item),
+                     ("/items/0/name", S.PROVISIONAL, "La"), ("/items/0/tags", S.PROVISIONAL, ["oak"]),
+                     ("/items/0/dimensions", S.PROVISIONAL, item["dimensions"])])
+    view.signals.flush()
+    model = view.field("/items").model
+    qtbot.waitUntil(lambda: model.rowCount() == 1)
+    columns = {model.columns[c].pointer: c for c in range(model.columnCount())}
+    for c in range(model.columnCount()):
+        model.cell(0, c)  # every cell shown once (cached)
+    reads: list[int] = []
+    real = model.cell
+
+    def counting(row, column):  # noqa: ANN001, ANN202
+        reads.append(column)
+        return real(row, column)
+
+    model.cell = counting
+    form.apply_many([("/items/0/name", S.PROVISIONAL, "Lamp")])
+    view.signals.flush()
+    assert reads == [columns["/name"]]
+    model.cell = real
+    assert model.cell(0, columns["/name"]) == ("Lamp…", "provisional")
+
+    form.apply_many([("/items/0/tags/1", S.PROVISIONAL, "li")])  # a part of the tags cell's value, alone
+    view.signals.flush()
+    assert model.cell(0, columns["/tags"])[0] == "oak, li"
+    form.apply_many([("/items/0/dimensions", S.PROVISIONAL, {"width_cm": 5, "height_cm": 6, "depth_cm": 7})])
+    view.signals.flush()  # the container above three cells, alone
+    assert [model.cell(0, columns[f"/dimensions/{d}_cm"])[0] for d in ("width", "height", "depth")] == ["5", "6", "7"]
+
+
 def test_the_row_being_written_is_shown_at_once_while_the_table_follows_it(qtbot):
     # Rows past the table's height used to be inserted twice a second: the row being written
     # then appeared late, its values already settled. While the view follows the newest row, a
