@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QScrollArea, QTableView, QWidget
 
@@ -17,18 +18,35 @@ from widgets.value_tips import watch
 
 MAX_VISIBLE_ROWS = 8
 MIN_COLUMN_WIDTH = 72  # px: no column narrower (a narrow table scrolls sideways instead)
+_CHANGES_KEPT = 64  # changed cells remembered between two layouts (more: the layout repaints all)
 
 
 class FieldTable(QTableView):
-    """The table of a table field. Its viewport is opaque: a cell that changes repaints that cell
-    alone. Under a style sheet Qt's viewport is not (the style sheet turns its background fill
-    off), so each cell update also repainted, behind it, the table's frame, the field, the form
-    and the form's scroll area: four paints more per cell while the catalog streams. The viewport
-    paints its own background (the colour the style sheet gives it) under the cells instead."""
+    """The table of a table field, repainting as little as it can while rows stream in.
+
+    Its viewport is opaque: a cell that changes repaints that cell alone. Under a style sheet
+    Qt's viewport is not (the style sheet turns its background fill off), so each cell update
+    also repainted, behind it, the table's frame, the field, the form and the form's scroll area.
+    The viewport paints its own background (the colour the style sheet gives it) under the cells.
+
+    A row added at the end does not repaint the rows already shown. Qt lays the view out again
+    after every row insertion and then repaints the whole viewport (every visible cell: 60-80
+    cells for one new row while a run is followed). Here that layout, when the only change since
+    the last one is rows added at the end (`_appended`), keeps what is on screen: it moves the
+    pixels by as much as the layout moved the rows (the view's offset may change with the scroll
+    range) and repaints from the first new row down. Anything else, or a layout that resized the
+    viewport, moved it sideways or scrolled it itself, repaints the whole viewport as Qt does.
+    """
 
     def __init__(self) -> None:
         super().__init__()
         self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)  # kept through a repolish
+        self._appended: int | None = None  # the first row added at the end since the last layout
+        self._changed = False  # ... or any other change of rows since then (a whole repaint)
+        self._scrolled = False  # the view scrolled during a layout
+        # cells changed since the last layout: Qt does not repaint a changed cell while a layout
+        # is pending (that layout's whole repaint will), so a layout that repaints less must
+        self._data_changed: list[tuple[int, int, int, int]] | None = []
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
         viewport = self.viewport()
@@ -36,6 +54,61 @@ class FieldTable(QTableView):
         painter.fillRect(event.rect(), viewport.palette().brush(viewport.backgroundRole()))
         painter.end()
         super().paintEvent(event)
+
+    def rowsInserted(self, parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:  # noqa: N802
+        super().rowsInserted(parent, first, last)
+        model = self.model()
+        if model is not None and not parent.isValid() and last == model.rowCount() - 1:
+            self._appended = first if self._appended is None else min(first, self._appended)
+        else:
+            self._changed = True
+
+    def rowsAboutToBeRemoved(self, parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:  # noqa: N802
+        self._changed = True
+        super().rowsAboutToBeRemoved(parent, first, last)
+
+    def reset(self) -> None:
+        self._changed = True
+        super().reset()
+
+    def dataChanged(self, top_left: QModelIndex | QPersistentModelIndex, bottom_right: QModelIndex | QPersistentModelIndex,  # noqa: N802
+                    roles: Sequence[int] = ()) -> None:
+        super().dataChanged(top_left, bottom_right, roles)
+        changed = self._data_changed
+        if changed is not None:
+            if len(changed) < _CHANGES_KEPT:
+                changed.append((top_left.row(), top_left.column(), bottom_right.row(), bottom_right.column()))
+            else:
+                self._data_changed = None  # too many to repaint one by one: the next layout repaints all
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802 - Qt override
+        self._scrolled = True
+        super().scrollContentsBy(dx, dy)
+
+    def doItemsLayout(self) -> None:  # noqa: N802 - Qt override
+        first, changed, cells = self._appended, self._changed, self._data_changed
+        self._appended, self._changed, self._data_changed = None, False, []
+        if first is None or changed or cells is None:
+            super().doItemsLayout()
+            return
+        viewport = self.viewport()
+        rows, columns = self.verticalHeader(), self.horizontalHeader()
+        size, top, left = viewport.size(), rows.offset(), columns.offset()
+        self._scrolled = False
+        self.updateGeometries()
+        if self._scrolled or viewport.size() != size or columns.offset() != left:
+            viewport.update()
+            return
+        if rows.offset() != top:
+            viewport.scroll(0, top - rows.offset())  # copies what is shown; exposes the rest
+        y = self.rowViewportPosition(first)
+        if y < viewport.height():
+            viewport.update(QRect(0, max(0, y), viewport.width(), viewport.height() - max(0, y)))
+        model = self.model()
+        for top_row, left, bottom_row, right in cells:  # where they are now
+            rect = self.visualRect(model.index(top_row, left)) | self.visualRect(model.index(bottom_row, right))
+            if rect.intersects(viewport.rect()):
+                viewport.update(rect)
 
 
 class TableField(FieldWidget):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
+from PySide6.QtGui import QColor, QRegion
+from PySide6.QtWidgets import QApplication, QWidget
 
 from core.form import FieldState, FormModel
 from core.schemas import SCHEMAS
@@ -238,6 +238,86 @@ def test_following_the_newest_row_keeps_the_sideways_scroll(qtbot):
         qtbot.wait(30)  # the view follows each new row
     assert table.view.rowAt(table.view.viewport().height() - 1) == 12  # it followed the newest row
     assert bar.value() == bar.maximum()  # and stayed where the user put it sideways
+
+
+class _PaintedRegion(QObject):
+    """Collects what a widget is asked to repaint."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.region = QRegion()
+        widget.installEventFilter(self)
+
+    def eventFilter(self, _watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Paint:
+            self.region += event.region()
+        return False
+
+
+def _on_screen_is_drawn_afresh(view: QWidget, part: QWidget) -> bool:
+    """What the window shows of `part` (its backing store) is what drawing the window afresh gives.
+    (Only `part`: elsewhere Qt itself may leave a pixel of a frame's corner as it was.)"""
+    shown = QApplication.primaryScreen().grabWindow(view.winId()).toImage()
+    fresh = view.grab().toImage().convertToFormat(shown.format())
+    area = QRect(part.mapTo(view, QPoint(0, 0)), part.size())
+    return shown.copy(area) == fresh.copy(area)
+
+
+def _following_table(qtbot, rows: int, width: int = 900):  # noqa: ANN001, ANN202
+    form, view = shown_catalog(qtbot, width, 700)
+    form.begin_run()
+    table = view.field("/items")
+    for i in range(rows):
+        write_row(form, view, i)
+        qtbot.wait(5)
+    qtbot.waitUntil(lambda: table.model.rowCount() == rows)
+    qtbot.wait(50)  # the view has followed the newest row
+    return form, view, table
+
+
+def test_a_row_added_to_a_followed_table_repaints_that_row_not_the_rows_already_shown(qtbot):
+    # Qt repaints the whole viewport after each row insertion: every visible cell (60-80 in the
+    # catalog) for one new row, several times a second while a run is followed. The rows already
+    # shown are moved on screen instead, and only the new row is drawn.
+    form, view, table = _following_table(qtbot, 12)
+    viewport = table.view.viewport()
+    assert table.view.rowAt(0) > 0  # full: it has scrolled
+    painted = _PaintedRegion(viewport)
+    write_row(form, view, 12)
+    qtbot.waitUntil(lambda: table.view.rowAt(viewport.height() - 1) == 12)
+    qtbot.wait(30)
+    row_height = table.view.rowHeight(12)
+    box = painted.region.boundingRect()
+    assert not box.isEmpty() and box.height() <= 2 * row_height + 2, (box, viewport.rect())
+    assert _on_screen_is_drawn_afresh(view, table.view.viewport())
+
+
+@pytest.mark.parametrize("case", ["following", "a burst", "growing", "scrolled up", "sideways", "new run"])
+def test_a_table_whose_rows_stream_in_shows_what_drawing_it_afresh_shows(qtbot, case):
+    # Moving the rows already shown instead of drawing them again must never leave a stale or
+    # misplaced pixel: after rows arrive in every way a run brings them, the window shows exactly
+    # what a fresh drawing of the form gives.
+    form, view, table = _following_table(qtbot, 3 if case == "growing" else 10, 540 if case == "sideways" else 900)
+    if case == "scrolled up":
+        table.view.verticalScrollBar().setValue(0)
+    if case == "sideways":
+        bar = table.view.horizontalScrollBar()
+        bar.setValue(bar.maximum() // 2)
+    if case == "new run":  # the last run's rows go (the model is reset), a new one writes
+        form.restore()
+        form.begin_run()
+    for i in range(table.model.rowCount() if case != "new run" else 0, 14):
+        if case == "a burst":
+            form.apply_many([(f"/items/{i}/sku", S.PROVISIONAL, f"A-{i}"), (f"/items/{i + 1}/sku", S.PROVISIONAL, "B")])
+            view.signals.flush()
+        else:
+            write_row(form, view, i)
+        form.apply_many([(f"/items/{i}/sku", S.SETTLED, f"A-{i}")])
+        view.signals.flush()
+        qtbot.wait(8)
+    qtbot.wait(60)
+    assert _on_screen_is_drawn_afresh(view, table.view.viewport())
+
 
 def test_a_table_cell_clipped_by_a_short_form_view_is_not_visible_for_byte_to_pixel(qtbot):
     # A short compare lane: the table's own viewport holds row 7, but the lane's visible part ends
