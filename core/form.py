@@ -118,6 +118,17 @@ def get_at(doc: Any, pointer: str) -> Any:
     return node
 
 
+def _same_json(a: Any, b: Any) -> bool:
+    """`a` and `b` are the same JSON, types included (1, 1.0 and true are three values; == would
+    call them equal). False when either is missing or not JSON."""
+    if a is MISSING or b is MISSING:
+        return False
+    try:
+        return json.dumps(a, ensure_ascii=False) == json.dumps(b, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return False
+
+
 def _walk(value: Any, pointer: str) -> Iterable[str]:
     """Every pointer inside `value` (rooted at `pointer`), the value's own pointer first."""
     stack = [(pointer, value)]
@@ -463,15 +474,20 @@ class FormModel:
             else:
                 container = isinstance(value, (dict, list))
                 previous = get_at(draft.doc, pointer) if container else MISSING
-                if pointer == "":
+                # A container that settles with exactly what its children settled with (the usual
+                # end of an object or array: its closing bracket) keeps the draft's copy, and only
+                # what changes state is reported: at the end of a run that is the document's
+                # closing bracket over a hundred rows, not the 1,400 values under it again.
+                same = state is FieldState.SETTLED and container and bool(value) and _same_json(previous, value)
+                if not same and pointer == "":
                     draft.doc = copy.deepcopy(value) if container else value
-                else:
+                elif not same:
                     _set(draft.doc, pointer, copy.deepcopy(value) if container else value, self)
                 if state is FieldState.SETTLED and container and value:
                     # a container settles after its children arrived: mark them all settled. States
                     # under it are dropped first only when its content was replaced, not settled.
                     stale = previous is not MISSING and previous != value
-                    changed |= self._mark_tree(draft, pointer, value, state, drop_stale=stale)
+                    changed |= self._mark_tree(draft, pointer, value, state, drop_stale=stale, only_changed=same)
                 else:
                     draft.states[pointer] = _Entry(state, reason)
                     changed.add(pointer)
@@ -517,16 +533,22 @@ class FormModel:
 
     def _mark_tree(
         self, layer: _Layer, pointer: str, value: Any, state: FieldState, *, drop_stale: bool = True,
-        origin: Origin = Origin.EXTRACTED,
+        origin: Origin = Origin.EXTRACTED, only_changed: bool = False,
     ) -> set[str]:
+        """Give `value` and everything inside it `state`; the pointers this changes (all of them,
+        or with `only_changed` -- the values are the ones shown already -- those whose state does)."""
         changed: set[str] = set()
         if drop_stale:
             prefix = pointer + "/"
             for p in [p for p in layer.states if p.startswith(prefix)]:
                 del layer.states[p]
                 changed.add(p)
+        entry = _Entry(state, None, origin)
+        states = layer.states
         for p in _walk(value, pointer):
-            layer.states[p] = _Entry(state, None, origin)
+            if only_changed and states.get(p) == entry:
+                continue
+            states[p] = entry
             changed.add(p)
         return changed
 
