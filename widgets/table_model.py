@@ -11,7 +11,7 @@ What the view tells it: which rows it shows (`shown_rows`: a change to another r
 that row's cells) and whether it follows the newest row (`follows_newest`: then a new row is
 inserted at once, so the row being written is seen as it streams; rows past the first
 `eager_rows` that would land below the view are inserted every `INSERT_MS`, each insertion
-repainting the whole view).
+laying the view out again).
 """
 
 from __future__ import annotations
@@ -231,7 +231,7 @@ class FormTableModel(QAbstractTableModel):
         if count > self._rows:
             if self._rows >= self.eager_rows and self.form.running and not self.follows_newest():
                 # rows below the visible ones: insert a few times a second, not every frame
-                # (each insertion repaints the whole view); the row being written, when the view
+                # (each insertion lays the view out again); the row being written, when the view
                 # follows it, is inserted at once (else its values would appear settled, late)
                 if not self._insert_timer.isActive():
                     self._insert_timer.start()
