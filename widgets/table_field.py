@@ -44,8 +44,8 @@ class FieldTable(QTableView):
         self._appended: int | None = None  # the first row added at the end since the last layout
         self._changed = False  # ... or any other change of rows since then (a whole repaint)
         self._scrolled = False  # the view scrolled during a layout
-        # cells changed since the last layout: Qt does not repaint a changed cell while a layout
-        # is pending (that layout's whole repaint will), so a layout that repaints less must
+        # cells changed while that layout is pending: Qt does not repaint a changed cell then (the
+        # layout's whole repaint will), so a layout that repaints less must (None: too many)
         self._data_changed: list[tuple[int, int, int, int]] | None = []
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
@@ -75,7 +75,7 @@ class FieldTable(QTableView):
                     roles: Sequence[int] = ()) -> None:
         super().dataChanged(top_left, bottom_right, roles)
         changed = self._data_changed
-        if changed is not None:
+        if changed is not None and self._appended is not None:  # a layout is pending (at most a loop turn)
             if len(changed) < _CHANGES_KEPT:
                 changed.append((top_left.row(), top_left.column(), bottom_right.row(), bottom_right.column()))
             else:
