@@ -34,8 +34,10 @@ class FieldTable(QTableView):
     cells for one new row while a run is followed). Here that layout, when the only change since
     the last one is rows added at the end (`_appended`), keeps what is on screen: it moves the
     pixels by as much as the layout moved the rows (the view's offset may change with the scroll
-    range) and repaints from the first new row down. Anything else, or a layout that resized the
-    viewport, moved it sideways or scrolled it itself, repaints the whole viewport as Qt does.
+    range) and repaints from the first new row down, and the cells that changed while it was
+    pending (Qt repaints none of those: it counts on the whole repaint). Anything else, or a layout
+    that resized the viewport, moved it sideways or scrolled it itself, repaints the whole viewport
+    as Qt does.
     """
 
     def __init__(self) -> None:
