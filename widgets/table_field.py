@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer
+from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QScrollArea, QTableView, QWidget
 
@@ -33,18 +33,20 @@ class FieldTable(QTableView):
     after every row insertion and then repaints the whole viewport (every visible cell: 60-80
     cells for one new row while a run is followed). Here that layout, when the only change since
     the last one is rows added at the end (`_appended`), keeps what is on screen: it moves the
-    pixels by as much as the layout moved the rows (the view's offset may change with the scroll
-    range) and repaints from the first new row down, and the cells that changed while it was
-    pending (Qt repaints none of those: it counts on the whole repaint). Anything else, or a layout
-    that resized the viewport, moved it sideways or scrolled it itself, repaints the whole viewport
-    as Qt does.
+    pixels (not the cell editors, which the layout has placed) by as much as the rows moved since
+    they were drawn (the view's offset may change with the scroll range, there or in between) and
+    repaints from the first new row down, and the cells that changed while it was pending (Qt
+    repaints none of those: it counts on the whole repaint). Anything else (a reset, a removal, a
+    model's layout or columns changing, a font or style change), or a layout that resized the
+    viewport, moved it sideways or scrolled it itself, repaints the whole viewport as Qt does.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)  # kept through a repolish
         self._appended: int | None = None  # the first row added at the end since the last layout
-        self._changed = False  # ... or any other change of rows since then (a whole repaint)
+        self._changed = False  # ... or any other change of rows or columns since then (a whole repaint)
+        self._shown_at = (0, 0)  # the offsets what is on screen was drawn at, while a row is appended
         self._scrolled = False  # the view scrolled during a layout
         # cells changed while that layout is pending: Qt does not repaint a changed cell then (the
         # layout's whole repaint will), so a layout that repaints less must (None: too many)
@@ -57,13 +59,33 @@ class FieldTable(QTableView):
         painter.end()
         super().paintEvent(event)
 
+    def setModel(self, model: QAbstractItemModel | None) -> None:  # noqa: N802 - Qt override
+        super().setModel(model)
+        if model is not None:  # changes that lay the view out again, not by appending rows
+            for signal in (model.layoutChanged, model.rowsMoved, model.columnsInserted, model.columnsRemoved, model.columnsMoved):
+                signal.connect(self._lay_out_all)
+
+    def _lay_out_all(self, *_args: Any) -> None:
+        self._changed = True
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._changed = True
+        super().changeEvent(event)
+
     def rowsInserted(self, parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:  # noqa: N802
-        super().rowsInserted(parent, first, last)
+        # noted before Qt's own handling, which lays the view out at once when a cell editor is open
         model = self.model()
         if model is not None and not parent.isValid() and last == model.rowCount() - 1:
+            if self._appended is None:
+                self._shown_at = self._offsets()
             self._appended = first if self._appended is None else min(first, self._appended)
         else:
             self._changed = True
+        super().rowsInserted(parent, first, last)
+
+    def _offsets(self) -> tuple[int, int]:
+        return self.verticalHeader().offset(), self.horizontalHeader().offset()
 
     def rowsAboutToBeRemoved(self, parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:  # noqa: N802
         self._changed = True
@@ -85,7 +107,9 @@ class FieldTable(QTableView):
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802 - Qt override
         self._scrolled = True
-        super().scrollContentsBy(dx, dy)
+        super().scrollContentsBy(dx, dy)  # moves what is shown with the rows
+        if self._appended is not None:
+            self._shown_at = self._offsets()
 
     def doItemsLayout(self) -> None:  # noqa: N802 - Qt override
         first, changed, cells = self._appended, self._changed, self._data_changed
@@ -94,15 +118,15 @@ class FieldTable(QTableView):
             super().doItemsLayout()
             return
         viewport = self.viewport()
-        rows, columns = self.verticalHeader(), self.horizontalHeader()
-        size, top, left = viewport.size(), rows.offset(), columns.offset()
+        size, (top, left) = viewport.size(), self._shown_at
         self._scrolled = False
-        self.updateGeometries()
-        if self._scrolled or viewport.size() != size or columns.offset() != left:
+        self.updateGeometries()  # also moves the cell editors to their rows' new places
+        offset, sideways = self._offsets()
+        if self._scrolled or viewport.size() != size or sideways != left:
             viewport.update()
             return
-        if rows.offset() != top:
-            viewport.scroll(0, top - rows.offset())  # copies what is shown; exposes the rest
+        if offset != top:  # the pixels shown follow the rows; the editors, placed already, stay
+            viewport.scroll(0, top - offset, viewport.rect())
         y = self.rowViewportPosition(first)
         if y < viewport.height():
             viewport.update(QRect(0, max(0, y), viewport.width(), viewport.height() - max(0, y)))

@@ -319,6 +319,29 @@ def test_a_table_whose_rows_stream_in_shows_what_drawing_it_afresh_shows(qtbot, 
     assert _on_screen_is_drawn_afresh(view, table.view.viewport())
 
 
+def test_a_cell_editor_stays_on_its_cell_when_a_row_is_added_below(qtbot):
+    # Moving the pixels shown must not move the cell editors again: the layout has placed them.
+    form, view = shown_catalog(qtbot, 900, 700)
+    form.load({"items": [{"sku": f"A-{i}"} for i in range(12)]})
+    view.signals.flush()
+    table = view.field("/items")
+    qtbot.waitUntil(lambda: table.model.rowCount() == 12)
+    table.view.scrollToBottom()
+    qtbot.wait(30)
+    index = table.model.index(11, 0)
+    table.view.openPersistentEditor(index)
+    editor = table.view.indexWidget(index)
+    assert editor is not None
+    top = table.view.verticalHeader().offset()
+    form.set_value("/items/12/sku", "A-12")  # a row added at the end, the editor open above it
+    view.signals.flush()
+    qtbot.waitUntil(lambda: table.model.rowCount() == 13)
+    qtbot.wait(30)
+    assert table.view.verticalHeader().offset() != top  # the rows moved on screen (the case at stake)
+    assert editor.geometry() == table.view.visualRect(index)
+    assert _on_screen_is_drawn_afresh(view, table.view.viewport())
+
+
 def test_a_table_cell_clipped_by_a_short_form_view_is_not_visible_for_byte_to_pixel(qtbot):
     # A short compare lane: the table's own viewport holds row 7, but the lane's visible part ends
     # above it; that cell will not be painted until the lane scrolls, so it is not on screen.
