@@ -206,8 +206,10 @@ class FormTableModel(QAbstractTableModel):
         rows: dict[int, set[str] | None] = {}  # row -> what changed inside it (None: the row itself)
         touched = False
         for p in pointers:
-            if p == self.pointer:
+            if p == self.pointer or prefix.startswith(p + "/"):
+                # the array itself or a container above it: written whole, any row may have changed
                 touched = True
+                rows.update(dict.fromkeys(range(self._rows)))
             elif p.startswith(prefix):
                 touched = True
                 head, sep, rest = p[len(prefix):].partition("/")

@@ -481,6 +481,24 @@ def test_a_growing_cell_is_read_again_alone_and_a_change_above_or_inside_a_cell_
     assert [model.cell(0, columns[f"/dimensions/{d}_cm"])[0] for d in ("width", "height", "depth")] == ["5", "6", "7"]
 
 
+def test_an_array_written_whole_shows_its_new_cells(qtbot):
+    # A write of the whole array (or of a container above it) reports only that pointer: every row's
+    # cells are read again, not kept from before.
+    form, view = shown_catalog(qtbot)
+    form.begin_run()
+    form.apply_many([("", S.PROVISIONAL, {}), ("/items", S.PROVISIONAL, [{"sku": "A"}, {"sku": "B"}])])
+    view.signals.flush()
+    model = view.field("/items").model
+    qtbot.waitUntil(lambda: model.rowCount() == 2)
+    assert model.cell(1, 0)[0] == "B"
+    form.apply_many([("/items", S.PROVISIONAL, [{"sku": "A"}, {"sku": "C"}])])
+    view.signals.flush()
+    assert model.cell(1, 0)[0] == "C"
+    form.apply_many([("", S.PROVISIONAL, {"items": [{"sku": "A"}, {"sku": "D"}]})])
+    view.signals.flush()
+    assert model.cell(1, 0)[0] == "D"
+
+
 def test_the_row_being_written_is_shown_at_once_while_the_table_follows_it(qtbot):
     # Rows past the table's height used to be inserted twice a second: the row being written
     # then appeared late, its values already settled. While the view follows the newest row, a
