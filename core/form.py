@@ -479,14 +479,16 @@ class FormModel:
                 # what changes state is reported: at the end of a run that is the document's
                 # closing bracket over a hundred rows, not the 1,400 values under it again.
                 same = state is FieldState.SETTLED and container and bool(value) and _same_json(previous, value)
-                if not same and pointer == "":
-                    draft.doc = copy.deepcopy(value) if container else value
-                elif not same:
-                    _set(draft.doc, pointer, copy.deepcopy(value) if container else value, self)
+                if not same:
+                    copied = copy.deepcopy(value) if container else value
+                    if pointer == "":
+                        draft.doc = copied
+                    else:
+                        _set(draft.doc, pointer, copied, self)
                 if state is FieldState.SETTLED and container and value:
                     # a container settles after its children arrived: mark them all settled. States
                     # under it are dropped first only when its content was replaced, not settled.
-                    stale = previous is not MISSING and previous != value
+                    stale = not same and previous is not MISSING and previous != value
                     changed |= self._mark_tree(draft, pointer, value, state, drop_stale=stale, only_changed=same)
                 else:
                     draft.states[pointer] = _Entry(state, reason)

@@ -18,7 +18,7 @@ from widgets.value_tips import watch
 
 MAX_VISIBLE_ROWS = 8
 MIN_COLUMN_WIDTH = 72  # px: no column narrower (a narrow table scrolls sideways instead)
-_CHANGES_KEPT = 64  # changed cells remembered between two layouts (more: the layout repaints all)
+_CHANGES_KEPT = 64  # changed cells remembered while a row-append layout is pending (more: it repaints all)
 
 
 class FieldTable(QTableView):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QRegion
@@ -29,6 +31,23 @@ def write_row(form, view, i: int) -> None:  # noqa: ANN001
     """A run writes row `i` of the catalog's items (its sku, still growing); the view hears at once."""
     form.apply_many([(f"/items/{i}/sku", S.PROVISIONAL, f"A-{i}")])
     view.signals.flush()
+
+
+@contextmanager
+def cell_reads(model):  # noqa: ANN001, ANN201
+    """The (row, column) of every cell the table model reads from the form inside the block."""
+    reads: list[tuple[int, int]] = []
+    real = model.cell
+
+    def counting(row, column):  # noqa: ANN001, ANN202
+        reads.append((row, column))
+        return real(row, column)
+
+    model.cell = counting
+    try:
+        yield reads
+    finally:
+        model.cell = real
 
 
 def props(view, pointer):
@@ -424,18 +443,11 @@ def test_a_settling_table_reads_again_only_the_rows_in_view_and_the_rest_when_sc
     assert model.cell(10, 0)[1] != "settled"
     first, last = table._shown_rows()  # noqa: SLF001
     assert 0 < last - first < 20 and first > 10  # the table follows the newest rows
-    reads: list[int] = []
-    real = model.cell
-
-    def counting(row, column):  # noqa: ANN001, ANN202
-        reads.append(row)
-        return real(row, column)
-
-    model.cell = counting
-    form.apply_many([("/items", S.SETTLED, items)])  # the array's closing bracket: every row settles
-    view.signals.flush()
-    assert reads and min(reads) >= first and max(reads) <= last  # only the rows in view were read again
-    model.cell = real
+    with cell_reads(model) as reads:
+        form.apply_many([("/items", S.SETTLED, items)])  # the array's closing bracket: every row settles
+        view.signals.flush()
+    rows = [row for row, _column in reads]
+    assert rows and min(rows) >= first and max(rows) <= last  # only the rows in view were read again
     table.view.scrollToTop()
     qtbot.wait(30)
     assert model.cell(0, 0) == ("A-0", "settled")  # a row out of view shows its new state
@@ -459,18 +471,10 @@ def test_a_growing_cell_is_read_again_alone_and_a_change_above_or_inside_a_cell_
     columns = {model.columns[c].pointer: c for c in range(model.columnCount())}
     for c in range(model.columnCount()):
         model.cell(0, c)  # every cell shown once (cached)
-    reads: list[int] = []
-    real = model.cell
-
-    def counting(row, column):  # noqa: ANN001, ANN202
-        reads.append(column)
-        return real(row, column)
-
-    model.cell = counting
-    form.apply_many([("/items/0/name", S.PROVISIONAL, "Lamp")])
-    view.signals.flush()
-    assert reads == [columns["/name"]]
-    model.cell = real
+    with cell_reads(model) as reads:
+        form.apply_many([("/items/0/name", S.PROVISIONAL, "Lamp")])
+        view.signals.flush()
+    assert reads == [(0, columns["/name"])]
     assert model.cell(0, columns["/name"]) == ("Lamp…", "provisional")
 
     form.apply_many([("/items/0/tags/1", S.PROVISIONAL, "li")])  # a part of the tags cell's value, alone
