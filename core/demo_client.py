@@ -21,7 +21,12 @@ if TYPE_CHECKING:
 
     from core.server.runner import EmbeddedServer
 
-__all__ = ["demo_request_entry", "demo_requests", "embedded_server", "log_client", "server_note"]
+__all__ = ["ARRIVAL_WAIT", "demo_request_entry", "demo_requests", "embedded_server", "log_client", "server_note"]
+
+
+# A request reaches the log as soon as the server has read its head (a loopback hop): one the log
+# has not seen this long after the run ended was never sent (see demo_request_entry).
+ARRIVAL_WAIT = 0.2
 
 
 def embedded_server(**options: Any) -> EmbeddedServer:
@@ -76,20 +81,24 @@ async def demo_request_entry(
     wait: float = 1.0,
     client: httpx.AsyncClient | None = None,
 ) -> dict[str, Any] | None:
-    """The newest request-log entry started after `since` (the one tagged `run_id` if there is
-    one), waiting up to `wait` s for it to be disconnected or finished. One HTTP client serves
-    every poll (`client`, else one opened here)."""
+    """The newest request-log entry started after `since`, waiting up to `wait` s for it to be
+    disconnected or finished. With `run_id`: the entry tagged with it (else the newest untagged
+    one: an older relay forwards no tag), never another run's. A request the log has not seen
+    within `ARRIVAL_WAIT` s never reached the server (a Stop while connecting): None then, without
+    waiting the rest of `wait`. One HTTP client serves every poll (`client`, else one opened here)."""
     if client is None:
         async with log_client() as own:
             return await demo_request_entry(base_url, since=since, run_id=run_id, wait=wait, client=own)
-    deadline = time.monotonic() + wait
+    began = time.monotonic()
+    deadline, arrival = began + wait, began + min(wait, ARRIVAL_WAIT)
     while True:
         entries = [e for e in await demo_requests(base_url, client=client) if float(e.get("started_at") or 0) >= since]
-        tagged = [e for e in entries if run_id and e.get("tag") == run_id]
-        candidates = tagged or entries
-        entry = candidates[-1] if candidates else None
+        if run_id:
+            entries = [e for e in entries if e.get("tag") == run_id] or [e for e in entries if not e.get("tag")]
+        entry = entries[-1] if entries else None
         if entry is not None and (entry.get("disconnected") or entry.get("finished")):
             return entry
-        if time.monotonic() >= deadline:
+        now = time.monotonic()
+        if now >= deadline or (entry is None and now >= arrival):
             return entry
         await asyncio.sleep(0.02)

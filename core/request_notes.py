@@ -3,8 +3,9 @@
 Every lane tags its request with its run id (`x-demo-tag` directly; a relay lane through the relay
 body's `demo.tag`, which the relay forwards upstream). `match_entries` finds each lane's entry of
 the request log (`/_demo/requests`); untagged entries (an older relay) go to relay lanes in start
-order. `request_notes` polls the log until every lane's request has ended (or 2 s have passed) and
-returns "server stopped after 37 of 120 tokens" per lane.
+order. `request_notes` polls the log until every lane's request has ended (or 2 s have passed; a
+request not in the log after `ARRIVAL_WAIT` was never sent) and returns "server stopped after 37 of
+120 tokens" per lane.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.demo_client import demo_requests, log_client, server_note
+from core.demo_client import ARRIVAL_WAIT, demo_requests, log_client, server_note
 
 if TYPE_CHECKING:
     from core.form import FormModel
@@ -24,7 +25,8 @@ __all__ = ["match_entries", "request_notes", "spec_leaves"]
 
 async def request_notes(lanes: Sequence[Any], base_url: str, *, since: float, wait: float = 2.0) -> dict[str, str]:
     """Each lane's `server_note`, by lane name (lanes whose request was not found are left out)."""
-    deadline = time.monotonic() + wait
+    began = time.monotonic()
+    deadline, arrival = began + wait, began + min(wait, ARRIVAL_WAIT)
     async with log_client() as client:  # one client for every poll
         while True:
             try:
@@ -33,8 +35,12 @@ async def request_notes(lanes: Sequence[Any], base_url: str, *, since: float, wa
                 return {}
             entries = [e for e in log if float(e.get("started_at") or 0) >= since]
             matched = match_entries(lanes, entries)
-            done = all(e is not None and (e.get("disconnected") or e.get("finished")) for e in matched.values())
-            if done or time.monotonic() > deadline:
+            now = time.monotonic()
+            # a lane whose request the log has not seen by `arrival` never sent it (stopped while connecting)
+            ended = all(
+                (e.get("disconnected") or e.get("finished")) if e is not None else now >= arrival for e in matched.values()
+            )
+            if ended or now > deadline:
                 break
             await asyncio.sleep(0.05)
     return {name: server_note(entry) for name, entry in matched.items() if entry is not None}

@@ -220,6 +220,32 @@ async def test_the_request_log_helpers_reuse_a_given_client(demo_server) -> None
         assert entry in await demo_requests(demo_server.url, client=client)
 
 
+
+async def test_the_request_log_never_answers_with_another_runs_entry_nor_waits_for_one_never_sent(demo_server) -> None:
+    import time
+    from types import SimpleNamespace
+
+    from core.request_notes import request_notes
+
+    since = time.time() - 0.5
+    sent, never = f"sent-{next(_seeds)}", f"never-{next(_seeds)}"
+    async with httpx.AsyncClient(timeout=10.0) as client:
+        r = await client.post(demo_server.url + "/raw/v1/extract", content=b"{}", headers=DemoKnobs(scenario="weather", tag=sent).headers())
+        assert r.status_code == 200
+    began = time.monotonic()
+    # another run's finished request is in the log; this run's never reached the server
+    assert await demo_request_entry(demo_server.url, since=since, run_id=never, wait=30.0) is None
+    assert time.monotonic() - began < 10  # given up after the arrival wait, not the 30 s
+    lanes = [
+        SimpleNamespace(name=name, run=SimpleNamespace(status=SimpleNamespace(run_id=tag)), mode=SimpleNamespace(needs_relay=False))
+        for name, tag in (("a", sent), ("b", never))
+    ]
+    began = time.monotonic()
+    notes = await request_notes(lanes, demo_server.url, since=since, wait=30.0)
+    assert time.monotonic() - began < 10
+    assert set(notes) == {"a"} and notes["a"].startswith("server finished")
+
+
 # --- who may import the server --------------------------------------------------------------------
 
 

@@ -81,6 +81,43 @@ async def test_stop_is_a_real_cancel_the_server_sees(demo_server, mode):
     assert status.server_note in status.reason
 
 
+
+@pytest.mark.parametrize("mode", ["partial", "settled"])
+async def test_a_stop_before_the_request_was_sent_ends_the_run_without_waiting_for_the_server(demo_server, mode, monkeypatch):
+    """Stop while connecting: the request head never left, so the server's log will never hold it.
+    The run used to wait out the whole wait for its note (1 s of Start greyed out after Esc)."""
+    import functools
+
+    import httpcore._async.http11 as http11
+    import httpcore2._async.http11 as http11_sdk  # the anthropic SDK's copy
+
+    import core.run as run_module
+
+    held = asyncio.Event()
+    for module in (http11, http11_sdk):
+        send_head = module.AsyncHTTP11Connection._send_request_headers
+
+        async def never_sent(self, request, send_head=send_head):  # the run's request hangs before its head
+            if request.url.target.endswith(b"/_demo/requests"):
+                return await send_head(self, request)  # the request log still answers
+            held.set()
+            await asyncio.Event().wait()
+
+        monkeypatch.setattr(module.AsyncHTTP11Connection, "_send_request_headers", never_sent)
+    monkeypatch.setattr(run_module, "demo_request_entry", functools.partial(run_module.demo_request_entry, wait=30.0))
+    form = primed_form()
+    before = form.committed
+    run = Run(form, config(demo_server, mode))
+    task = asyncio.ensure_future(run.run())
+    await asyncio.wait_for(held.wait(), 10)
+    assert run.phase is Phase.CONNECTING and run.stop()
+    stopped_at = asyncio.get_running_loop().time()
+    status = await asyncio.wait_for(task, 60)
+    assert asyncio.get_running_loop().time() - stopped_at < 10  # not the 30 s the note may wait
+    assert status.phase is Phase.STOPPED and not status.server_note
+    assert form.committed == before and form.document == before
+
+
 FAULTS = [
     ("max_tokens", "anthropic", "truncated"),
     ("max_tokens", "openai-chat", "truncated"),
