@@ -248,6 +248,9 @@ class FormModel:
         self._draft: _Layer | None = None
         self._annotations: dict[str, str] = {}
         self._annotations_before_run: dict[str, str] = {}
+        #: True when the last run ended by restore(): the form shows again what it showed before it
+        #: (views put their scroll positions back too); False during a run and after any other end.
+        self.restored = False
         self._observers: list[Observer] = []
         self._by_template: dict[str, FieldSpec] = {}
         self._spec_cache: dict[str, FieldSpec | None] = {}
@@ -440,6 +443,7 @@ class FormModel:
         self._draft = _Layer()
         self._annotations_before_run = dict(self._annotations)  # restore() gives them back
         self._annotations.clear()
+        self.restored = False
         self._emit(FormUpdate(reset=True, running=True))
 
     def apply(self, pointer: str, state: FieldState, value: Any = None, reason: str | None = None) -> None:
@@ -521,6 +525,7 @@ class FormModel:
             raise UsageError("restore() needs an active run")
         self._draft = None
         self._annotations = {**self._annotations_before_run, **dict(invalid or {})}
+        self.restored = True
         self._emit(FormUpdate(reset=True, running=False))
 
     def adopt_draft(self) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QAbstractItemDelegate, QAbstractItemView, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from core.form import FieldKind, FieldSpec, FormModel
@@ -73,6 +73,25 @@ class FormView(QScrollArea):
         layout.addStretch(1)
         self.setWidget(inner)
         self.setAlignment(Qt.AlignmentFlag.AlignTop)
+        # A run scrolls the form (to the table it writes); a restore puts it back where it was.
+        self._scrolled_before_run = 0
+        self._scroll_back = QTimer(self)
+        self._scroll_back.setSingleShot(True)
+        self._scroll_back.setInterval(0)  # once the restored fields are laid out
+        self._scroll_back.timeout.connect(self._put_scroll_back)
+        self.signals.runningChanged.connect(self._on_running)
+
+    def _on_running(self, running: bool) -> None:
+        if running:
+            self._scrolled_before_run = self.verticalScrollBar().value()
+        elif self.form.restored:
+            self._scroll_back.start()
+
+    def _put_scroll_back(self) -> None:
+        inner = self.widget()
+        if inner is not None and inner.layout() is not None:
+            inner.layout().activate()  # the restored fields' heights, now: the scroll range follows
+        self.verticalScrollBar().setValue(self._scrolled_before_run)
 
     def _register(self, widget: FieldWidget) -> None:
         self.fields[widget.pointer] = widget

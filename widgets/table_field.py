@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer
+from PySide6.QtCore import QAbstractItemModel, QEvent, QItemSelection, QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QScrollArea, QTableView, QWidget
 
@@ -38,7 +38,8 @@ class FieldTable(QTableView):
     repaints from the first new row down, and the cells that changed while it was pending (Qt
     repaints none of those: it counts on the whole repaint). Anything else (a reset, a removal, a
     model's layout or columns changing, a font or style change), or a layout that resized the
-    viewport, moved it sideways or scrolled it itself, repaints the whole viewport as Qt does.
+    viewport, moved it sideways or scrolled it itself, or one Qt runs while painting the table,
+    repaints the whole viewport as Qt does.
     """
 
     def __init__(self) -> None:
@@ -114,10 +115,10 @@ class FieldTable(QTableView):
     def doItemsLayout(self) -> None:  # noqa: N802 - Qt override
         first, changed, cells = self._appended, self._changed, self._data_changed
         self._appended, self._changed, self._data_changed = None, False, []
-        if first is None or changed or cells is None:
+        viewport = self.viewport()
+        if first is None or changed or cells is None or self._painting(viewport):
             super().doItemsLayout()
             return
-        viewport = self.viewport()
         size, (top, left) = viewport.size(), self._shown_at
         self._scrolled = False
         self.updateGeometries()  # also moves the cell editors to their rows' new places
@@ -131,10 +132,15 @@ class FieldTable(QTableView):
         if y < viewport.height():
             viewport.update(QRect(0, max(0, y), viewport.width(), viewport.height() - max(0, y)))
         model = self.model()
-        for top_row, left, bottom_row, right in cells:  # where they are now
-            rect = self.visualRect(model.index(top_row, left)) | self.visualRect(model.index(bottom_row, right))
-            if rect.intersects(viewport.rect()):
-                viewport.update(rect)
+        for top_row, left, bottom_row, right in cells:  # where they are now (columns hidden or moved too)
+            viewport.update(self.visualRegionForSelection(QItemSelection(model.index(top_row, left), model.index(bottom_row, right))))
+
+    def _painting(self, viewport: QWidget) -> bool:
+        """Whether the table is being painted: Qt runs a pending layout from the view's paint event
+        too, and a repaint asked for there is applied only after it -- after the view may have
+        scrolled to follow the newest row, at the cells' old places. Then the whole repaint."""
+        attribute = Qt.WidgetAttribute.WA_WState_InPaintEvent
+        return self.testAttribute(attribute) or viewport.testAttribute(attribute)
 
 
 class TableField(FieldWidget):
@@ -183,7 +189,18 @@ class TableField(FieldWidget):
         self._follow_timer.setInterval(0)
         self._follow_timer.timeout.connect(self._scroll_to_newest)
         self.model.rowsInserted.connect(self._follow)
+        self.model.modelAboutToBeReset.connect(self._note_position)
         self.model.modelReset.connect(self._fit)
+        self._position_timer = QTimer(view)  # puts the scroll position back once the rows are laid out
+        self._position_timer.setSingleShot(True)
+        self._position_timer.setInterval(0)
+        self._position_timer.timeout.connect(self._put_position_back)
+        self._following = False  # a run is writing the table and the user has not scrolled up from its newest row
+        self._in_run = False
+        self._lane_followed = False  # this run has brought the table into its lane's view
+        self._noted: tuple[int, int, bool] | None = None  # see _note_position
+        self._before_run: tuple[int, int, bool] | None = None
+        self._position: tuple[int, int, bool] | None = None  # where _position_timer puts the view back
         view.horizontalScrollBar().rangeChanged.connect(self._fit_sideways)
         self.view = view
         return view
@@ -206,19 +223,57 @@ class TableField(FieldWidget):
                     for column, spec in enumerate(self.spec.children))
         return (2 if wraps else 1) * fm.lineSpacing() + 10
 
-    def _follow(self, _parent: QModelIndex, _first: int, _last: int) -> None:
+    def _follow(self, _parent: QModelIndex, first: int, _last: int) -> None:
         """While a run writes the table, its newest row (the one being written) is kept in view:
-        once the view has laid the new rows out (its scroll range grows a moment later)."""
-        if self.form.running and not self._follow_timer.isActive():
+        once the view has laid the new rows out (its scroll range grows a moment later). Not while
+        the user has scrolled up to read: the table stays where they put it until they scroll back
+        down to the newest row (checked as each row arrives, so the view follows again then)."""
+        if not self.form.running or self._follow_timer.isActive():
+            return
+        last_shown = self._last_shown_row()
+        self._following = last_shown < 0 or last_shown >= first - 1  # the newest row so far is in view
+        if self._following:
             self._follow_timer.start()
+
+    def _note_position(self) -> None:
+        """Before the rows are reset (a run begins or ends): where the table is scrolled, and
+        whether the newest row is in view."""
+        view = self.view
+        last_shown = self._last_shown_row()
+        at_newest = last_shown < 0 or last_shown >= self.model.rowCount() - 1
+        self._noted = (view.verticalScrollBar().value(), view.horizontalScrollBar().value(), at_newest)
+
+    def _last_shown_row(self) -> int:
+        """The row at the bottom of the table's viewport (-1: below the last row)."""
+        return self.view.rowAt(self.view.viewport().height() - 1)
 
     def _on_running(self, running: bool) -> None:
         super()._on_running(running)
         if running:
-            self._following = True
-        elif getattr(self, "_following", False):
-            self._following = False
+            self._in_run = self._following = True
+            self._lane_followed = False
+            self._before_run = self._noted  # where the committed rows were read: a restore goes back there
+            return
+        if not self._in_run:
+            return  # the widget is being made
+        self._in_run = self._following = False
+        noted = self._noted
+        if self.form.restored:  # the rows shown before the run are back: so is where they were read
+            self._position = self._before_run
+        elif noted is None or noted[2]:
             self._follow_timer.start()  # the rows a run's end inserted: the last one written stays in view
+            return
+        else:  # the user was reading above the newest row when the run ended: the table stays there
+            self._position = noted
+        if self._position is not None:
+            self._position_timer.start()
+
+    def _put_position_back(self) -> None:
+        position, self._position = self._position, None
+        if position is not None:
+            self.view.executeDelayedItemsLayout()  # the scroll range of the rows now shown
+            self.view.verticalScrollBar().setValue(position[0])
+            self.view.horizontalScrollBar().setValue(position[1])
 
     def _scroll_to_newest(self) -> None:
         last = self.model.rowCount() - 1
@@ -226,8 +281,18 @@ class TableField(FieldWidget):
             return
         self.view.scrollTo(self.model.index(last, self._first_whole_column()), QAbstractItemView.ScrollHint.EnsureVisible)
         area = self._scroll_area()
-        if area is not None and last >= MAX_VISIBLE_ROWS and self.form.running:
-            area.ensureWidgetVisible(self.view, 0, 0)  # a long table, in a short lane: the table itself too
+        if area is None or last < MAX_VISIBLE_ROWS or not self.form.running:
+            return
+        if not self._lane_followed or self._bottom_shown_in(area):
+            # a long table, in a short lane: the table itself too -- the first time, and then while
+            # the user has not scrolled the lane away from the table's last rows (to read a field)
+            area.ensureWidgetVisible(self.view, 0, 0)
+            self._lane_followed = True
+
+    def _bottom_shown_in(self, area: QScrollArea) -> bool:
+        """Whether the table's bottom edge lies inside `area`'s visible part."""
+        bottom = self.view.mapTo(area.viewport(), QPoint(0, self.view.height())).y()
+        return 0 < bottom <= area.viewport().height() + 2
 
     def _first_whole_column(self) -> int:
         """The leftmost column wholly in view: following the newest row with it keeps a table the
@@ -256,10 +321,9 @@ class TableField(FieldWidget):
     def _follows_newest(self) -> bool:
         """While a run writes the table and the view is at its last row (the user has not
         scrolled up to read), the newest row is the one in view."""
-        if not (self.form.running and getattr(self, "_following", False) and self.view.isVisible()):
+        if not (self.form.running and self._following and self.view.isVisible()):
             return False
-        view = self.view
-        last_shown = view.rowAt(view.viewport().height() - 1)  # -1: below the last row
+        last_shown = self._last_shown_row()
         return last_shown < 0 or last_shown >= self.model.rowCount() - 2
 
     def _shown_rows(self) -> tuple[int, int]:
@@ -268,8 +332,7 @@ class TableField(FieldWidget):
         rows = self.model.rowCount()
         if rows == 0 or not view.isVisible():
             return (0, -1)
-        first = view.rowAt(0)
-        last = view.rowAt(view.viewport().height() - 1)
+        first, last = view.rowAt(0), self._last_shown_row()
         return (max(first, 0), rows - 1 if last < 0 else last)
 
     def _fit_sideways(self, _minimum: int, _maximum: int) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import QColor, QRegion
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QWidget
 
 from core.form import FieldState, FormModel
 from core.schemas import SCHEMAS
@@ -259,6 +259,84 @@ def test_following_the_newest_row_keeps_the_sideways_scroll(qtbot):
     assert bar.value() == bar.maximum()  # and stayed where the user put it sideways
 
 
+
+def test_a_table_the_user_scrolled_up_stays_there_while_rows_arrive_and_follows_again_at_the_bottom(qtbot):
+    # Every new row used to pull the table back to the row being written within a loop turn, so
+    # nobody could read the rows above while a run streamed.
+    form, view, table = _following_table(qtbot, 12)
+    bar = table.view.verticalScrollBar()
+    assert bar.value() == bar.maximum() > 0  # following: at the newest row
+    bar.setValue(0)  # the user scrolls up to read the first rows
+    for i in range(12, 16):
+        write_row(form, view, i)
+        qtbot.wait(20)
+    qtbot.waitUntil(lambda: table.model.rowCount() == 16, timeout=3000)
+    qtbot.wait(50)
+    assert bar.value() == 0 and table.view.rowAt(0) == 0  # still reading the first rows
+    bar.setValue(bar.maximum())  # back down to the newest row: the table follows again
+    for i in range(16, 18):
+        write_row(form, view, i)
+        qtbot.wait(20)
+    qtbot.waitUntil(lambda: table.view.rowAt(table.view.viewport().height() - 1) == 17, timeout=3000)
+    bar.setValue(0)
+    form.commit()  # the run ends while the user reads above: no jump to the last row either
+    view.signals.flush()
+    qtbot.wait(50)
+    assert bar.value() == 0
+
+
+
+def test_a_stopped_run_puts_the_table_back_where_the_user_was_reading_it(qtbot):
+    # A Stop restores the rows the form held; the table used to stay where the run had taken it
+    # (its last rows), not where the user had been reading the committed ones.
+    form, view = shown_catalog(qtbot, 900, 700)
+    form.load({"items": [{"sku": f"C-{i}"} for i in range(30)]})
+    view.signals.flush()
+    table = view.field("/items")
+    qtbot.waitUntil(lambda: table.model.rowCount() == 30)
+    bar = table.view.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 10)
+    bar.setValue(7)  # reading rows 7 and on
+    form.begin_run()
+    view.signals.flush()
+    for i in range(14):
+        write_row(form, view, i)
+        qtbot.wait(5)
+    qtbot.waitUntil(lambda: table.view.rowAt(table.view.viewport().height() - 1) == 13)  # it followed the run
+    form.restore()
+    view.signals.flush()
+    qtbot.waitUntil(lambda: bar.value() == 7, timeout=2000)
+    assert table.model.cell(7, 0)[0] == "C-7"
+
+
+
+def test_a_short_form_follows_its_table_until_the_user_scrolls_it_and_a_stop_scrolls_it_back(qtbot):
+    # A short compare lane: the run scrolls the form down to the table it writes. The user who
+    # scrolled the lane up to read a field was pulled back down by every new row; after a Stop the
+    # restored form stayed scrolled part-way down.
+    form, view = shown_catalog(qtbot, 900, 150)
+    table = view.field("/items")
+    lane = view.verticalScrollBar()
+    assert lane.value() == 0 and lane.maximum() > 0  # even the empty form is taller than the lane
+    form.begin_run()
+    view.signals.flush()
+    for i in range(12):
+        write_row(form, view, i)
+        qtbot.wait(10)
+    qtbot.waitUntil(lambda: lane.value() > 0, timeout=2000)  # the table was brought into view
+    lane.setValue(0)  # the user reads the fields above
+    for i in range(12, 16):
+        write_row(form, view, i)
+        qtbot.wait(20)
+    qtbot.wait(50)
+    assert lane.value() == 0
+    lane.setValue(lane.maximum())
+    form.restore()
+    view.signals.flush()
+    qtbot.waitUntil(lambda: lane.value() == 0, timeout=2000)
+    assert table.model.rowCount() == 0
+
+
 class _PaintedRegion(QObject):
     """Collects what a widget is asked to repaint."""
 
@@ -335,6 +413,49 @@ def test_a_table_whose_rows_stream_in_shows_what_drawing_it_afresh_shows(qtbot, 
         view.signals.flush()
         qtbot.wait(8)
     qtbot.wait(60)
+    assert _on_screen_is_drawn_afresh(view, table.view.viewport())
+
+
+
+def test_a_cell_changed_as_the_table_follows_a_new_row_is_drawn_where_it_now_is(qtbot):
+    # In a narrow lane, scrolled by the pixel (the macOS style's way), Qt may run the pending
+    # layout from the table's own paint event; a repaint asked for there is applied after the view
+    # has scrolled to the new row, at the cell's old place: the settled cell kept its old text.
+    def turn() -> None:  # one pass of the event loop, as the app's loop makes it
+        loop = QEventLoop()
+        QTimer.singleShot(0, loop.quit)
+        loop.exec()
+
+    form, view = shown_catalog(qtbot, 540, 700)
+    qtbot.wait(50)
+    table = view.field("/items")
+    table.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+    form.begin_run()
+    for i in range(11):  # rows arrive quickly
+        write_row(form, view, i)
+    turn()
+    write_row(form, view, 11)
+    turn()
+    form.apply_many([("/items/5/sku", S.SETTLED, "S-5"), ("/items/12/sku", S.PROVISIONAL, "A-12")])
+    view.signals.flush()
+    qtbot.wait(150)
+    assert table.model.cell(5, 0)[0] == "S-5"
+    assert _on_screen_is_drawn_afresh(view, table.view.viewport())
+
+
+@pytest.mark.parametrize("header", ["a hidden column", "a moved column"])
+def test_cells_changed_while_a_row_is_appended_are_drawn_with_columns_hidden_or_moved(qtbot, header):
+    form, view, table = _following_table(qtbot, 12)
+    if header == "a hidden column":
+        table.view.hideColumn(0)
+    else:
+        table.view.horizontalHeader().moveSection(2, 7)
+    qtbot.wait(50)
+    write_row(form, view, 12)  # a row appended (its layout pending) and, in the same turn, a row on screen changes
+    form.apply_many([("/items/11/sku", S.SETTLED, "Z"), ("/items/11/name", S.SETTLED, "NAME"),
+                     ("/items/11/price", S.SETTLED, 99.5), ("/items/11/tags", S.SETTLED, ["t"])])
+    view.signals.flush()
+    qtbot.wait(100)
     assert _on_screen_is_drawn_afresh(view, table.view.viewport())
 
 
