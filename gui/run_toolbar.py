@@ -162,8 +162,7 @@ class RunToolbar(QObject):
         self.speed_combo.setObjectName("speedCombo")
         for value, label in SPEEDS:
             self.speed_combo.addItem(label, float(value))
-        self.speed_combo.setMinimumContentsLength(10)
-        self.speed_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.speed_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "as fast as possible" whole
         self.speed_combo.view().setMinimumWidth(self.speed_combo.view().sizeHintForColumn(0) + 24)
 
         self.faults_button = QToolButton()

@@ -12,7 +12,7 @@ import asyncio
 
 import pytest
 from PySide6.QtCore import QPoint
-from PySide6.QtWidgets import QApplication, QLineEdit, QToolButton
+from PySide6.QtWidgets import QApplication, QLineEdit, QStyle, QStyleOptionComboBox, QToolButton
 
 from core.modes import Mode
 from core.run_status import Phase
@@ -196,6 +196,24 @@ def test_toolbar_fits_1280_whatever_fault_is_chosen(make_window):
         assert bar.widgetForAction(window.compare_action).isVisible()
     assert window.faults_button.text().count("▾") == 1 and "menu-indicator" in window.faults_button.styleSheet()
     assert window.settings_button.text().count("▾") == 1 and "menu-indicator" in window.settings_button.styleSheet()
+
+
+
+def test_every_speed_is_shown_whole_in_its_box(make_window):
+    # "as fast as possible" was cut to "as fast as possibl" at 1280 px.
+    window = make_window()
+    sized(window, 1280, 720)
+    combo = window.speed_combo
+    room = combo.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, _combo_option(combo), QStyle.SubControl.SC_ComboBoxEditField, combo)
+    for index in range(combo.count()):
+        assert combo.fontMetrics().horizontalAdvance(combo.itemText(index)) <= room.width(), combo.itemText(index)
+    assert not extension_shown(window)
+
+
+def _combo_option(combo):  # noqa: ANN001, ANN202
+    option = QStyleOptionComboBox()
+    combo.initStyleOption(option)
+    return option
 
 
 def test_start_and_stop_are_never_in_the_overflow(make_window):
