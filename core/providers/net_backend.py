@@ -254,27 +254,66 @@ def _backend_classes(httpcore: ModuleType) -> tuple[type, type]:
 
 
 async def _connect(host: str, port: int, local_address: str | None) -> tuple[asyncio.Transport, _BufferedProtocol]:
-    """A TCP connection to the first of `host`'s addresses that answers (happy eyeballs)."""
+    """A TCP connection to the first of `host`'s addresses that answers (happy eyeballs, RFC 8305):
+    one attempt per address, families alternating, the next started `_HAPPY_EYEBALLS_DELAY` after
+    the last or as soon as every attempt so far has failed; the first to connect wins.
+
+    Our own race, not asyncio's `happy_eyeballs_delay`: there (3.11) a cancel -- a Stop while
+    connecting -- that lands just after an attempt connected leaves that socket open, owned by
+    nobody, until a garbage collection; the server saw a connection that never sent a request.
+    Here every attempt but the winner is cancelled or, if it connected meanwhile, closed. All
+    failing: the first address's own error (a refused connection is "nothing is listening")."""
     loop = asyncio.get_running_loop()
     local = (local_address, 0) if local_address else None
+    addresses = _interleaved(await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+    if not addresses:
+        raise OSError(f"cannot resolve {host}")
 
     def protocol() -> _BufferedProtocol:
         return _BufferedProtocol(loop)
 
+    attempts: list[asyncio.Task[Any]] = []
+    winner: asyncio.Task[Any] | None = None
     try:
-        return await loop.create_connection(protocol, host, port, local_addr=local, happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY)  # type: ignore[return-value]
-    except OSError as exc:
-        if type(exc) is not OSError or not str(exc).startswith("Multiple exceptions"):
-            raise
-    # Every address failed, each in its own words, and asyncio kept only a summary of them: try
-    # them in turn to raise a real one (a refused connection is "nothing is listening").
-    failure: OSError | None = None
-    for *_, address in await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM):
-        try:
-            return await loop.create_connection(protocol, address[0], address[1], local_addr=local)  # type: ignore[return-value]
-        except OSError as exc:
-            failure = exc
-    raise failure or OSError(f"cannot connect to {host}:{port}")
+        for address in [*addresses, None]:
+            if address is not None:
+                attempts.append(loop.create_task(loop.create_connection(protocol, address[0], address[1], local_addr=local)))
+            deadline = None if address is None else loop.time() + _HAPPY_EYEBALLS_DELAY
+            while pending := [a for a in attempts if not a.done()]:
+                timeout = None if deadline is None else max(0.0, deadline - loop.time())
+                done, _ = await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                if not done:
+                    break  # the delay passed: the next address joins the race
+                for attempt in done:
+                    if attempt.exception() is None:
+                        winner = attempt
+                        return attempt.result()  # type: ignore[no-any-return]
+        raise attempts[0].exception()  # type: ignore[misc]  (every attempt failed: the first address's words)
+    finally:
+        for attempt in attempts:
+            if attempt is not winner:
+                attempt.cancel()
+                attempt.add_done_callback(_close_if_connected)
+
+
+def _interleaved(infos: list[Any]) -> list[tuple[str, int]]:
+    """(host, port) of each address, families alternating from the first one's (RFC 8305)."""
+    by_family: dict[int, list[tuple[str, int]]] = {}
+    for family, *_, sockaddr in infos:
+        by_family.setdefault(family, []).append((sockaddr[0], sockaddr[1]))
+    queues = list(by_family.values())
+    out = []
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out
+
+
+def _close_if_connected(attempt: asyncio.Task[Any]) -> None:
+    """A losing attempt that connected anyway: hang up (nobody else holds its transport)."""
+    if not attempt.cancelled() and attempt.exception() is None:
+        attempt.result()[0].close()
 
 
 def _apply(transport: asyncio.BaseTransport, options: Iterable[Any] | None) -> None:

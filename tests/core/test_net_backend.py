@@ -242,6 +242,68 @@ async def test_a_host_whose_every_address_refuses_says_nothing_is_listening(monk
     assert info.value.message == f"nothing is listening at {url}"
 
 
+
+class _Connecting:
+    """A loop's getaddrinfo and create_connection for `race.test`: two addresses, each attempt
+    connecting when the test says (its event), with a transport that notes being closed."""
+
+    class Transport:
+        closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        loop = asyncio.get_running_loop()
+        self.connect = {"10.0.0.1": asyncio.Event(), "10.0.0.2": asyncio.Event()}
+        self.tried: list[str] = []
+        self.made: dict[str, _Connecting.Transport] = {}
+
+        async def getaddrinfo(host, port, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port)) for address in self.connect]
+
+        async def create_connection(protocol_factory, host, port, **kwargs):  # noqa: ANN001, ANN003, ANN202
+            self.tried.append(host)
+            await self.connect[host].wait()
+            transport = self.made[host] = _Connecting.Transport()
+            return transport, protocol_factory()
+
+        monkeypatch.setattr(loop, "getaddrinfo", getaddrinfo)
+        monkeypatch.setattr(loop, "create_connection", create_connection)
+
+
+async def test_a_connection_made_just_as_its_connect_is_cancelled_is_closed(monkeypatch):
+    # A Stop while connecting that lands just after an attempt connected: asyncio's own
+    # happy-eyeballs race (3.11) dropped that socket unclosed, and the server logged a connection
+    # that never sent its request. Every attempt the caller did not get is closed.
+    from core.providers.net_backend import _connect
+
+    fake = _Connecting(monkeypatch)
+    task = asyncio.ensure_future(_connect("race.test", 80, None))
+    await asyncio.sleep(0.01)
+    assert fake.tried == ["10.0.0.1"]
+    fake.connect["10.0.0.1"].set()  # it connects ...
+    task.cancel()  # ... in the same turn as the Stop
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.01)
+    assert fake.made["10.0.0.1"].closed
+
+
+async def test_a_silent_first_address_lets_the_next_one_win_after_the_delay(monkeypatch):
+    from core.providers.net_backend import _HAPPY_EYEBALLS_DELAY, _connect
+
+    fake = _Connecting(monkeypatch)
+    fake.connect["10.0.0.2"].set()  # the first address never answers, the second at once
+    began = asyncio.get_running_loop().time()
+    transport, _protocol = await _connect("race.test", 80, None)
+    assert transport is fake.made["10.0.0.2"] and fake.tried == ["10.0.0.1", "10.0.0.2"]
+    assert asyncio.get_running_loop().time() - began >= _HAPPY_EYEBALLS_DELAY * 0.9
+    fake.connect["10.0.0.1"].set()  # the loser connects late: closed, not kept
+    await asyncio.sleep(0.01)
+    assert "10.0.0.1" not in fake.made or fake.made["10.0.0.1"].closed
+
+
 # --- TLS ------------------------------------------------------------------------------------------
 
 
