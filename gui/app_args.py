@@ -87,7 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     what = parser.add_argument_group("what to read, and how")
-    what.add_argument("--scenario", default="invoice", choices=SCENARIO_NAMES, help="a bundled demo scenario (default invoice)")
+    what.add_argument("--scenario", default=None, choices=SCENARIO_NAMES,
+                      help="a bundled demo scenario (default invoice; given, it is shown instead of the last document)")
     what.add_argument("--mode", default="partial", choices=[m.value for m in Mode], help="how the stream is read (default partial)")
     what.add_argument("--compare", metavar="MODES", type=compare_modes,
                       help="open the compare view with these lanes, e.g. naive,partial,settled (2 to 5)")
@@ -153,6 +154,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.scenario_given = args.scenario is not None  # then the last launch's document is not reopened
+    args.scenario = args.scenario or "invoice"
     if args.document:
         from core.documents import DocumentError, load_document
 

@@ -334,3 +334,17 @@ def test_the_app_restores_the_last_document_at_launch(tmp_path):
     from PySide6.QtGui import QImage
 
     assert QImage(str(tmp_path / "shot.png")).width() == 1280  # the long error line did not widen the window
+
+
+@pytest.mark.slow
+def test_a_scenario_asked_for_on_the_command_line_is_shown_instead_of_the_last_document(tmp_path):
+    from tests.gui.test_app_process import run_app
+
+    document = tmp_path / "mine.txt"
+    document.write_text("Hello, this is not one of the demo scenarios.\n", encoding="utf-8")
+    settings = tmp_path / "settings.ini"
+    settings.write_text(f"[document]\nlast_path={document}\n", encoding="utf-8")
+    proc = run_app(tmp_path, "--settings-file", str(settings), "--history", str(tmp_path / "h.jsonl"),
+                   "--scenario", "weather", "--screenshot", str(tmp_path / "shot.png"))
+    assert proc.returncode == 0 and "last run: committed" in proc.stdout, proc.stdout + proc.stderr
+    assert f"last_path={document}" in settings.read_text(encoding="utf-8")  # still remembered for a plain launch
