@@ -33,7 +33,7 @@ from core.errors import TraceError
 from core.session import ActiveChanged, AllDone, SettingsChanged
 from core.session_replay import RecordChanged, ReplayChanged, ReplaySource
 from core.settings import REPLAY_SPEEDS
-from core.trace import Trace, TraceSummary, list_recordings, load_trace
+from core.trace import Trace, TraceSummary, list_recordings, load_trace, recordings_dir
 from gui.errors import reporting, show_error
 
 __all__ = ["Recordings", "bundled_traces", "summary_text", "MAX_LISTED"]
@@ -50,6 +50,13 @@ def bundled_traces() -> list[tuple[str, Path]]:
         model = path.stem.removeprefix("trace-")
         out.append((f"Real model: {path.parent.name} ({_MODEL_NAMES.get(model, model)})", path))
     return out
+
+
+def _modified(summary: TraceSummary) -> float:
+    try:
+        return summary.path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def summary_text(s: TraceSummary) -> str:
@@ -72,6 +79,7 @@ class Recordings(QObject):
         self.trace_host: Callable[[Trace], str] | None = None
         self.last_error: str | None = None
         self.directory: str | None = None  # where the menu lists recordings (None: recordings_dir())
+        self.folders: list[Path] = []  # other folders recorded into since the app started: listed too
 
         self.record_action = QAction("Record runs", window, checkable=True)
         self.record_action.setObjectName("recordAction")
@@ -212,7 +220,7 @@ class Recordings(QObject):
 
     def rebuild_menu(self) -> None:
         self.menu.clear()
-        found = list_recordings(self.directory, limit=MAX_LISTED)
+        found = self._listed()
         if not found:
             empty = self.menu.addAction("No recordings yet (File → Record runs)")
             empty.setEnabled(False)
@@ -236,6 +244,18 @@ class Recordings(QObject):
         self.menu.addSeparator()
         self.menu.addAction(self.open_action)
         self.menu.setToolTipsVisible(True)
+
+    def _listed(self) -> list[Any]:
+        """The recordings to list, newest first: the recordings folder's, and those of every other
+        folder runs were recorded into since the app started (`--record DIR`, or a file's folder)."""
+        listed = Path(self.directory) if self.directory is not None else recordings_dir()
+        found = list_recordings(listed, limit=MAX_LISTED)
+        others = {folder.resolve() for folder in self.folders} - {listed.resolve()}
+        if others:
+            for folder in others:
+                found += list_recordings(folder, limit=MAX_LISTED)
+            found.sort(key=_modified, reverse=True)
+        return found[:MAX_LISTED]
 
     def entries(self) -> list[tuple[str, bool, str]]:
         """The menu's lines (text, enabled, tooltip), as it shows them now."""
@@ -294,6 +314,11 @@ class Recordings(QObject):
                 bar.clearMessage()  # its "press Start" is no longer true
         elif isinstance(event, RecordChanged):
             on = event.target is not None
+            if event.target:  # a folder of the user's (or a file's): its recordings are listed too from now on
+                chosen = Path(event.target).expanduser()
+                folder = chosen if chosen.is_dir() else chosen.parent
+                if folder not in self.folders:
+                    self.folders.append(folder)
             self.record_label.setVisible(on)
             self.record_label.setToolTip(event.target or "into the recordings folder")
             if self.record_action.isChecked() != on:

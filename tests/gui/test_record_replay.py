@@ -223,6 +223,18 @@ def test_recordings_menu_lists_recordings_bad_ones_and_the_bundled_traces(make_w
     assert isinstance(window.session.single.run.result.get("city"), str)
 
 
+
+def test_recordings_made_into_a_folder_of_ones_own_are_listed_too(make_window, qloop, tmp_path):
+    # `--record DIR` recorded there, and File → Recordings said "No recordings yet".
+    window = make_window(speed=0)
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    path = _record(window, qloop, str(folder))  # (recording is switched off again after the run)
+    assert path.parent == folder
+    entries = window.recordings.entries()
+    assert any(tip == str(path) and enabled for _text, enabled, tip in entries), entries
+
+
 def test_a_dropped_trace_opens_for_replay_and_a_scenario_choice_leaves_it(make_window, qloop, tmp_path):
     window = make_window(speed=0)
     path = _record(window, qloop, str(tmp_path / "drop.jsonl"))
