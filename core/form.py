@@ -215,10 +215,13 @@ class _Layer:
 
 @dataclass(frozen=True, slots=True)
 class FormSnapshot:
-    """The committed form at one moment (values, states, marks, origins), for `put_back()`."""
+    """The committed form at one moment (values, states, marks, origins), for `put_back()`. Two
+    snapshots with a committed run between them differ even if that run committed the same values
+    (an undo step must not go back over a run's result)."""
 
     _layer: _Layer
     _annotations: tuple[tuple[str, str], ...]
+    _runs_committed: int = 0
 
     @property
     def document(self) -> Any:
@@ -251,6 +254,7 @@ class FormModel:
         #: True when the last run ended by restore(): the form shows again what it showed before it
         #: (views put their scroll positions back too); False during a run and after any other end.
         self.restored = False
+        self._runs_committed = 0  # runs that ended by commit() or adopt_draft(): see FormSnapshot
         self._observers: list[Observer] = []
         self._by_template: dict[str, FieldSpec] = {}
         self._spec_cache: dict[str, FieldSpec | None] = {}
@@ -417,7 +421,7 @@ class FormModel:
     def snapshot(self) -> FormSnapshot:
         """The committed form now: values, states, marks and origins (not while a run is active)."""
         self._require_idle("take a snapshot")
-        return FormSnapshot(self._committed.copy(), tuple(self._annotations.items()))
+        return FormSnapshot(self._committed.copy(), tuple(self._annotations.items()), self._runs_committed)
 
     def clear(self) -> FormSnapshot:
         """Empty the form (values, states, marks); returns what it held, for `put_back()`."""
@@ -511,6 +515,7 @@ class FormModel:
             layer.states[p] = _Entry(FieldState.SETTLED)
         self._committed = layer
         self._draft = None
+        self._runs_committed += 1
         self._emit(FormUpdate(reset=True, running=False))
 
     def restore(self, invalid: Mapping[str, str] | None = None) -> None:
@@ -534,6 +539,7 @@ class FormModel:
             raise UsageError("adopt_draft() needs an active run")
         self._committed = self._draft
         self._draft = None
+        self._runs_committed += 1
         self._emit(FormUpdate(reset=True, running=False))
 
     # -- internals --------------------------------------------------------------------------

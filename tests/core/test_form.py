@@ -397,3 +397,16 @@ def test_clear_empties_everything_and_put_back_restores_it_exactly():
     form.begin_run()
     with pytest.raises(UsageError, match="clear the form while a run is active"):
         form.clear()
+
+
+def test_a_snapshot_tells_a_committed_run_apart_even_with_the_same_values_but_not_a_restored_one():
+    form = FormModel(SCHEMAS["invoice"])
+    form.begin_run()
+    form.commit({"customer_name": "Ada"})
+    before = form.snapshot()
+    form.begin_run()
+    form.restore()
+    assert form.snapshot() == before  # a restored run changed nothing
+    form.begin_run()
+    form.commit({"customer_name": "Ada"})  # the same values, states and origins again
+    assert form.committed == {"customer_name": "Ada"} and form.snapshot() != before  # but a run's result

@@ -270,6 +270,32 @@ def test_undo_never_throws_away_an_edit_made_after_the_open(make_window, qloop):
     assert not window.undo_action.isEnabled() and not window.redo_action.isEnabled()  # the step is gone
 
 
+
+def test_undo_never_goes_back_over_a_run_that_committed_the_same_values(make_window, qloop):
+    # Open a past invoice run over the weather form, run the invoice again (it commits exactly the
+    # values shown), Undo: the window went back to the weather document, the run's result gone.
+    window = make_window(speed=0)
+    invoice = get_scenario("invoice").output
+    window.history.append({"at": "2026-01-01T10:00:00+0000", "run": "run_i", "label": "invoice · anthropic",
+                           "schema": "invoice", "provider": "anthropic", "mode": "partial", "extraction": invoice,
+                           "view": "single", "scenario": "invoice"})
+    window.session.replace(scenario="weather")
+    _show(window, qloop)
+
+    async def go():
+        assert await window.history_panel.open_entry("run_i") is True
+        assert window.session.settings.scenario == "invoice"
+        window.start()
+        await wait_until(lambda: not window.active)
+        await window.wait_runs()
+    arun(qloop, go())
+    assert window.controller.last_status.phase is Phase.COMMITTED
+    assert window.session.form.committed == invoice
+    window.undo_action.trigger()
+    assert window.session.settings.scenario == "invoice" and window.session.form.committed == invoice
+    assert "nothing was undone" in window.run_log.item(window.run_log.count() - 1).text()
+
+
 def test_a_start_waiting_for_the_warm_up_is_dropped_when_a_past_run_is_opened(make_window, qloop, monkeypatch):
     """Start pressed while the demo provider still starts, then Open into form: the held Start would
     run over the opened values once the warm-up ends; it is dropped instead, and said."""
