@@ -50,7 +50,7 @@ def match_entries(lanes: Sequence[Any], entries: Sequence[dict[str, Any]]) -> di
     """Each lane's request-log entry: by its run id tag, else (relay lanes) untagged ones in order."""
     out: dict[str, dict[str, Any] | None] = {}
     run_ids = {lane.run.status.run_id: lane for lane in lanes if lane.run is not None}
-    untagged = [e for e in entries if not e.get("tag") or e.get("tag") not in run_ids]
+    untagged = [e for e in entries if not e.get("tag")]  # (one tagged with another run's id is that run's)
     untagged.sort(key=lambda e: float(e.get("started_at") or 0))
     for lane in lanes:
         run = lane.run

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
 from PySide6.QtWidgets import QAbstractItemDelegate, QAbstractItemView, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from core.form import FieldKind, FieldSpec, FormModel
@@ -88,9 +88,11 @@ class FormView(QScrollArea):
             self._scroll_back.start()
 
     def _put_scroll_back(self) -> None:
-        inner = self.widget()
-        if inner is not None and inner.layout() is not None:
-            inner.layout().activate()  # the restored fields' heights, now: the scroll range follows
+        # the restored fields' heights, now: their layouts, then this area's (a layout request
+        # climbs one level per pass), so the scroll range is the restored form's before the value
+        # is set (else it is cut to the shorter form's)
+        for _ in range(3):
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         self.verticalScrollBar().setValue(self._scrolled_before_run)
 
     def _register(self, widget: FieldWidget) -> None:

@@ -240,7 +240,8 @@ class TableField(FieldWidget):
         whether the newest row is in view."""
         view = self.view
         last_shown = self._last_shown_row()
-        at_newest = last_shown < 0 or last_shown >= self.model.rowCount() - 1
+        # (a follow still pending: the rows a fast run wrote in its last turn are not in view yet)
+        at_newest = self._follow_timer.isActive() or last_shown < 0 or last_shown >= self.model.rowCount() - 1
         self._noted = (view.verticalScrollBar().value(), view.horizontalScrollBar().value(), at_newest)
 
     def _last_shown_row(self) -> int:

@@ -262,7 +262,8 @@ async def _connect(host: str, port: int, local_address: str | None) -> tuple[asy
     connecting -- that lands just after an attempt connected leaves that socket open, owned by
     nobody, until a garbage collection; the server saw a connection that never sent a request.
     Here every attempt but the winner is cancelled or, if it connected meanwhile, closed. All
-    failing: the first address's own error (a refused connection is "nothing is listening")."""
+    failing: a refusal if any address refused ("nothing is listening"), else the first address's
+    own error."""
     loop = asyncio.get_running_loop()
     local = (local_address, 0) if local_address else None
     addresses = _interleaved(await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))
@@ -288,7 +289,9 @@ async def _connect(host: str, port: int, local_address: str | None) -> tuple[asy
                     if attempt.exception() is None:
                         winner = attempt
                         return attempt.result()  # type: ignore[no-any-return]
-        raise attempts[0].exception()  # type: ignore[misc]  (every attempt failed: the first address's words)
+        failures = [attempt.exception() for attempt in attempts]  # every attempt failed
+        refused = [f for f in failures if isinstance(f, ConnectionRefusedError)]
+        raise (refused or failures)[0]  # type: ignore[misc]  ("nothing is listening" says the most)
     finally:
         for attempt in attempts:
             if attempt is not winner:
@@ -300,7 +303,10 @@ def _interleaved(infos: list[Any]) -> list[tuple[str, int]]:
     """(host, port) of each address, families alternating from the first one's (RFC 8305)."""
     by_family: dict[int, list[tuple[str, int]]] = {}
     for family, *_, sockaddr in infos:
-        by_family.setdefault(family, []).append((sockaddr[0], sockaddr[1]))
+        host = sockaddr[0]
+        if family == socket.AF_INET6 and len(sockaddr) > 3 and sockaddr[3]:
+            host = f"{host}%{sockaddr[3]}"  # a link-local address keeps its interface (scope id)
+        by_family.setdefault(family, []).append((host, sockaddr[1]))
     queues = list(by_family.values())
     out = []
     while any(queues):

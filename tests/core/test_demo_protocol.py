@@ -244,6 +244,10 @@ async def test_the_request_log_never_answers_with_another_runs_entry_nor_waits_f
     notes = await request_notes(lanes, demo_server.url, since=since, wait=30.0)
     assert time.monotonic() - began < 10
     assert set(notes) == {"a"} and notes["a"].startswith("server finished")
+    relay = [SimpleNamespace(name="settled", run=SimpleNamespace(status=SimpleNamespace(run_id=never)),
+                             mode=SimpleNamespace(needs_relay=True))]
+    # a relay lane whose request never came is not given the entry of another run (tagged with its id)
+    assert await request_notes(relay, demo_server.url, since=since, wait=30.0) == {}
 
 
 # --- who may import the server --------------------------------------------------------------------

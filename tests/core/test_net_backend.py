@@ -304,6 +304,39 @@ async def test_a_silent_first_address_lets_the_next_one_win_after_the_delay(monk
     assert "10.0.0.1" not in fake.made or fake.made["10.0.0.1"].closed
 
 
+
+def test_a_link_local_address_keeps_its_interface_and_families_alternate():
+    from core.providers.net_backend import _interleaved
+
+    infos = [
+        (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("fe80::1", 80, 0, 4)),
+        (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("2001:db8::1", 80, 0, 0)),
+        (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.0.2.1", 80)),
+    ]
+    assert _interleaved(infos) == [("fe80::1%4", 80), ("192.0.2.1", 80), ("2001:db8::1", 80)]
+
+
+async def test_an_address_that_refuses_is_what_a_connect_that_fails_everywhere_says(monkeypatch):
+    # The first address unreachable, the second refusing: "nothing is listening" says more.
+    from core.providers.net_backend import _connect
+
+    loop = asyncio.get_running_loop()
+
+    async def getaddrinfo(host, port, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("2001:db8::1", port, 0, 0)),
+                (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    async def create_connection(protocol_factory, host, port, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        if host == "2001:db8::1":
+            raise OSError(113, "No route to host")
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(loop, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(loop, "create_connection", create_connection)
+    with pytest.raises(ConnectionRefusedError):
+        await _connect("dual.test", 80, None)
+
+
 # --- TLS ------------------------------------------------------------------------------------------
 
 

@@ -337,6 +337,55 @@ def test_a_short_form_follows_its_table_until_the_user_scrolls_it_and_a_stop_scr
     assert table.model.rowCount() == 0
 
 
+
+def _one_turn() -> None:
+    """One pass of the event loop, as the app's loop makes it."""
+    loop = QEventLoop()
+    QTimer.singleShot(0, loop.quit)
+    loop.exec()
+
+
+def test_a_fast_run_ends_with_its_table_at_the_newest_row(qtbot):
+    # Rows written a few per loop turn, the last ones in the commit's turn: their follow was still
+    # pending when the commit noted where the table stood, which then looked "scrolled up".
+    form, view = shown_catalog(qtbot, 900, 700)
+    qtbot.wait(50)
+    table = view.field("/items")
+    bar = table.view.verticalScrollBar()
+    form.begin_run()
+    view.signals.flush()
+    for i in range(100):
+        form.apply_many([(f"/items/{i}/sku", S.PROVISIONAL, f"A-{i}")])
+        view.signals.flush()
+        if i % 3 == 2:
+            _one_turn()
+    form.commit()
+    view.signals.flush()
+    qtbot.wait(200)
+    assert bar.value() == bar.maximum() > 0
+
+
+def test_a_stop_scrolls_the_form_back_even_when_the_run_had_made_it_shorter(qtbot):
+    form, view = shown_catalog(qtbot, 900, 150)
+    qtbot.wait(50)
+    form.load({"items": [{"sku": f"C-{i}"} for i in range(30)]})
+    view.signals.flush()
+    qtbot.wait(50)
+    lane = view.verticalScrollBar()
+    lane.setValue(lane.maximum())  # the user scrolled the short form down to its table
+    before = lane.value()
+    form.begin_run()  # the run empties the table: the form gets shorter
+    view.signals.flush()
+    for i in range(3):
+        write_row(form, view, i)
+        qtbot.wait(5)
+    qtbot.wait(50)
+    assert lane.maximum() < before
+    form.restore()
+    view.signals.flush()
+    qtbot.waitUntil(lambda: lane.value() == before, timeout=2000)
+
+
 class _PaintedRegion(QObject):
     """Collects what a widget is asked to repaint."""
 
