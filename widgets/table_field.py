@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QEvent, QItemSelection, QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt, QTimer
-from PySide6.QtGui import QPainter, QPaintEvent
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QScrollArea, QTableView, QWidget
+from PySide6.QtGui import QFontMetrics, QPainter, QPaintEvent
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QScrollArea, QTableView, QWidget
 
 from core.form import FieldKind, FieldState
 from widgets.field_base import FieldWidget
@@ -52,6 +52,7 @@ class FieldTable(QTableView):
         # cells changed while that layout is pending: Qt does not repaint a changed cell then (the
         # layout's whole repaint will), so a layout that repaints less must (None: too many)
         self._data_changed: list[tuple[int, int, int, int]] | None = []
+        self.font_changed: Callable[[], None] | None = None  # told after the table's font changed
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
         viewport = self.viewport()
@@ -73,6 +74,8 @@ class FieldTable(QTableView):
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
             self._changed = True
         super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and self.font_changed is not None:
+            self.font_changed()
 
     def rowsInserted(self, parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:  # noqa: N802
         # noted before Qt's own handling, which lays the view out at once when a cell editor is open
@@ -154,7 +157,6 @@ class TableField(FieldWidget):
         view.setModel(self.model)
         view.setItemDelegate(StateDelegate(view))
         view.setObjectName("fieldTable")
-        view.verticalHeader().setDefaultSectionSize(24)
         view.verticalHeader().setVisible(False)  # row numbers cost a header repaint per new row
         self.model.eager_rows = MAX_VISIBLE_ROWS
         header = view.horizontalHeader()
@@ -163,21 +165,12 @@ class TableField(FieldWidget):
         # widgets.value_tips) rather than being cut at both ends ("nensions · Width")
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap)
         header.setTextElideMode(Qt.TextElideMode.ElideNone)  # eliding first would leave nothing to wrap
-        # No column narrower than a short value ("SKU-1000…", "4999.00 ✓"): in a narrow compare lane
-        # the text columns were squeezed to a sliver (their values unreadable); now the table scrolls.
-        header.setMinimumSectionSize(MIN_COLUMN_WIDTH)
         watch(view.viewport())  # a cell or a title cut short: whole in its tooltip
         watch(header.viewport())
         view.setTextElideMode(Qt.TextElideMode.ElideRight)
         for column, spec in enumerate(self.spec.children):
-            if spec.kind in (FieldKind.STRING, FieldKind.PROSE, FieldKind.CHIPS):
-                header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
-            else:
-                header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-                # as wide as the label's longest word (the title wraps), at most 110 px: a long
-                # label ("Dimensions · Width") must not squeeze the text columns (sku, name) to nothing
-                word = max((header.fontMetrics().horizontalAdvance(w) for w in spec.label.split()), default=0)
-                header.resizeSection(column, min(110, max(MIN_COLUMN_WIDTH, word + 24)))
+            text = spec.kind in (FieldKind.STRING, FieldKind.PROSE, FieldKind.CHIPS)
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if text else QHeaderView.ResizeMode.Interactive)
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         view.setWordWrap(False)
         self.model.cell_visible = self._cell_visible
@@ -203,7 +196,33 @@ class TableField(FieldWidget):
         self._position: tuple[int, int, bool] | None = None  # where _position_timer puts the view back
         view.horizontalScrollBar().rangeChanged.connect(self._fit_sideways)
         self.view = view
+        self._size_to_font()
+        # after a font change has reached the header too (its size hint is what the fit reads)
+        self._font_timer = QTimer(view)
+        self._font_timer.setSingleShot(True)
+        self._font_timer.setInterval(0)
+        self._font_timer.timeout.connect(self._size_to_font)
+        view.font_changed = self._font_timer.start
         return view
+
+    def _size_to_font(self) -> None:
+        """Row height and column widths for the table's font, now and whenever it changes
+        (presentation mode makes every font larger: prices were cut to "385.…" in rows too low)."""
+        view = self.view
+        scale = max(1.0, view.fontMetrics().height() / QFontMetrics(QApplication.font()).height())
+        view.verticalHeader().setDefaultSectionSize(round(24 * scale))
+        header = view.horizontalHeader()
+        # No column narrower than a short value ("SKU-1000…", "4999.00 ✓"): in a narrow compare lane
+        # the text columns were squeezed to a sliver (their values unreadable); now the table scrolls.
+        narrowest = round(MIN_COLUMN_WIDTH * scale)
+        header.setMinimumSectionSize(narrowest)
+        for column, spec in enumerate(self.spec.children):
+            if header.sectionResizeMode(column) is QHeaderView.ResizeMode.Interactive:
+                # as wide as the label's longest word (the title wraps), at most 110 px: a long
+                # label ("Dimensions · Width") must not squeeze the text columns (sku, name) to nothing
+                word = max((header.fontMetrics().horizontalAdvance(w) for w in spec.label.split()), default=0)
+                header.resizeSection(column, min(round(110 * scale), max(narrowest, word + 24)))
+        self._fit()
 
     def watches(self, pointers: set[str]) -> bool:
         return False  # rows and cells are the model's business

@@ -386,6 +386,38 @@ def test_a_stop_scrolls_the_form_back_even_when_the_run_had_made_it_shorter(qtbo
     qtbot.waitUntil(lambda: lane.value() == before, timeout=2000)
 
 
+
+def test_a_table_in_a_larger_font_shows_its_values_and_rows_whole_and_back_again(qtbot):
+    # Presentation mode makes every font larger: the table kept 24 px rows and columns sized for
+    # the small font (prices cut to "385.…", a 3-row table with a scroll bar), and after leaving it
+    # a header two lines high.
+    from gui.presentation import presentation_qss
+    from widgets.state_delegate import GLYPH_SPACE
+
+    form = FormModel(SCHEMAS["invoice"])
+    form.load({"line_items": [{"sku": "DSK-140", "description": "Height-adjustable desk", "quantity": 2, "unit_price": 385.0},
+                              {"sku": "CHR-22", "description": "Chair", "quantity": 2, "unit_price": 180.0},
+                              {"sku": "LMP-07", "description": "Lamp", "quantity": 2, "unit_price": 35.0}]})
+    view = FormView(form)
+    qtbot.addWidget(view)
+    view.resize(900, 900)
+    view.show()
+    qtbot.waitExposed(view)
+    table = view.field("/line_items").view
+    header_before, font_before = table.horizontalHeader().height(), table.fontMetrics().height()
+    column = next(c for c, spec in enumerate(view.field("/line_items").spec.children) if spec.name == "unit_price")
+
+    def whole() -> bool:
+        room = table.columnWidth(column) - GLYPH_SPACE - 4
+        fits = table.fontMetrics().horizontalAdvance("385.00") <= room
+        return fits and table.rowHeight(0) >= table.fontMetrics().height() + 4 and table.verticalScrollBar().maximum() == 0
+
+    view.setStyleSheet(presentation_qss(QApplication.font().pointSizeF()))
+    qtbot.waitUntil(lambda: table.fontMetrics().height() > font_before and whole(), timeout=2000)
+    view.setStyleSheet("")
+    qtbot.waitUntil(lambda: table.horizontalHeader().height() == header_before and whole(), timeout=2000)
+
+
 class _PaintedRegion(QObject):
     """Collects what a widget is asked to repaint."""
 
