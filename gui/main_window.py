@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from core.app_settings import SavedSettings, SettingsStore
@@ -561,9 +561,9 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
 
     # -- pictures and introspection -------------------------------------------------------------
 
-    def save_picture(self, path: str | Path) -> Path:
-        """Write a PNG picture of the window to `path`."""
-        return save_picture(self, path)
+    def save_picture(self, path: str | Path, picture: QPixmap | None = None) -> Path:
+        """Write a PNG picture of the window (now, or `picture` taken earlier) to `path`."""
+        return save_picture(self, path, picture)
 
     def refresh_now(self) -> None:
         """Show everything pending at once (forms, lane headers, the metrics table): before a picture."""

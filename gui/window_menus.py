@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QPixmap
 from PySide6.QtWidgets import QFileDialog, QToolButton, QWidget
 
 from gui.errors import reporting
@@ -32,11 +32,11 @@ LEGEND_KEY = "window/legend"
 """The settings store's name for whether the legend is shown ("shown" / "hidden")."""
 
 
-def save_picture(window: QWidget, path: str | Path) -> Path:
-    """Write a PNG picture of `window` to `path`."""
+def save_picture(window: QWidget, path: str | Path, picture: QPixmap | None = None) -> Path:
+    """Write a PNG picture of `window` (as it is now, or `picture` taken of it earlier) to `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if not window.grab().save(str(path), "PNG"):
+    if not (picture if picture is not None else window.grab()).save(str(path), "PNG"):
         raise OSError(f"could not write {path}")
     return path
 
@@ -44,21 +44,22 @@ def save_picture(window: QWidget, path: str | Path) -> Path:
 def _ask_and_save(window: Any) -> None:
     from gui.saves import save_folder
 
+    picture = window.grab()  # the moment asked for (mid-stream, say), not the one the name is confirmed at
     name = time.strftime("livefill-%Y%m%d-%H%M%S.png")
     dialog = QFileDialog(window, "Save a picture of the window", str(save_folder(window) / name), "PNG (*.png)")
     dialog.setObjectName("savePictureDialog")
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
     dialog.setDefaultSuffix("png")
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    dialog.fileSelected.connect(reporting(lambda chosen: save_and_confirm(window, chosen) if chosen else None))
+    dialog.fileSelected.connect(reporting(lambda chosen: save_and_confirm(window, chosen, picture) if chosen else None))
     dialog.open()  # never a nested event loop under qasync
 
 
-def save_and_confirm(window: Any, path: str | Path) -> Path:
-    """Save a picture of `window` to `path` and say where, as a link that opens the folder."""
+def save_and_confirm(window: Any, path: str | Path, picture: QPixmap | None = None) -> Path:
+    """Save a picture of `window` (now, or `picture`) to `path` and say where, as a link that opens the folder."""
     from gui.saves import confirm_saved
 
-    written = window.save_picture(path)
+    written = window.save_picture(path, picture)
     confirm_saved(window, written, "a picture of the window")
     return written
 

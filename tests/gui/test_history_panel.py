@@ -252,6 +252,31 @@ def test_save_picture_opens_in_pictures_remembers_the_folder_and_confirms_with_a
     dialog.reject()
 
 
+
+def test_save_picture_saves_the_window_as_it_was_when_asked_not_when_the_name_is_confirmed(
+        make_window, qloop, tmp_path, monkeypatch):
+    # Asked mid-stream, the picture came out as the end state: it was taken once the file dialog
+    # was confirmed.
+    import gui.saves
+    from PySide6.QtGui import QImage
+
+    monkeypatch.setattr(gui.saves, "_pictures", lambda: tmp_path)
+    window = make_window()
+    window.session.form.set_value("/customer_name", "As it was when asked")
+    window.refresh_now()
+    asked = window.grab().toImage()
+    window.save_picture_action.trigger()
+    dialog = [d for d in window.findChildren(QFileDialog, "savePictureDialog") if d.isVisible()][-1]
+    window.session.form.set_value("/customer_name", "Changed while the dialog was open")
+    window.refresh_now()
+    target = tmp_path / "asked.png"
+    dialog.fileSelected.emit(str(target))
+    saved = QImage(str(target))
+    assert saved.convertToFormat(asked.format()) == asked
+    assert saved.convertToFormat(asked.format()) != window.grab().toImage()
+    dialog.reject()
+
+
 def test_undo_never_throws_away_an_edit_made_after_the_open(make_window, qloop):
     window = make_window()
     window.history.append({"at": "2026-01-01T10:00:00+0000", "run": "run_i", "label": "invoice · anthropic",
