@@ -4,7 +4,7 @@
 one group of rows per field, one row per lane inside it; the pending span hatched, the
 provisional span filled amber with a dashed outline, an invalid span red and cross-hatched, a
 settle mark (a tick and a diamond) where the value settled, and a marker where each lane stopped
-(red dashed line, "Stop"; a lane that committed gets a thin "end" line). The x-axis is seconds
+(red dashed line, "Stop" or "failed"; a lane that committed gets a thin "end" line). The x-axis is seconds
 from Start. `export_png(path)` writes the whole timeline as a PNG.
 
 How this works
@@ -67,6 +67,18 @@ class TimelineLayout:
     def x(self, t: float) -> float:
         """The x of time `t` (seconds from Start)."""
         return self.x0 + (self.x1 - self.x0) * max(0.0, t) / self.t_max
+
+
+def _decimals(step: float) -> int:
+    """Decimals that write every multiple of `step` exactly (0.25 s ticks: "0.25", not "0.2")."""
+    return next((d for d in range(4) if abs(round(step, d) - step) < 1e-9), 3)
+
+
+def _end_word(outcome: str) -> str:
+    """The word over a lane's end line: how its run ended."""
+    if outcome.startswith("committed"):
+        return "end"
+    return "Stop" if outcome.startswith("stopped") else "failed"
 
 
 def _nice_step(span: float, target: int) -> float:
@@ -352,7 +364,7 @@ class TimelineView(QWidget):
             if key in labelled:
                 continue
             labelled.add(key)
-            word = "Stop" if stopped else "end"
+            word = _end_word(stop.outcome)
             p.setPen(color)
             w = fm.horizontalAdvance(word) + 4
             p.drawText(QRectF(x - w / 2, _TOP - 14, w, 12), Qt.AlignmentFlag.AlignCenter, word)
@@ -364,7 +376,7 @@ class TimelineView(QWidget):
     ) -> None:
         step = _nice_step(lay.t_max, max(2, int((lay.x1 - lay.x0) / 80)))
         t = 0.0
-        decimals = 0 if step >= 1 else (1 if step >= 0.1 else 2)
+        decimals = _decimals(step)
         y0, y1 = max(_TOP - 2, top), min(height - _BOTTOM, bottom)
         while t <= lay.t_max + 1e-9:
             x = lay.x(t)
@@ -400,4 +412,5 @@ class TimelineView(QWidget):
         p.setPen(pen)
         p.drawLine(QPointF(x + 4, y), QPointF(x + 4, y + _ROW_H - 4))
         p.setPen(text)
-        p.drawText(QRectF(x + 10, y, 40, _ROW_H - 2), Qt.AlignmentFlag.AlignVCenter, "Stop")
+        label = "Stop / failed"
+        p.drawText(QRectF(x + 10, y, fm.horizontalAdvance(label) + 4, _ROW_H - 2), Qt.AlignmentFlag.AlignVCenter, label)
