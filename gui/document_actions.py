@@ -65,6 +65,7 @@ class DocumentActions(QObject):
         self.bar = bar
         self.source = source
         self._last: Document | None = None
+        self._said: str | None = None  # the last complaint shown in the status bar (see _unsay)
         self._tasks: set[asyncio.Task[Any]] = set()
         bar.openRequested.connect(self.ask_open)
         bar.pasteRequested.connect(self.paste)
@@ -129,6 +130,7 @@ class DocumentActions(QObject):
         except InputError as exc:
             self.fail(str(exc), what="schema")
             return False
+        self._unsay()
         self.render_schema()
         self.schemaLoaded.emit(Path(resolved).name)
         return True
@@ -206,6 +208,7 @@ class DocumentActions(QObject):
         self._last = doc
         self.session.replace(document=doc.text, document_name=doc.name,
                              document_path=str(doc.path.resolve()) if doc.path is not None else None)
+        self._unsay()
         self.render()
         self.loaded.emit(doc.name)
         return True
@@ -213,12 +216,20 @@ class DocumentActions(QObject):
     def fail(self, message: str, *, what: str = "document") -> None:
         """Say one line in the status bar and the run log; the document (or schema) shown stays."""
         message = " ".join(message.split())
+        self._said = message
         self.window.statusBar().showMessage(message, 15000)
         run_log = getattr(self.window, "run_log", None)
         if run_log is not None:
             run_log.addItem(f"{what}: {message}")
             run_log.scrollToBottom()
         self.failed.emit(message)
+
+    def _unsay(self) -> None:
+        """A document or schema was taken: the status bar's complaint about the last try is no longer true."""
+        bar = self.window.statusBar()
+        if self._said is not None and bar.currentMessage() == self._said:
+            bar.clearMessage()
+        self._said = None
 
     async def wait(self) -> None:
         """Wait for every file being read."""

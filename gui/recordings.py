@@ -336,8 +336,12 @@ class Recordings(QObject):
             ):  # a scenario or a document of one's own was chosen: replay is over
                 chose_scenario = "scenario" in event.changed or event.settings.document is None
                 self.session.leave_replay(keep_document=not chose_scenario)
-        elif isinstance(event, ActiveChanged) and event.active and self.session.record_notes:
-            self.window.statusBar().showMessage("; ".join(self.session.record_notes), 15000)
+        elif isinstance(event, ActiveChanged) and event.active:
+            bar = self.window.statusBar()
+            if bar.currentMessage().startswith("replaying "):
+                bar.clearMessage()  # "press Start": it was pressed
+            if self.session.record_notes:
+                bar.showMessage("; ".join(self.session.record_notes), 15000)
         elif isinstance(event, AllDone):
             self._log_traces()
 

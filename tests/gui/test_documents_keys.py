@@ -137,6 +137,9 @@ def test_paste_and_drop_make_the_document(make_window, qloop, tmp_path):
     window.document_bar.paste_button.click()
     assert "nothing to extract" in window.statusBar().currentMessage()
     assert window.session.settings.document == "Pasted:\ninvoice 99"  # nothing lost
+    QApplication.clipboard().setText("Pasted again")
+    window.document_bar.paste_button.click()
+    assert window.statusBar().currentMessage() == ""  # the complaint about the last try is gone
 
     path = tmp_path / "dropped.txt"
     path.write_text("Dropped file text", encoding="utf-8")

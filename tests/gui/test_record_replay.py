@@ -217,8 +217,10 @@ def test_recordings_menu_lists_recordings_bad_ones_and_the_bundled_traces(make_w
     real.trigger()
     assert window.session.replay is not None and window.session.replay.name == "trace-smollm2.jsonl"
     assert window.session.settings.document == get_scenario("weather").document
+    assert window.statusBar().currentMessage().startswith("replaying ")  # "…: press Start"
     window.session.replace(replay_speed=0)
     statuses = _replay(window, qloop)  # a real model's stream, replayed by the demo provider
+    assert not window.statusBar().currentMessage().startswith("replaying ")  # Start was pressed
     assert statuses[0].phase is Phase.COMMITTED, statuses[0].reason
     assert isinstance(window.session.single.run.result.get("city"), str)
 
