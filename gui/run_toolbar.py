@@ -451,6 +451,11 @@ class RunToolbar(QObject):
     def _on_session_event(self, event: Any) -> None:
         if isinstance(event, SettingsChanged):
             self.show_settings(event.settings)
+            if {"provider", "fault"} <= event.changed and event.old.fault and event.settings.fault is None:
+                say = getattr(self.parent(), "say", None)  # the window's status line and run log
+                if say is not None:
+                    label = self.provider_combo.currentText() or event.settings.provider
+                    say(f"Fault {event.old.fault} cannot be sent on the {label} wire: back to no fault")
 
     # -- the user's choices become intents --------------------------------------------------------
 

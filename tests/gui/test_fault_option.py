@@ -64,6 +64,7 @@ def test_switching_the_wire_re_filters_the_menu_and_drops_a_fault_it_cannot_carr
     assert window.session.settings.provider == "anthropic"
     assert "blank_line" not in _offered(window)
     assert window.fault is None and "none" in window.faults_button.text()
+    assert "blank_line" in window.statusBar().currentMessage() and "no fault" in window.statusBar().currentMessage()
     window.fault_actions["stall"].trigger()
     combo.setCurrentIndex(combo.findData("ollama"))
     assert window.fault == "stall"  # a fault the new wire carries too is kept
