@@ -95,7 +95,7 @@ class ArgsReader:
         try:
             changes = self._parser.feed(delta.text)
         except JSONPrefixError as exc:
-            raise ProtocolError(f"the model's JSON is malformed at offset {exc.offset}: {exc}") from None
+            raise ProtocolError(f"the model's JSON is malformed at offset {exc.offset}: {exc.reason}") from None
         self._check(changes, out)
         return out
 

@@ -291,6 +291,8 @@ def _failure_fields(failure: BaseException | str, message: str | None) -> tuple[
     text = message or getattr(failure, "message", None) or str(failure) or type(failure).__name__
     if not isinstance(failure, (RunFailure, ProtocolError)):
         text = message or f"{type(failure).__name__}: {failure}"
+    elif type(failure) is UpstreamError and message is None:
+        text = f"provider error: {text}"  # the stream's own error event, said as a direct run says it
     return code_of(failure), text, pointer
 
 

@@ -91,7 +91,10 @@ def failure_from_record(record: ErrorRecord) -> RunFailure:
 
     An `upstream_error` keeps the record's message as it is: the relay wrote the upstream's one
     line ("the key was refused by api.anthropic.com (401 ...)"), and the client shows that line."""
-    message = record.message if record.code == "upstream_error" else f"relay: {record.message}"
+    text = record.message
+    if record.pointer and text.startswith(f"{record.pointer}: "):  # said once, by the failure's own "at /amount"
+        text = text[len(record.pointer) + 2:]
+    message = text if record.code == "upstream_error" else f"relay: {text}"
     failure = failure_for(record.code, message, record.pointer)
     failure.record = record  # type: ignore[attr-defined]
     return failure

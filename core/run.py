@@ -191,6 +191,8 @@ def describe_failure(exc: BaseException) -> tuple[str, str | None]:
         return f"protocol error: {message}", "protocol_error"
     if isinstance(exc, InputError):
         return str(exc), None
+    if isinstance(exc, RunFailure) and code == "protocol_error":  # a relay's: said as ours is
+        return f"protocol error: {message}", code
     if isinstance(exc, RunFailure):
         return message, code
     return " ".join(f"internal error: {type(exc).__name__}: {exc}".split()), None

@@ -118,6 +118,25 @@ async def test_a_stop_before_the_request_was_sent_ends_the_run_without_waiting_f
     assert form.committed == before and form.document == before
 
 
+
+@pytest.mark.parametrize("fault, opening, once", [
+    ("invalid_value", "validation failed at /amount: ", "/amount"),
+    ("malformed", "protocol error: ", "offset"),
+    ("error", "provider error: ", "overloaded_error"),
+])
+async def test_a_failure_reads_the_same_through_the_relay_as_direct(demo_server, fault, opening, once):
+    # Through the relay the same failures read "validation failed at /amount: relay: /amount: …",
+    # "relay: … at offset 357: … (offset 357)" with no "protocol error:", and no "provider error:".
+    reasons = {}
+    for mode in ("partial", "settled"):
+        status = await Run(FormModel(schema_model("invoice")), config(demo_server, mode, fault=fault)).run()
+        assert status.phase is Phase.FAILED
+        reasons[mode] = status.reason
+    for mode, reason in reasons.items():
+        assert reason.startswith(opening) and reason.count(once) == 1, (mode, reason)
+    assert reasons["settled"].replace("relay: ", "") == reasons["partial"]
+
+
 FAULTS = [
     ("max_tokens", "anthropic", "truncated"),
     ("max_tokens", "openai-chat", "truncated"),
