@@ -427,7 +427,8 @@ class HistoryPanel(QDockWidget):
         entry = self.entry(key)
         summary = summarize(entry) if entry is not None else None
         box = QMessageBox(QMessageBox.Icon.Question, "Delete this run?",
-                          f"Delete the run of {summary.when if summary else key} ({summary.what if summary else ''})"
+                          f"Delete the run of {summary.when if summary else key} "
+                          f"({', '.join(x for x in (summary.what, summary.mode, summary.wire) if x) if summary else key})"
                           f" from {self.history.path}? It cannot be brought back.",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
         box.setObjectName("historyDeleteBox")
