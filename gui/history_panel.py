@@ -104,6 +104,8 @@ class OpenRunCommand(QUndoCommand):
             return
         self.form.put_back(self.before)
         self.session.replace(**self.before_settings)
+        if self.say is not None:  # (the line that said "Edit → Undo puts the form back" is done with)
+            self.say(f"Undone: {self.text().lower()}; the form shows what it showed before")
 
     def _changed_since(self) -> None:
         self.setObsolete(True)  # the stack drops it; the form stays as it is

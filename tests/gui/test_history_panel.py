@@ -111,6 +111,7 @@ def test_open_into_form_is_exact_and_undo_puts_everything_back(make_window, qloo
     assert window.undo_action.isEnabled()
     window.undo_action.trigger()
     assert window.session.settings.scenario == "invoice"
+    assert window.statusBar().currentMessage().startswith("Undone: open run of")
     assert window.session.form is form
     assert (form.committed, form.states(), form.reason("/amount")) == before  # marks included
     assert opened.committed == {}  # the weather form as it was before the open
