@@ -49,7 +49,6 @@ async def request_notes(lanes: Sequence[Any], base_url: str, *, since: float, wa
 def match_entries(lanes: Sequence[Any], entries: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
     """Each lane's request-log entry: by its run id tag, else (relay lanes) untagged ones in order."""
     out: dict[str, dict[str, Any] | None] = {}
-    run_ids = {lane.run.status.run_id: lane for lane in lanes if lane.run is not None}
     untagged = [e for e in entries if not e.get("tag")]  # (one tagged with another run's id is that run's)
     untagged.sort(key=lambda e: float(e.get("started_at") or 0))
     for lane in lanes:

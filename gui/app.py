@@ -136,7 +136,7 @@ async def _amain(args, server, t0, app, url, collector) -> int:  # noqa: ANN001
         if args.present:
             window.toggle_presentation()
         app.processEvents()
-        if not args.document and not args.replay and not getattr(args, "scenario_given", False):
+        if not args.document and not args.replay and not args.scenario_given:
             # (a --replay shows the trace's document; --scenario asks for that scenario)
             # after processEvents: a task started before it would get its first step inside that
             # nested event processing, while this task runs (qasync refuses: "Cannot enter into task")

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -53,6 +53,7 @@ from core.session import (
 from core.timeline import TimelineModel
 from gui.lane import Lane
 from widgets.metrics_table import MetricsTable
+from widgets.turn_timer import next_turn_timer
 
 __all__ = ["CompareView", "LANE_MIN_WIDTH", "next_mode", "DEFAULT_MODES", "MIN_LANES", "MAX_LANES", "parse_modes", "match_entries"]
 
@@ -103,10 +104,7 @@ class CompareView(QWidget):
         self.session = session
         self.lanes: list[Lane] = []
         self._running = False
-        self._refit_timer = QTimer(self)
-        self._refit_timer.setSingleShot(True)
-        self._refit_timer.setInterval(0)
-        self._refit_timer.timeout.connect(self.refit)
+        self._refit_timer = next_turn_timer(self, self.refit)
 
         # the lanes share the width there is; when they cannot each have LANE_MIN_WIDTH they
         # scroll sideways instead of widening the window

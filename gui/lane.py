@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from core.form import FormModel
@@ -31,6 +31,7 @@ from widgets.form_view import FormView
 from widgets.elided_label import ElidedLabel
 from widgets.lane_header import LaneHeader
 from widgets.status_line import status_text
+from widgets.turn_timer import next_turn_timer
 
 __all__ = ["Lane", "HEADER_REFRESH_MS"]
 
@@ -77,10 +78,7 @@ class Lane(QFrame):
         self.controller.error.connect(self.error)
         self._unsubscribe = lane.subscribe(self._on_lane_event)
 
-        self._fit_timer = QTimer(self)
-        self._fit_timer.setSingleShot(True)
-        self._fit_timer.setInterval(0)
-        self._fit_timer.timeout.connect(self.fit_fields)
+        self._fit_timer = next_turn_timer(self, self.fit_fields)
         self._layout = QVBoxLayout(self)
         self.header: LaneHeader | None = None
         if chrome:

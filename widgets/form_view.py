@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QAbstractItemDelegate, QAbstractItemView, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from core.form import FieldKind, FieldSpec, FormModel
@@ -16,6 +16,7 @@ from widgets.number_field import NumberField
 from widgets.prose_field import ProseField
 from widgets.table_field import TableField
 from widgets.text_field import TextField
+from widgets.turn_timer import next_turn_timer
 
 WIDGETS: dict[FieldKind, type[FieldWidget]] = {
     FieldKind.STRING: TextField,
@@ -75,10 +76,7 @@ class FormView(QScrollArea):
         self.setAlignment(Qt.AlignmentFlag.AlignTop)
         # A run scrolls the form (to the table it writes); a restore puts it back where it was.
         self._scrolled_before_run = 0
-        self._scroll_back = QTimer(self)
-        self._scroll_back.setSingleShot(True)
-        self._scroll_back.setInterval(0)  # once the restored fields are laid out
-        self._scroll_back.timeout.connect(self._put_scroll_back)
+        self._scroll_back = next_turn_timer(self, self._put_scroll_back)  # once the restored fields are laid out
         self.signals.runningChanged.connect(self._on_running)
 
     def _on_running(self, running: bool) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QEvent, QItemSelection, QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt, QTimer
+from PySide6.QtCore import QAbstractItemModel, QEvent, QItemSelection, QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt
 from PySide6.QtGui import QFontMetrics, QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QScrollArea, QTableView, QWidget
 
@@ -14,6 +14,7 @@ from widgets.field_base import FieldWidget
 from widgets.paint_probe import on_screen
 from widgets.state_delegate import StateDelegate
 from widgets.table_model import FormTableModel
+from widgets.turn_timer import next_turn_timer
 from widgets.value_tips import watch
 
 MAX_VISIBLE_ROWS = 8
@@ -177,17 +178,11 @@ class TableField(FieldWidget):
         self.model.shown_rows = self._shown_rows
         self.model.follows_newest = self._follows_newest
         self.model.rowsInserted.connect(self._fit)
-        self._follow_timer = QTimer(view)
-        self._follow_timer.setSingleShot(True)
-        self._follow_timer.setInterval(0)
-        self._follow_timer.timeout.connect(self._scroll_to_newest)
+        self._follow_timer = next_turn_timer(view, self._scroll_to_newest)
         self.model.rowsInserted.connect(self._follow)
         self.model.modelAboutToBeReset.connect(self._note_position)
         self.model.modelReset.connect(self._fit)
-        self._position_timer = QTimer(view)  # puts the scroll position back once the rows are laid out
-        self._position_timer.setSingleShot(True)
-        self._position_timer.setInterval(0)
-        self._position_timer.timeout.connect(self._put_position_back)
+        self._position_timer = next_turn_timer(view, self._put_position_back)  # once the rows are laid out
         self._following = False  # a run is writing the table and the user has not scrolled up from its newest row
         self._in_run = False
         self._lane_followed = False  # this run has brought the table into its lane's view
@@ -198,11 +193,7 @@ class TableField(FieldWidget):
         self.view = view
         self._size_to_font()
         # after a font change has reached the header too (its size hint is what the fit reads)
-        self._font_timer = QTimer(view)
-        self._font_timer.setSingleShot(True)
-        self._font_timer.setInterval(0)
-        self._font_timer.timeout.connect(self._size_to_font)
-        view.font_changed = self._font_timer.start
+        view.font_changed = next_turn_timer(view, self._size_to_font).start
         return view
 
     def _size_to_font(self) -> None:

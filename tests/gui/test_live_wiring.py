@@ -318,8 +318,9 @@ def test_the_app_runs_live_from_its_command_line(tmp_path, demo_server):
     assert f"base_url={demo_server.url}/v1" in ini and "model=smollm2" in ini  # remembered for the next launch
 
 
-@pytest.mark.slow
-def test_the_app_restores_the_last_document_at_launch(tmp_path):
+def _launch_remembering_a_document(tmp_path, *options: str):  # noqa: ANN001, ANN202
+    """The app run headless (`--screenshot`) with a settings file that remembers a document of
+    one's own from the last launch: (the process, the document, the settings file)."""
     from tests.gui.test_app_process import run_app
 
     document = tmp_path / "mine.txt"
@@ -327,7 +328,13 @@ def test_the_app_restores_the_last_document_at_launch(tmp_path):
     settings = tmp_path / "settings.ini"
     settings.write_text(f"[document]\nlast_path={document}\n", encoding="utf-8")
     proc = run_app(tmp_path, "--settings-file", str(settings), "--history", str(tmp_path / "h.jsonl"),
-                   "--screenshot", str(tmp_path / "shot.png"))
+                   *options, "--screenshot", str(tmp_path / "shot.png"))
+    return proc, document, settings
+
+
+@pytest.mark.slow
+def test_the_app_restores_the_last_document_at_launch(tmp_path):
+    proc, _document, _settings = _launch_remembering_a_document(tmp_path)
     assert "Cannot enter into task" not in proc.stderr, proc.stderr
     # the remembered document was read: the demo provider says it knows only its scenarios
     assert proc.returncode == 1 and "this document is not one of them" in proc.stdout, proc.stdout + proc.stderr
@@ -338,13 +345,6 @@ def test_the_app_restores_the_last_document_at_launch(tmp_path):
 
 @pytest.mark.slow
 def test_a_scenario_asked_for_on_the_command_line_is_shown_instead_of_the_last_document(tmp_path):
-    from tests.gui.test_app_process import run_app
-
-    document = tmp_path / "mine.txt"
-    document.write_text("Hello, this is not one of the demo scenarios.\n", encoding="utf-8")
-    settings = tmp_path / "settings.ini"
-    settings.write_text(f"[document]\nlast_path={document}\n", encoding="utf-8")
-    proc = run_app(tmp_path, "--settings-file", str(settings), "--history", str(tmp_path / "h.jsonl"),
-                   "--scenario", "weather", "--screenshot", str(tmp_path / "shot.png"))
+    proc, document, settings = _launch_remembering_a_document(tmp_path, "--scenario", "weather")
     assert proc.returncode == 0 and "last run: committed" in proc.stdout, proc.stdout + proc.stderr
     assert f"last_path={document}" in settings.read_text(encoding="utf-8")  # still remembered for a plain launch

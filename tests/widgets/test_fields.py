@@ -289,11 +289,7 @@ def test_a_table_the_user_scrolled_up_stays_there_while_rows_arrive_and_follows_
 def test_a_stopped_run_puts_the_table_back_where_the_user_was_reading_it(qtbot):
     # A Stop restores the rows the form held; the table used to stay where the run had taken it
     # (its last rows), not where the user had been reading the committed ones.
-    form, view = shown_catalog(qtbot, 900, 700)
-    form.load({"items": [{"sku": f"C-{i}"} for i in range(30)]})
-    view.signals.flush()
-    table = view.field("/items")
-    qtbot.waitUntil(lambda: table.model.rowCount() == 30)
+    form, view, table = _committed_rows(qtbot, 30, 700, "C")
     bar = table.view.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 10)
     bar.setValue(7)  # reading rows 7 and on
@@ -366,10 +362,7 @@ def test_a_fast_run_ends_with_its_table_at_the_newest_row(qtbot):
 
 
 def test_a_stop_scrolls_the_form_back_even_when_the_run_had_made_it_shorter(qtbot):
-    form, view = shown_catalog(qtbot, 900, 150)
-    qtbot.wait(50)
-    form.load({"items": [{"sku": f"C-{i}"} for i in range(30)]})
-    view.signals.flush()
+    form, view, _table = _committed_rows(qtbot, 30, 150, "C")
     qtbot.wait(50)
     lane = view.verticalScrollBar()
     lane.setValue(lane.maximum())  # the user scrolled the short form down to its table
@@ -440,6 +433,16 @@ def _on_screen_is_drawn_afresh(view: QWidget, part: QWidget) -> bool:
     area = QRect(part.mapTo(view, QPoint(0, 0)), part.size())
     return shown.copy(area) == fresh.copy(area)
 
+
+def _committed_rows(qtbot, rows: int, height: int, prefix: str):  # noqa: ANN001, ANN202
+    """A catalog form 900 px wide and `height` high whose table holds `rows` committed rows (skus
+    "<prefix>-0", ...): (form, view, the table field)."""
+    form, view = shown_catalog(qtbot, 900, height)
+    form.load({"items": [{"sku": f"{prefix}-{i}"} for i in range(rows)]})
+    view.signals.flush()
+    table = view.field("/items")
+    qtbot.waitUntil(lambda: table.model.rowCount() == rows)
+    return form, view, table
 
 def _following_table(qtbot, rows: int, width: int = 900):  # noqa: ANN001, ANN202
     form, view = shown_catalog(qtbot, width, 700)
@@ -542,11 +545,7 @@ def test_cells_changed_while_a_row_is_appended_are_drawn_with_columns_hidden_or_
 
 def test_a_cell_editor_stays_on_its_cell_when_a_row_is_added_below(qtbot):
     # Moving the pixels shown must not move the cell editors again: the layout has placed them.
-    form, view = shown_catalog(qtbot, 900, 700)
-    form.load({"items": [{"sku": f"A-{i}"} for i in range(12)]})
-    view.signals.flush()
-    table = view.field("/items")
-    qtbot.waitUntil(lambda: table.model.rowCount() == 12)
+    form, view, table = _committed_rows(qtbot, 12, 700, "A")
     table.view.scrollToBottom()
     qtbot.wait(30)
     index = table.model.index(11, 0)
