@@ -312,7 +312,7 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
     """Check everything and decide the run (UsageProblem for anything a person must fix)."""
     from core.demo_protocol import DemoKnobs
     from core.documents import describe_size
-    from core.keys import normalize_base_url
+    from core.keys import base_url_example, normalize_base_url
     from core.metrics import leaves
     from core.modes import parse_mode
     from core.scenarios import SCENARIO_NAMES, get_scenario
@@ -365,7 +365,7 @@ def make_plan(args: argparse.Namespace, *, keys: Any, stdin: Any, err: TextIO, e
         wire = provider
         raw_url = args.base_url if args.base_url is not None else default_base_url(provider, environ)
         try:
-            base_url = normalize_base_url(raw_url)
+            base_url = normalize_base_url(raw_url, example=base_url_example(provider))
         except InputError as exc:
             raise UsageProblem(f"--base-url: {_one_line(exc)}") from None
         if mode.needs_relay and demo_knobs_given:

@@ -58,6 +58,7 @@ __all__ = [
     "install_log_redaction",
     "key_slot",
     "mask",
+    "base_url_example",
     "normalize_base_url",
     "redact",
     "server_env_var",
@@ -170,9 +171,10 @@ def mask(secret: str) -> str:
     return f"{prefix}…{tail}"
 
 
-def normalize_base_url(base_url: str) -> str:
+def normalize_base_url(base_url: str, *, example: str = "http://127.0.0.1:8080/v1") -> str:
     """A base URL as one spelling: scheme and host lower-cased, default port, user info, query
-    and trailing slash dropped. `InputError` when it is not an http(s) URL with a host."""
+    and trailing slash dropped. `InputError` when it is not an http(s) URL with a host (its
+    message suggests `example`)."""
     text = base_url.strip()
     try:
         parts = urlsplit(text)
@@ -182,13 +184,18 @@ def normalize_base_url(base_url: str) -> str:
         port, host, parts = None, None, None
     if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
         shown = re.sub(r"//[^/@]*@", "//", text)[:200]
-        raise InputError(f"{shown!r} is not a base URL; give one like http://127.0.0.1:8080/v1.")
+        raise InputError(f"{shown!r} is not a base URL; give one like {example}.")
     scheme = parts.scheme.lower()
     if ":" in host:
         host = f"[{host}]"
     if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
         host = f"{host}:{port}"
     return f"{scheme}://{host}{parts.path.rstrip('/')}"
+
+
+def base_url_example(provider: str | None) -> str:
+    """A base URL like the one `provider`'s server has, for a message that refuses one."""
+    return "http://127.0.0.1:11434" if provider == "ollama" else "http://127.0.0.1:8080/v1"
 
 
 def server_env_var(base_url: str) -> str:

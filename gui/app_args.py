@@ -232,10 +232,10 @@ def _check_live_args(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     if args.base_url is not None:
         if not args.live:
             parser.error("--base-url: only for a live run (add --live)")
-        from core.keys import normalize_base_url
+        from core.keys import base_url_example, normalize_base_url
 
         try:
-            normalize_base_url(args.base_url)
+            normalize_base_url(args.base_url, example=base_url_example(args.provider))
         except ValueError as exc:
             parser.error(f"--base-url: {exc}")
         args.base_url = args.base_url.strip()

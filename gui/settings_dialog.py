@@ -13,8 +13,9 @@ which livefill cannot unset). When the system keyring is not available the dialo
 one sentence, and that keys are kept only while livefill runs.
 
 The compatible server's and Ollama's base URL and model fields write `session.replace(...)` when
-edited (a base URL that is not one is refused with one line under the fields, the field shows the
-setting again). A vendor's row uses the vendor's own host, or the base URL paired with it in the
+edited. A base URL that is not one is refused with one line under the fields that says the setting
+did not change; the field keeps what was typed (marked `invalid`) so that it can be corrected, and
+is left alone by `render()` until it is edited into a base URL or emptied. A vendor's row uses the vendor's own host, or the base URL paired with it in the
 environment (`ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`), as `core.keys.key_slot` does.
 """
 
@@ -24,6 +25,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -68,6 +70,7 @@ class SettingsDialog(QDialog):
             session.keys = KeyStore()
         self.session = session
         self.environ = os.environ if environ is None else environ
+        self._refused: set[QLineEdit] = set()  # base URL fields holding a refused entry
         layout = QVBoxLayout(self)
 
         self.keyring_note = QLabel()
@@ -119,8 +122,10 @@ class SettingsDialog(QDialog):
         for row, field in self.keys.items():
             field.submitted.connect(lambda secret, row=row: self._set_key(row, secret))
             field.forgetRequested.connect(lambda row=row: self._forget_key(row))
-        self.compatible_url.editingFinished.connect(lambda: self._set_url("compatible_base_url", self.compatible_url))
-        self.ollama_url.editingFinished.connect(lambda: self._set_url("ollama_base_url", self.ollama_url))
+        self.compatible_url.editingFinished.connect(
+            lambda: self._set_url("compatible_base_url", self.compatible_url, "the OpenAI-compatible server's", "http://127.0.0.1:8080/v1"))
+        self.ollama_url.editingFinished.connect(
+            lambda: self._set_url("ollama_base_url", self.ollama_url, "Ollama's", default_ollama_url(self.environ)))
         self.compatible_model.editingFinished.connect(lambda: self._set_model("compatible_model", self.compatible_model))
         self.ollama_model.editingFinished.connect(lambda: self._set_model("ollama_model", self.ollama_model))
         self._unsubscribe = session.subscribe(self._on_session_event)
@@ -144,7 +149,7 @@ class SettingsDialog(QDialog):
         s = self.session.settings
         for line, value in ((self.compatible_url, s.compatible_base_url), (self.compatible_model, s.compatible_model),
                             (self.ollama_url, s.ollama_base_url), (self.ollama_model, s.ollama_model)):
-            if line.text() != (value or ""):
+            if line not in self._refused and line.text() != (value or ""):
                 line.setText(value or "")
 
     def _row_url(self, row: str) -> str | None:
@@ -180,6 +185,20 @@ class SettingsDialog(QDialog):
     def _say(self, message: str) -> None:
         self.error.setText(message)
         self.error.setVisible(bool(message))
+        self._fit()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Tall enough for every wrapped line at the dialog's width: Qt sizes a dialog by its
+        layout's minimum, which leaves word-wrapped labels (the notes, the error) cut off."""
+        layout = self.layout()
+        layout.activate()
+        height = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else layout.sizeHint().height()
+        if self.height() < height:
+            self.resize(self.width(), height)
 
     # -- intents ----------------------------------------------------------------------------------
 
@@ -199,17 +218,30 @@ class SettingsDialog(QDialog):
             self._say(f"The key from {still.env_var} still applies: unset it to stop using it.")
         self.render()
 
-    def _set_url(self, name: str, line: QLineEdit) -> None:
+    def _set_url(self, name: str, line: QLineEdit, whose: str, example: str) -> None:
         text = line.text().strip()
         if text:
             try:
-                text = normalize_base_url(text)
+                text = normalize_base_url(text, example=example)
             except InputError as exc:
-                self._say(str(exc))
-                line.setText(getattr(self.session.settings, name))
+                current = getattr(self.session.settings, name) or f"the default, {example}"
+                self._say(f"{exc} {whose[0].upper()}{whose[1:]} base URL is still {current}.")
+                self._mark_refused(line, True)
                 return
+        self._mark_refused(line, False)
         self._say("")
         self._replace(**{name: text})
+
+    def _mark_refused(self, line: QLineEdit, refused: bool) -> None:
+        if refused == (line in self._refused):
+            return
+        if refused:
+            self._refused.add(line)
+        else:
+            self._refused.discard(line)
+        line.setProperty("state", "invalid" if refused else None)
+        line.style().unpolish(line)
+        line.style().polish(line)
 
     def _set_model(self, name: str, line: QLineEdit) -> None:
         self._say("")

@@ -353,6 +353,7 @@ LOOPBACK = "http://127.0.0.1:9"
         ([*INVOICE, "--mode", "naive"], "--mode"),
         ([*INVOICE, "--base-url", LOOPBACK], "--base-url needs --provider"),
         ([*INVOICE, "--provider", "openai-chat", "--base-url", "ftp://x"], "--base-url:"),
+        ([*INVOICE, "--provider", "ollama", "--base-url", "localhost:11434"], "give one like http://127.0.0.1:11434."),
         ([*INVOICE, "--provider", "openai-chat", "--base-url", LOOPBACK, "--mode", "settled", "--speed", "0"],
          "the demo provider's knobs"),
         ([*INVOICE, "--provider", "openai-compatible"], "--provider openai-compatible needs --base-url"),

@@ -280,10 +280,48 @@ def test_the_local_servers_addresses_are_session_settings(make_window, qtbot, mo
 
     dialog.ollama_url.setText("not a url")
     dialog.ollama_url.editingFinished.emit()
-    assert "is not a base URL" in dialog.error.text()
-    assert window.session.settings.ollama_base_url == "" and dialog.ollama_url.text() == ""
-    window.session.replace(ollama_model="llama3.2")  # the dialog renders the session
+    said = dialog.error.text()
+    assert "is not a base URL; give one like http://192.0.2.7:11434." in said  # Ollama's kind of address
+    assert "Ollama's base URL is still the default, http://192.0.2.7:11434." in said
+    # the typed text stays to be corrected (marked), and the setting did not change
+    assert window.session.settings.ollama_base_url == "" and dialog.ollama_url.text() == "not a url"
+    assert dialog.ollama_url.property("state") == "invalid"
+    window.session.replace(ollama_model="llama3.2")  # the dialog renders the session ...
     assert dialog.ollama_model.text() == "llama3.2"
+    assert dialog.ollama_url.text() == "not a url"  # ... but leaves the refused entry alone
+    dialog.ollama_url.setText("127.0.0.1:11434")  # no scheme: still refused
+    dialog.ollama_url.editingFinished.emit()
+    assert dialog.ollama_url.text() == "127.0.0.1:11434" and dialog.error.isVisible()
+    dialog.ollama_url.setText("http://127.0.0.1:11434/")
+    dialog.ollama_url.editingFinished.emit()
+    assert window.session.settings.ollama_base_url == "http://127.0.0.1:11434"
+    assert dialog.ollama_url.text() == "http://127.0.0.1:11434" and dialog.ollama_url.property("state") is None
+    assert dialog.error.isHidden()
+
+    dialog.compatible_url.setText("ftp://example")
+    dialog.compatible_url.editingFinished.emit()
+    said = dialog.error.text()
+    assert "give one like http://127.0.0.1:8080/v1." in said
+    assert "The OpenAI-compatible server's base URL is still http://127.0.0.1:8080/v1." in said
+    assert dialog.compatible_url.text() == "ftp://example"
+    assert window.session.settings.compatible_base_url == "http://127.0.0.1:8080/v1"
+
+
+def test_the_settings_dialog_shows_every_wrapped_line_whole(make_window, qloop):
+    """Qt sizes a dialog by its layout's minimum, which cut the Ollama note and the error line."""
+    window = make_window(keys=KeyStore(backend=keyring.backends.fail.Keyring()))  # the keyring note shows too
+    dialog = window.open_settings()
+    qloop.run_until_complete(asyncio.sleep(0.05))
+
+    def cut() -> list[str]:
+        return [label.text() for label in dialog.findChildren(QLabel)
+                if label.isVisible() and label.wordWrap() and label.height() < label.heightForWidth(label.width())]
+
+    assert cut() == []
+    dialog.ollama_url.setText("not a url")
+    dialog.ollama_url.editingFinished.emit()
+    qloop.run_until_complete(asyncio.sleep(0.05))
+    assert dialog.error.isVisible() and cut() == []
 
 
 def test_run_config_and_request_reprs_never_show_a_key():

@@ -248,7 +248,9 @@ def test_live_command_line_options_are_checked_up_front(capsys):
     assert args.live and args.base_url == "http://127.0.0.1:8011/v1" and args.model == "smollm2"
     assert args.structured == "json_object" and args.schema == str(RECEIPT.resolve())
     for argv, expected in (
-        (["--live", "--base-url", "nope"], "--base-url: 'nope' is not a base URL"),
+        (["--live", "--base-url", "nope"], "--base-url: 'nope' is not a base URL; give one like http://127.0.0.1:8080/v1."),
+        (["--live", "--provider", "ollama", "--base-url", "localhost:11434"],
+         "is not a base URL; give one like http://127.0.0.1:11434."),  # Ollama's kind of address
         (["--base-url", "http://127.0.0.1:1"], "--base-url: only for a live run"),
         (["--provider", "anthropic", "--structured", "json_object"], "--structured: anthropic takes tools"),
         (["--schema", "nosuch"], "--schema: unknown schema 'nosuch'"),
