@@ -569,7 +569,9 @@ class FormModel:
         self, layer: _Layer, pointer: str, changed: set[str], state: FieldState = FieldState.SETTLED,
         origin: Origin = Origin.EXTRACTED,
     ) -> None:
-        """A parent container that had no state yet gets `state` (it has content now)."""
+        """A parent container that had no state yet gets `state` (it has content now). A parent
+        left PENDING (a reader that shows no provisional values) is reported changed all the same:
+        its field tells "waiting" (nothing yet) from "more to come" (parts arrived)."""
         tokens = _tokens(pointer)
         for i in range(len(tokens) - 1, -1, -1):
             parent = jp.join(tokens[:i])
@@ -578,6 +580,8 @@ class FormModel:
                 layer.states[parent] = _Entry(state, None, origin)
                 changed.add(parent)
             else:
+                if entry.state is FieldState.PENDING:
+                    changed.add(parent)
                 break
 
 

@@ -7,7 +7,8 @@ pointer it reads the model — state, display text, reason — and sets the dyna
 `state` (empty / pending / provisional / settled / invalid) and `displayValue` on itself and its
 children, then unpolishes/polishes them so the QSS in assets/styles keyed on `[state="..."]`
 applies. A state is never shown by colour alone: the marker label beside the editor says it in
-text too ("… still arriving", "✓", "✗ invalid", "waiting"). A value the user typed (the model's
+text too ("… still arriving", "✓", "✗ invalid", "waiting"; "more to come" for a container that
+holds parts but is not settled in a reader that never shows provisional values). A value the user typed (the model's
 `Origin.USER`) says "✎ yours" instead of "✓", and the widgets carry an `origin` property ("user",
 "extracted" or "") for the QSS, so a typed value never looks like a settled extracted one. When a
 value settles during a run the widget sets `flash="on"` for a moment (the short highlight when it
@@ -41,6 +42,11 @@ MARKERS: dict[FieldState, str] = {
 
 USER_MARKER = "✎ yours"
 """The marker of a settled value the user typed (not extracted by a run)."""
+
+FILLING_MARKER = "◌ more to come"
+"""The marker of a PENDING table, list or group that already holds settled parts: a reader that
+never shows provisional values (settled mode) leaves a container PENDING until it settles whole,
+while its rows arrive one by one. "waiting" (no value yet) would be untrue there."""
 
 PLACEHOLDERS: dict[FieldState, str] = {
     FieldState.PENDING: "waiting for its value…",
@@ -199,6 +205,8 @@ class FieldWidget(QFrame):
         origin = form.origin(self.pointer) if value is not MISSING else None
         if marker and state is FieldState.SETTLED and origin is Origin.USER:
             marker = USER_MARKER
+        elif marker and state is FieldState.PENDING and isinstance(value, (list, dict)) and value:
+            marker = FILLING_MARKER
         origin_name = origin.value if origin is not None and marking else ""
         self.marker.setText(marker)
         reason = form.reason(self.pointer)

@@ -13,6 +13,7 @@ from core.form import FieldState, FormModel
 from core.schemas import SCHEMAS
 from tests.widgets.conftest import STYLE
 from tests.widgets.shown import shown_catalog
+from widgets.field_base import MARKERS
 from widgets.form_view import FormView
 from widgets.table_model import STATE_ROLE
 
@@ -128,6 +129,23 @@ def test_table_rows_appear_as_items_start_and_cells_carry_states(view):
     assert model.data(model.index(1, 3)) == "2.00"
     assert table.property("state") == "provisional"
     table.view.grab()  # the delegate paints every state without error
+
+
+def test_a_pending_table_that_holds_settled_rows_says_more_are_to_come_not_waiting(view):
+    """Settled mode leaves a container PENDING (it never shows provisional values) while its rows
+    arrive settled: the table said "◌ waiting" (no value yet) over rows of values."""
+    from widgets.field_base import FILLING_MARKER
+
+    form = view.form
+    form.begin_run()
+    form.apply("/line_items", S.PENDING)
+    assert props(view, "/line_items") == ("pending", "", MARKERS[S.PENDING])
+    row = {"sku": "B", "description": "d", "qty": 1, "unit_price": 2.0}
+    form.apply_many([("/line_items/0", S.SETTLED, row)], parent_state=S.PENDING)
+    state, _text, marker = props(view, "/line_items")
+    assert (state, marker) == ("pending", FILLING_MARKER)
+    form.apply("/line_items", S.SETTLED, [row])
+    assert props(view, "/line_items")[2] == MARKERS[S.SETTLED]
 
 
 def test_chips_for_scalar_arrays_carry_element_states(qtbot):
