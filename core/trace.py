@@ -609,6 +609,17 @@ def list_recordings(directory: str | os.PathLike[str] | None = None, *, limit: i
     return [_summary(path, mtime, size) for mtime, size, path in stamped[:limit]]
 
 
+def summarize(path: str | os.PathLike[str]) -> TraceSummary:
+    """One trace's summary (as `list_recordings` lists it); a file that cannot be read is a summary
+    with its `error`."""
+    path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        return TraceSummary(path=path, error=f"{path}: {exc.strerror or exc}")
+    return _summary(path, stat.st_mtime, stat.st_size)
+
+
 _SUMMARIES: dict[tuple[Path, float, int], TraceSummary] = {}
 
 

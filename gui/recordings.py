@@ -33,7 +33,7 @@ from core.errors import TraceError
 from core.session import ActiveChanged, AllDone, SettingsChanged
 from core.session_replay import RecordChanged, ReplayChanged, ReplaySource
 from core.settings import REPLAY_SPEEDS
-from core.trace import Trace, TraceSummary, list_recordings, load_trace, recordings_dir
+from core.trace import Trace, TraceSummary, list_recordings, load_trace, recordings_dir, summarize
 from gui.errors import reporting, show_error
 
 __all__ = ["Recordings", "bundled_traces", "summary_text", "MAX_LISTED"]
@@ -44,12 +44,24 @@ _MODEL_NAMES = {"smollm2": "SmolLM2"}
 
 
 def bundled_traces() -> list[tuple[str, Path]]:
-    """The committed real-model traces: ("Real model: weather (SmolLM2)", path), by scenario."""
+    """The committed real-model traces: ("Real model: weather (SmolLM2)", path), by scenario. A
+    recording whose run did not commit says how it ended ("… — validation failed at /priority"),
+    so that its replay failing is no surprise."""
     out = []
     for path in sorted(ASSETS.glob("*/trace-*.jsonl")):
         model = path.stem.removeprefix("trace-")
-        out.append((f"Real model: {path.parent.name} ({_MODEL_NAMES.get(model, model)})", path))
+        text = f"Real model: {path.parent.name} ({_MODEL_NAMES.get(model, model)})"
+        ending = _ending(summarize(path))
+        out.append((f"{text} — {ending}" if ending else text, path))
     return out
+
+
+def _ending(summary: TraceSummary) -> str:
+    """How a recorded run that did not complete ended, in a few words ("" if it completed)."""
+    if summary.error or summary.end in ("complete", ""):
+        return ""
+    reason = (summary.reason or "").split(":", 1)[0].strip()  # "validation failed at /priority"
+    return reason if summary.end == "failed" and reason else summary.end
 
 
 def _modified(summary: TraceSummary) -> float:
@@ -239,7 +251,8 @@ class Recordings(QObject):
             for text, path in bundled:
                 action = self.menu.addAction(text)
                 action.setData(str(path))
-                action.setToolTip(str(path))
+                reason = summarize(path).reason
+                action.setToolTip(f"{reason}\n{path}" if reason else str(path))
                 action.triggered.connect(reporting(lambda _c=False, p=path: self.open_trace(p)))
         self.menu.addSeparator()
         self.menu.addAction(self.open_action)

@@ -21,6 +21,7 @@ from core.trace import (
     KEPT_HEADERS,
     TraceWriter,
     list_recordings,
+    summarize,
     load_trace,
     new_trace_path,
     parse_trace,
@@ -341,6 +342,9 @@ def test_the_recordings_list_shows_good_traces_and_bad_ones_with_their_error(tmp
     assert listed["cut.jsonl"].end == "truncated"
     assert "line 1: a network read before the header" in listed["bad.jsonl"].error
     assert list_recordings(tmp_path / "none") == []
+    assert summarize(tmp_path / "good.jsonl") == good  # one file, summarised the same way
+    missing = summarize(tmp_path / "gone.jsonl")
+    assert missing.error and "gone.jsonl" in missing.error and missing.end == ""
 
 
 def test_the_recordings_list_reads_only_the_newest_and_only_files_that_changed(tmp_path, fake_key, monkeypatch):

@@ -212,6 +212,10 @@ def test_recordings_menu_lists_recordings_bad_ones_and_the_bundled_traces(make_w
     broken = [e for e in entries if e[0].startswith("broken.jsonl")]
     assert broken and not broken[0][1] and "line 1" in broken[0][2]
     assert "Real model: weather (SmolLM2)" in texts
+    # the bundled ticket recording is of a run the check refused: the menu says so beforehand
+    ticket = next(e for e in entries if e[0].startswith("Real model: ticket"))
+    assert ticket[0] == "Real model: ticket (SmolLM2) — validation failed at /priority"
+    assert "greater than or equal to 1 (got 0)" in ticket[2]
     assert texts[-1] == "Open trace…"
     real = next(a for a in window.recordings.menu.actions() if a.text() == "Real model: weather (SmolLM2)")
     real.trigger()
