@@ -143,6 +143,7 @@ class RunConfig:
     label: str = ""  # what the history and the run log call this run (e.g. the scenario)
     record_path: str | None = None  # write a trace of the run's wire here (core/trace.py)
     record_document: bool = True  # the trace keeps the document's text (False: only its SHA-256)
+    replay_ending: str = ""  # a replay of a recording that did not complete: how it ends (see replay_config)
 
 
 Source = Callable[[WireTap], AsyncContextManager[AsyncIterator[Any]]]
@@ -553,6 +554,8 @@ class Run:
 
     def _end_failed(self, exc: BaseException) -> None:
         reason, code = describe_failure(exc)
+        if self.config.replay_ending and isinstance(exc, (Truncated, ConnectionLost)):
+            reason = f"{reason} — {self.config.replay_ending}"  # the replay ended where its recording did
         pointer = getattr(exc, "pointer", None)
         self._end_form()
         self._fire(Trigger.FAIL, reason=reason, error_code=code, pointer=pointer)

@@ -657,6 +657,18 @@ def _summary(path: Path, mtime: float, size: int) -> TraceSummary:
 # --- replaying ------------------------------------------------------------------------------------
 
 
+def replay_ending(trace: Trace) -> str:
+    """Why a replay of `trace` ends before its stream does, when the recording alone explains it:
+    its run was stopped, or the file was cut off. "" otherwise (a recorded failure -- a refusal,
+    a broken connection, a failed check -- replays as that same failure and says so itself)."""
+    end = trace.end
+    if end in ("stopped", "cancelled"):
+        return "the recording ends here: its run was stopped"
+    if end == "truncated":
+        return "the recording ends here: it was cut off"
+    return ""
+
+
 def replay_config(
     trace: Trace,
     trace_id: str,
@@ -675,6 +687,7 @@ def replay_config(
     from core.run import RunConfig
 
     source = trace.schema_source()
+    config.setdefault("replay_ending", replay_ending(trace))
     return RunConfig(
         mode=Mode(mode),
         provider=trace.provider,

@@ -140,6 +140,11 @@ async def test_a_stopped_run_and_a_refused_one_leave_traces_saying_so(demo_serve
     assert (await task).phase is Phase.STOPPED
     stopped = load_trace(tmp_path / "stop.jsonl")
     assert stopped.end == "stopped" and 0 < len(stopped.reads)
+    # replayed, it ends where the user stopped it, and the reason says so (not only "truncated: ...")
+    for mode in ("partial", "settled"):
+        _, status, _, _, _ = await replay(demo_server, stopped, mode=mode, speed=0)
+        assert status.phase is Phase.FAILED and status.reason.startswith("truncated: "), status.reason
+        assert status.reason.endswith(" — the recording ends here: its run was stopped"), status.reason
 
     run = Run(invoice_form(), record_config(demo_server, tmp_path / "429.jsonl", fake_key, fault="http_429"))
     assert (await run.run()).phase is Phase.FAILED
@@ -260,6 +265,7 @@ async def test_a_cut_trace_replays_up_to_the_cut_and_ends_truncated(demo_server,
     assert trace.truncated
     run, status, watch, _, _ = await replay(demo_server, trace, speed=0)
     assert status.phase is Phase.FAILED and status.error_code == "truncated", status.reason
+    assert status.reason.endswith(" — the recording ends here: it was cut off"), status.reason
     assert b"".join(watch.reads) == trace.body()
 
 
@@ -269,6 +275,7 @@ async def test_a_refusal_replays_as_its_status(demo_server, tmp_path, fake_key):
     trace = load_trace(tmp_path / "429.jsonl")
     _, status, _, _, _ = await replay(demo_server, trace, speed=0)
     assert status.phase is Phase.FAILED and "429" in status.reason
+    assert "the recording ends here" not in status.reason  # it fails as recorded: nothing to add
 
 
 async def test_a_trace_on_the_wrong_wire_or_an_unknown_id_is_refused_in_one_line(demo_server, tmp_path, fake_key):
@@ -293,6 +300,7 @@ async def test_a_broken_connection_replays_as_a_broken_connection(demo_server, t
     assert trace.end == "failed" and trace.trailer["error"] == "ConnectionLost"
     run, status, replayed, _, _ = await replay(demo_server, trace, speed=0)
     assert status.phase is Phase.FAILED and status.reason.startswith("connection lost"), status.reason
+    assert "the recording ends here" not in status.reason  # it fails as recorded and says so itself
     assert b"".join(replayed.reads) == trace.body() == b"".join(recorded.reads)
     assert entry_for(demo_server, run.status.run_id)["outcome"] == "aborted"
 
