@@ -12,7 +12,8 @@ view ran it. Records written before the view and document fields existed still r
 and schema (a bundled scenario, or a document file of one's own, found again by its path and
 checked by its SHA-256), and the extraction to load into that document's form. What cannot be
 brought back (a pasted text, a file since moved) is one sentence in `problem`; the values are
-still there to see.
+still there to see. A replayed run names its recording (`replay_path`): it is opened again with
+the recording's document and schema (`trace_path`), as File → Recordings shows them.
 
 `run_fields(settings, ...)` are the fields a session adds to each record it writes, so that the
 record can be opened again.
@@ -58,6 +59,7 @@ class ReopenPlan:
     document_sha256: str | None = None  # what its text hashed to when the run read it
     extraction: Any = None
     problem: str | None = None  # why it cannot be opened into the form
+    trace_path: str | None = None  # a replayed run: the recording whose document and schema to show
 
 
 def text_sha256(text: str) -> str:
@@ -144,6 +146,13 @@ def reopen_plan(record: Mapping[str, Any]) -> ReopenPlan:
         )
     name = record.get("document_name") or "the document"
     path = record.get("document_path")
+    replayed = record.get("replay_path")
+    if isinstance(replayed, str) and replayed:
+        if not Path(replayed).is_file():
+            return ReopenPlan(extraction=extraction, problem=f"its recording {replayed} is no longer there")
+        sha = record.get("document_sha256")
+        return ReopenPlan(trace_path=replayed, document_sha256=sha if isinstance(sha, str) else None,
+                          extraction=extraction)
     if not isinstance(path, str) or not path:
         return ReopenPlan(extraction=extraction,
                           problem=f"{name} was not read from a file (pasted text is not kept), so it cannot be opened again")
@@ -158,12 +167,16 @@ def reopen_plan(record: Mapping[str, Any]) -> ReopenPlan:
     )
 
 
-def run_fields(settings: Any, *, view: str, lane: str | None = None, document_text: str | None = None) -> dict[str, Any]:
+def run_fields(settings: Any, *, view: str, lane: str | None = None, document_text: str | None = None,
+               replay_path: str | None = None) -> dict[str, Any]:
     """What a session adds to each record it writes (`History.tagged(**...)`): the view and
-    lane, and what names the document (scenario, or a file's name, path and text hash)."""
+    lane, what names the document (scenario, or a file's name, path and text hash), and the
+    recording a replayed run read."""
     out: dict[str, Any] = {"view": view}
     if lane:
         out["lane"] = lane
+    if replay_path:
+        out["replay_path"] = replay_path
     if getattr(settings, "live", False):
         out["live"] = True
     if settings.document is None:

@@ -32,6 +32,7 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from core.form import MISSING, FormModel, FormSnapshot
@@ -663,8 +664,10 @@ class Session:
             return None
         from core.history_entries import run_fields
 
+        replayed = str(self.replay.trace.path or "") if self.replay is not None else ""
         return self.history.tagged(**run_fields(
             self._settings, view=view, lane=lane.title if self._comparing else None, document_text=config.document,
+            replay_path=str(Path(replayed).resolve()) if replayed and Path(replayed).is_file() else None,
         ))
 
     def records_history(self, view: str) -> bool:

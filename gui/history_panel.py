@@ -57,6 +57,8 @@ from core.form import FormModel, FormSnapshot
 from core.history import History, HistoryEntry, HistoryReadError, HistoryWriteError
 from core.history_entries import RunSummary, newest_first, reopen_plan, summarize, text_sha256
 from core.session import ActiveChanged, AllDone, Session
+from core.session_replay import trace_settings
+from core.trace import TraceError, load_trace
 from gui import warmup
 from gui.saves import open_folder
 
@@ -377,6 +379,15 @@ class HistoryPanel(QDockWidget):
             return False
         settings = dict(plan.settings)
         note = ""
+        if plan.trace_path is not None:
+            try:
+                trace = await asyncio.to_thread(load_trace, plan.trace_path, replayable=False)
+            except TraceError as exc:
+                self._say(f"Cannot open this run into the form: {exc}")
+                return False
+            settings.update(trace_settings(trace))
+            if plan.document_sha256 is not None and text_sha256(settings["document"]) != plan.document_sha256:
+                note = f" ({trace.name} has changed since this run: the values are the run's)"
         if plan.document_path is not None:
             try:
                 doc = await asyncio.to_thread(load_document, plan.document_path)

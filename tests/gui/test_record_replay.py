@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
+from core.history import History
 from core.run_status import Phase
 from core.scenarios import get_scenario
 from core.trace import load_trace
@@ -345,3 +346,34 @@ def test_ending_a_replay_takes_back_its_press_start_message(make_window, tmp_pat
     window.session.replace(scenario="weather")  # a scenario ends the replay
     assert window.session.replay is None
     assert not window.statusBar().currentMessage().startswith("replaying ")
+
+
+def test_a_replayed_run_opens_again_from_the_history_with_its_recordings_document(make_window, qloop):
+    # It could not: "replay: trace-smollm2.jsonl was not read from a file (pasted text is not kept)".
+    from gui.recordings import bundled_traces
+    from tests.gui.test_history_panel import _show
+
+    window = make_window(speed=0)
+    path = next(p for text, p in bundled_traces() if "weather" in text)
+    assert window.recordings.open_trace(path)
+    window.session.replace(replay_speed=0)
+    statuses = _replay(window, qloop)
+    assert statuses[0].phase is Phase.COMMITTED, statuses[0].reason
+    result = window.session.single.run.result
+    record = History(window.history.path).read()[-1]
+    assert record["replay_path"] == str(path.resolve())
+    window.session.leave_replay(scenario="invoice")  # the user goes on with something else
+    window.session.form.load({})
+    assert window.session.settings.document != get_scenario("weather").document
+
+    _show(window, qloop)
+
+    async def reopen():
+        return await window.history_panel.open_entry(record["run"])
+
+    assert arun(qloop, reopen()) is True, window.run_log.lines()[-1]
+    settings = window.session.settings
+    assert settings.document == get_scenario("weather").document
+    assert settings.document_name == "replay: trace-smollm2.jsonl"
+    assert window.session.form.committed == result
+    assert window.session.replay is None  # shown again, not replayed again
