@@ -101,9 +101,16 @@ def _scenario_of(record: Mapping[str, Any]) -> str | None:
     return first if first in SCENARIO_NAMES else None
 
 
+_RUN_FIELDS = frozenset({"at", "run", "label", "extraction", "provider", "mode"})
+
+
 def summarize(entry: HistoryEntry) -> RunSummary:
-    """The row of one record (see the module docstring)."""
+    """The row of one record (see the module docstring). A JSON object with none of a run's
+    fields (a line written by hand or by another program) is a row that says so, to be deleted."""
     r = entry.record
+    if not _RUN_FIELDS.intersection(r):
+        return RunSummary(key=entry.key, when="", what=f"line {entry.line}", mode="", wire="",
+                          outcome="not a run's record", view="", values=0)
     what = r.get("document_name") or _scenario_of(r) or (str(r.get("label") or "").split(" · ")[0]) or "?"
     provider = str(r.get("provider") or "?")
     wire = f"{provider} (live)" if r.get("live") or "(live)" in str(r.get("label") or "") else provider

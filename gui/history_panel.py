@@ -439,10 +439,14 @@ class HistoryPanel(QDockWidget):
             return self.delete_entry(key)
         entry = self.entry(key)
         summary = summarize(entry) if entry is not None else None
+        if summary is None:
+            what = key
+        elif summary.when:
+            what = f"the run of {summary.when} ({', '.join(x for x in (summary.what, summary.mode, summary.wire) if x)})"
+        else:  # not a run's record
+            what = f"{summary.what}, {summary.outcome},"
         box = QMessageBox(QMessageBox.Icon.Question, "Delete this run?",
-                          f"Delete the run of {summary.when if summary else key} "
-                          f"({', '.join(x for x in (summary.what, summary.mode, summary.wire) if x) if summary else key})"
-                          f" from {self.history.path}? It cannot be brought back.",
+                          f"Delete {what} from {self.history.path}? It cannot be brought back.",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
         box.setObjectName("historyDeleteBox")
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

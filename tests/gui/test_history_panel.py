@@ -352,3 +352,27 @@ def test_a_start_waiting_for_the_warm_up_is_dropped_when_a_past_run_is_opened(ma
     assert not window.active and window.controller.last_status is None  # no run started
     assert window.session.form.committed == {"city": "Porto"}
     assert said and "Start waiting for the demo provider was cancelled" in said[0]
+
+
+def test_a_line_that_is_not_a_runs_record_says_so_and_can_be_deleted(make_window, qloop):
+    # It was listed as a run "bad ? ? ?" with "committed · 0 values".
+    window = make_window()
+    window.history.append({"run": "run_a", "at": "2026-01-01T10:00:00+0000", "label": "invoice", "schema": "invoice",
+                           "mode": "partial", "provider": "anthropic", "extraction": {"customer_name": "A"}})
+    window.history.append({"note": "bad"})
+    _show(window, qloop)
+    panel = window.history_panel
+    junk = next(row for row in _rows(panel) if row[0] == "")
+    assert junk == ["", "line 2", "", "", "not a run's record"]
+    key = next(e.key for e in panel.entries if "note" in e.record)
+    assert panel.select(key)
+
+    async def go():
+        panel.delete_button.click()
+        box = window.findChild(QMessageBox, "historyDeleteBox")
+        assert box.text().startswith("Delete line 2, not a run's record, from ")
+        box.button(QMessageBox.StandardButton.Yes).click()
+        await wait_until(lambda: panel.list.topLevelItemCount() == 1)
+        await panel.wait()
+    arun(qloop, go())
+    assert [r.get("run") for r in _records(window)] == ["run_a"]
