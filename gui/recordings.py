@@ -72,12 +72,13 @@ def _modified(summary: TraceSummary) -> float:
 
 
 def summary_text(s: TraceSummary) -> str:
-    """One Recordings menu line: date, provider, model, schema, document, ending."""
+    """One Recordings menu line: date, provider, model, schema, document, the mode it was read in
+    (compare lanes recorded at once differ only there), ending."""
     if s.error:
         return f"{s.path.name} — cannot be replayed"
     when = s.started_at.replace("T", " ")[:16]
     document = s.label.removeprefix("extract · ").removeprefix("replay ").split(" · ")[0] if s.label else ""
-    parts = [when, s.provider, s.model or "", s.schema_name, document, s.end]
+    parts = [when, s.provider, s.model or "", s.schema_name, document, f"{s.mode} mode" if s.mode else "", s.end]
     return " · ".join(p for p in parts if p)
 
 

@@ -129,6 +129,12 @@ def test_compare_recording_records_every_lane_the_relay_ones_by_the_embedded_rel
     assert not window.session.record_notes
     assert not any("not recorded" in l for l in window.run_log.lines())
     assert any("lane settled: trace written to" in l for l in window.run_log.lines())
+    # File → Recordings tells the three apart (they were three identical lines)
+    from core.trace import summarize
+    from gui.recordings import summary_text
+
+    lines = {summary_text(summarize(p)) for p in paths}
+    assert {line.rsplit(" · ", 2)[1] for line in lines} == {"naive mode", "partial mode", "settled mode"}
 
 
 @pytest.mark.slow  # real-time replay
@@ -209,7 +215,7 @@ def test_recordings_menu_lists_recordings_bad_ones_and_the_bundled_traces(make_w
     entries = window.recordings.entries()
     texts = [t for t, _, _ in entries]
     mine = [e for e in entries if "anthropic" in e[0] and "invoice" in e[0]]
-    assert mine and mine[0][1] and mine[0][2] == str(good) and "complete" in mine[0][0]
+    assert mine and mine[0][1] and mine[0][2] == str(good) and mine[0][0].endswith(" · partial mode · complete")
     broken = [e for e in entries if e[0].startswith("broken.jsonl")]
     assert broken and not broken[0][1] and "line 1" in broken[0][2]
     assert "Real model: weather (SmolLM2)" in texts
