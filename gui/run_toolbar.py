@@ -40,6 +40,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QMenu, QPushButton
 from core.modes import Mode
 from core.scenarios import SCENARIO_NAMES, get_scenario
 from core.session import Session, SettingsChanged
+from core.session_replay import ReplayChanged
 from core.providers.request import STRUCTURED_CHOICES
 from core.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, faults_for, model_setting
 from gui.errors import reporting
@@ -56,6 +57,8 @@ PROVIDER_LABELS: dict[str, str] = {
     "openai-compatible": "OpenAI-compat (demo)",
     "ollama": "Ollama (demo)",
 }
+
+PROVIDER_TIP = "Provider: the demo provider speaking a real wire, or a live one"
 
 LIVE_PREFIX = "live:"
 """The provider picker's data for a live provider: "live:anthropic"."""
@@ -217,7 +220,7 @@ class RunToolbar(QObject):
         self._demo_actions: list[QAction] = []
         self._live_actions: list[QAction] = []
         self._structured_actions: list[QAction] = []
-        self.provider_combo.setToolTip("Provider: the demo provider speaking a real wire, or a live one")
+        self.provider_combo.setToolTip(PROVIDER_TIP)
         self.speed_combo.setToolTip("Speed of the demo provider")
         for label, widget in (  # the provider and speed pickers say what they are in their own text
             ("Scenario", self.scenario_combo),
@@ -265,7 +268,7 @@ class RunToolbar(QObject):
         """Show `s` on every control (no intent is sent back)."""
         self._show_own_document(s)
         _select(self.scenario_combo, OWN_DOCUMENT if s.document is not None else s.scenario)
-        _select(self.provider_combo, LIVE_PREFIX + s.provider if s.live else s.provider)
+        self._show_provider(s)
         self._show_live(s)
         _select(self.mode_combo, s.mode.value)
         if self.speed_combo.findData(s.speed) < 0:
@@ -293,6 +296,21 @@ class RunToolbar(QObject):
                 act.blockSignals(True)
                 act.setChecked(value)
                 act.blockSignals(False)
+
+    def _show_provider(self, s: RunSettings) -> None:
+        """The provider the next Start reads: while a recording is replayed, the one it was
+        recorded from (the demo provider replays it on that wire), greyed: it is the recording's."""
+        replay = self.session.replay
+        if replay is None:
+            _select(self.provider_combo, LIVE_PREFIX + s.provider if s.live else s.provider)
+            self.provider_combo.setToolTip(PROVIDER_TIP)
+            return
+        trace = replay.trace
+        _select(self.provider_combo, trace.provider if trace.provider in PROVIDER_LABELS else trace.wire)
+        model = f" ({trace.model})" if trace.model else ""
+        self.provider_combo.setToolTip(f"Replaying {replay.name}: recorded from {trace.provider}{model} on the "
+                                       f"{trace.wire} wire. Leave the replay (× in the status bar) to choose a provider.")
+        self.provider_combo.setEnabled(False)
 
     def _show_live(self, s: RunSettings) -> None:
         """Show the live controls for a live provider, the demo-only ones for the demo provider."""
@@ -444,12 +462,17 @@ class RunToolbar(QObject):
         for widget in (self.scenario_combo, self.provider_combo, self.speed_combo, self.faults_button,
                        self.model_combo, self.structured_combo):
             widget.setEnabled(not active)
+        if self.session.replay is not None:
+            self.provider_combo.setEnabled(False)  # the recording's (see _show_provider)
         self.fine_grained_action.setEnabled(not active)
         self.mode_combo.setEnabled(not active and not comparing)
         self.compare_action.setEnabled(not active)
 
     def _on_session_event(self, event: Any) -> None:
-        if isinstance(event, SettingsChanged):
+        if isinstance(event, ReplayChanged):
+            self.provider_combo.setEnabled(event.replay is None and not self.session.active)
+            self.show_settings(self.session.settings)
+        elif isinstance(event, SettingsChanged):
             self.show_settings(event.settings)
             if {"provider", "fault"} <= event.changed and event.old.fault and event.settings.fault is None:
                 say = getattr(self.parent(), "say", None)  # the window's status line and run log

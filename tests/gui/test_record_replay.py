@@ -383,3 +383,20 @@ def test_a_replayed_run_opens_again_from_the_history_with_its_recordings_documen
     assert settings.document_name == "replay: trace-smollm2.jsonl"
     assert window.session.form.committed == result
     assert window.session.replay is None  # shown again, not replayed again
+
+
+def test_while_a_recording_is_replayed_the_provider_box_shows_the_one_it_was_recorded_from(make_window):
+    # It went on showing the settings' provider ("Anthropic (demo)") for an OpenAI-compatible recording.
+    from gui.recordings import bundled_traces
+
+    window = make_window(speed=0, provider="anthropic")
+    combo = window.toolbar.provider_combo
+    assert combo.currentData() == "anthropic" and combo.isEnabled()
+    assert window.recordings.open_trace(next(p for text, p in bundled_traces() if "ticket" in text))
+    assert combo.currentData() == "openai-compatible" and not combo.isEnabled()
+    assert "recorded from openai-compatible (smollm2) on the openai-chat wire" in combo.toolTip()
+    window.session.replace(speed=0)  # another setting changes: still the recording's
+    assert combo.currentData() == "openai-compatible" and not combo.isEnabled()
+    window.session.leave_replay()
+    assert combo.currentData() == "anthropic" and combo.isEnabled()
+    assert window.session.settings.provider == "anthropic"
