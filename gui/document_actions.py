@@ -37,7 +37,7 @@ from core.session import Session
 from widgets.document_bar import DocumentBar
 from widgets.source_view import SourceView
 
-__all__ = ["DocumentActions", "FILE_FILTER", "SCHEMA_FILTER"]
+__all__ = ["DocumentActions", "FILE_FILTER", "SCHEMA_FILTER", "start_folder"]
 
 FILE_FILTER = "Documents (" + " ".join(f"*{s}" for s in SUPPORTED_SUFFIXES) + ");;All files (*)"
 
@@ -45,6 +45,17 @@ SCHEMA_FILTER = "JSON Schema (*.json);;All files (*)"
 
 BUSY = "Stop the run before changing the document."
 BUSY_SCHEMA = "Stop the run before changing the schema."
+
+
+def start_folder(first: Path | None = None) -> str:
+    """Where an Open dialog starts: `first` (the folder of the file open now), else the Documents
+    folder, else home -- the first that exists. (Given a folder that is not there, Qt's dialog
+    starts elsewhere and puts the folder's name in the file name box.)"""
+    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    for folder in (first, Path(documents) if documents else None):
+        if folder is not None and folder.is_dir():
+            return str(folder)
+    return str(Path.home())
 
 
 class DocumentActions(QObject):
@@ -107,9 +118,7 @@ class DocumentActions(QObject):
     def ask_open_schema(self) -> None:
         """File → Open schema…: a file dialog for a JSON Schema file (never a nested event loop)."""
         current = self.session.settings.schema_name
-        start = str(Path(current).parent) if current and is_schema_path(current) else (
-            QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation) or str(Path.home())
-        )
+        start = start_folder(Path(current).parent if current and is_schema_path(current) else None)
         dialog = QFileDialog(self.window, "Open a JSON Schema", start, SCHEMA_FILTER)
         dialog.setObjectName("openSchemaDialog")
         dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
@@ -140,9 +149,7 @@ class DocumentActions(QObject):
     def ask_open(self) -> None:
         """File → Open document…: a file dialog (never a nested event loop)."""
         folder = self.session.settings.document_path
-        start = str(Path(folder).parent) if folder else (
-            QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation) or str(Path.home())
-        )
+        start = start_folder(Path(folder).parent if folder else None)
         dialog = QFileDialog(self.window, "Open a document", start, FILE_FILTER)
         dialog.setObjectName("openDocumentDialog")
         dialog.setFileMode(QFileDialog.FileMode.ExistingFile)

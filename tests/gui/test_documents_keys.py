@@ -422,3 +422,26 @@ def test_the_menus_open_a_document_and_the_settings(make_window, qloop, tmp_path
     assert dialog is window.settings_dialog and dialog.isVisible()
     window.settings_action.trigger()
     assert window.findChildren(SettingsDialog) == [dialog]  # one dialog
+
+
+def test_the_open_dialog_starts_in_a_folder_that_exists(make_window, qloop, tmp_path, monkeypatch):
+    # Given a folder that is not there, Qt's dialog started elsewhere with "Documents" typed as the file name.
+    from PySide6.QtCore import QStandardPaths
+    from PySide6.QtWidgets import QFileDialog
+
+    from gui.document_actions import start_folder
+
+    gone = tmp_path / "gone"
+    monkeypatch.setattr(QStandardPaths, "writableLocation", staticmethod(lambda _where: str(tmp_path / "Documents")))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert start_folder(gone) == str(tmp_path)  # neither the file's folder nor Documents exists: home
+    (tmp_path / "Documents").mkdir()
+    assert start_folder(gone) == str(tmp_path / "Documents")
+    assert start_folder(tmp_path) == str(tmp_path)
+    window = make_window()
+    window.session.replace(document="text", document_name="x.txt", document_path=str(gone / "x.txt"))
+    window.open_document_action.trigger()
+    dialog = window.findChild(QFileDialog, "openDocumentDialog")
+    assert dialog.directory().absolutePath() == str(tmp_path / "Documents")
+    assert dialog.selectedFiles() == []  # nothing typed in the file name box
+    dialog.close()
