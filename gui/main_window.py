@@ -208,6 +208,7 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         self.presentation = Presentation(self)
         self.autoplay = Autoplay(self, pause=DEFAULT_PAUSE)
         self.autoplay.activeChanged.connect(self._on_autoplay)
+        self.autoplay.cycleFinished.connect(self._on_autoplay_cycle)
         self.session.subscribe(self._on_session_event)
         self.setAcceptDrops(True)
         if document is not None:
@@ -558,6 +559,15 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
     def _on_autoplay(self, active: bool) -> None:
         self.autoplay_action.setChecked(active)
         self._on_active()
+
+    def _on_autoplay_cycle(self, cycles: int) -> None:
+        """Between autoplay's runs the screen says when the next one starts (it said nothing)."""
+        autoplay = self.autoplay
+        if autoplay.max_cycles is not None and cycles >= autoplay.max_cycles:
+            return
+        self.statusBar().showMessage(
+            f"Autoplay: run {cycles} ended; the next starts in {autoplay.pause:g} s (Esc stops autoplay)",
+            max(1, round(autoplay.pause * 1000)))
 
     # -- pictures and introspection -------------------------------------------------------------
 

@@ -86,6 +86,23 @@ def test_autoplay_runs_two_cycles_with_a_pause_and_stops(make_window, qloop):
     assert len(lines) >= 4 and sum("committed" in line for line in lines) >= 4  # two cycles of two lanes
 
 
+def test_between_autoplay_runs_the_status_says_when_the_next_starts(make_window, qloop):
+    # A booth screen said nothing during the pause: it looked stuck.
+    window = make_window(speed=0)
+
+    async def scenario():
+        window.start_autoplay(pause=5)
+        await wait_until(lambda: window.autoplay.cycles >= 1, timeout=30)
+        said = window.statusBar().currentMessage()
+        assert said == "Autoplay: run 1 ended; the next starts in 5 s (Esc stops autoplay)", said
+        assert not window.active and window.autoplay.active
+        QTest.keyClick(window, Qt.Key.Key_Escape)  # Esc in the pause ends autoplay
+        await wait_until(lambda: not window.autoplay.active)
+
+    arun(qloop, scenario())
+    assert window.autoplay.cycles == 1
+
+
 def test_stop_button_ends_autoplay_mid_run(make_window, qloop, demo_server):
     window = make_window(speed=40, mode="partial")
 
