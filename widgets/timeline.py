@@ -378,6 +378,7 @@ class TimelineView(QWidget):
         t = 0.0
         decimals = _decimals(step)
         y0, y1 = max(_TOP - 2, top), min(height - _BOTTOM, bottom)
+        unit_x = lay.x1 + 2  # the unit goes after the last label, never over it (it did when narrow)
         while t <= lay.t_max + 1e-9:
             x = lay.x(t)
             if y0 < y1:
@@ -388,10 +389,11 @@ class TimelineView(QWidget):
                 label = f"{t:.{decimals}f}"
                 w = fm.horizontalAdvance(label)
                 p.drawText(QRectF(x - w / 2 - 2, _TOP - 28, w + 4, 12), Qt.AlignmentFlag.AlignCenter, label)
+                unit_x = max(unit_x, x + w / 2 + fm.horizontalAdvance(" "))
             t += step
         if head:
             p.setPen(text)
-            p.drawText(QRectF(lay.x1 + 2, _TOP - 28, 30, 12), Qt.AlignmentFlag.AlignLeft, "s")
+            p.drawText(QRectF(unit_x, _TOP - 28, 30, 12), Qt.AlignmentFlag.AlignLeft, "s")
 
     def _paint_legend(self, p: QPainter, fm: QFontMetrics, text: QColor) -> None:
         x = float(_PAD)

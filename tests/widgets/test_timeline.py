@@ -172,3 +172,29 @@ def test_ticks_are_written_exactly_and_an_end_line_says_how_the_run_ended():
     assert [f"{k * 0.25:.{_decimals(0.25)}f}" for k in range(4)] == ["0.00", "0.25", "0.50", "0.75"]
     assert (_decimals(1.0), _decimals(0.5), _decimals(0.2), _decimals(0.05)) == (0, 1, 1, 2)
     assert (_end_word("committed"), _end_word("stopped"), _end_word("failed: HTTP 400")) == ("end", "Stop", "failed")
+
+
+def test_the_seconds_unit_never_covers_the_last_tick_label(qtbot, monkeypatch, tmp_path):
+    # At 260 px the axis read "2s": the unit was drawn at a fixed place, over the last label.
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QFontMetrics, QPainter
+
+    drawn: list[tuple[QRectF, str]] = []
+    real = QPainter.drawText
+
+    def recording(self, *args):  # noqa: ANN001, ANN002, ANN202
+        if len(args) == 3 and isinstance(args[0], QRectF) and isinstance(args[2], str):
+            drawn.append((QRectF(args[0]), args[2], QFontMetrics(self.font()).horizontalAdvance(args[2])))
+        return real(self, *args)
+
+    monkeypatch.setattr(QPainter, "drawText", recording)
+    view = TimelineView(_model(), clock=lambda: 52.0)
+    qtbot.addWidget(view)
+    for width in (260, 330, 900):
+        drawn.clear()
+        view.export_png(str(tmp_path / f"t{width}.png"), width, 200)
+        unit = next(rect for rect, text, _w in drawn if text == "s")
+        labels = [(rect, w) for rect, text, w in drawn if text.replace(".", "").isdigit() and rect.top() == unit.top()]
+        assert labels
+        last_right = max(rect.center().x() + w / 2 for rect, w in labels)
+        assert unit.left() >= last_right + 2, (width, unit.left(), last_right)
