@@ -373,6 +373,8 @@ class Run:
                 body["structured"] = cfg.structured
             if cfg.fine_grained:
                 body["fine_grained"] = True
+            if idle is not None:
+                body["idle_timeout"] = idle  # the relay watches its upstream no longer than this side
             if cfg.demo is None and not cfg.relay_url:
                 # base_url is the live provider's: the relay (and its token) must not go there
                 raise UsageError(f"{cfg.mode.value} mode with a live provider needs the relay's address (relay_url)")
@@ -389,8 +391,8 @@ class Run:
                 cfg.relay_token or "",
                 body,
                 tap=tap,
-                # the relay watches its upstream with the same limit and says which silence it
-                # was (keep-alives or nothing); its record must arrive before this side gives up
+                # the relay watches its upstream with the same limit (sent above) and says which
+                # silence it was (keep-alives or nothing); its record must arrive before this side gives up
                 idle_timeout=None if idle is None else idle + min(RELAY_IDLE_GRACE, 0.15 * idle),
                 upstream_key=cfg.api_key if hand_key else None,
                 record_path=str(self._relay_record.path) if record is not None else None,

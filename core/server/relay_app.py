@@ -182,6 +182,7 @@ class _ExtractBody(BaseModel):
     structured: Literal["tools", "json_schema", "json_object"] = "tools"
     fine_grained: bool = False
     mode: Literal["settled", "hybrid"] = "settled"
+    idle_timeout: float | None = Field(default=None, gt=0, le=3600)  # the client's limit: the relay keeps the shorter
     demo: RelayDemoBody | None = None  # type: ignore[valid-type]
 
     @model_validator(mode="after")
@@ -218,6 +219,7 @@ class _Job:
     base_url: str | None = None
     structured: str = "tools"
     fine_grained: bool = False
+    idle_timeout: float | None = None  # the client's idle limit, if it gave one
     api_key: str | None = field(default=None, repr=False)  # from the embedded relay's header only
     demo_headers: dict[str, str] = field(default_factory=dict)
     record_path: str | None = field(default=None, repr=False)  # the embedded relay's trace, if asked
@@ -303,6 +305,7 @@ def _parse_job(raw: bytes) -> _Job | JSONResponse:
         base_url=body.base_url,
         structured=body.structured,
         fine_grained=body.fine_grained,
+        idle_timeout=body.idle_timeout,
         demo_headers=demo_headers,
     )
 
@@ -380,7 +383,10 @@ class _RelayResponse(Response):
 
             if recording is not None:
                 upstream = tee(upstream, recording.writer(request))
-            async with open_stream(request, tap=upstream, idle_timeout=self.settings.idle_timeout) as events:
+            # the client's limit when shorter: its own watchdog must not fire before this one says
+            # which silence it was (keep-alives or nothing)
+            limit = min(self.settings.idle_timeout, self.job.idle_timeout or self.settings.idle_timeout)
+            async with open_stream(request, tap=upstream, idle_timeout=limit) as events:
                 if recording is not None:
                     recording.begin(200, getattr(events, "headers", {}))
                 async for event in events:

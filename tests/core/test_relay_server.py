@@ -199,6 +199,18 @@ async def test_a_stalled_upstream_ends_with_timeout(own_relay, fault):
     assert info.value.code == "timeout"
 
 
+@pytest.mark.parametrize(("fault", "said"), [("stall", "only keep-alives for 0.4 s"), ("stall_silent", "nothing arrived for 0.4 s")])
+async def test_a_client_with_a_shorter_idle_limit_hears_which_silence_it_was(demo_server, fault, said):
+    # The relay watched its upstream for its own 20 s: a client giving up at 3 s heard only
+    # "relay: nothing arrived for 3.45 s", whichever silence it was.
+    body = {"scenario": "weather", "provider": "anthropic", "demo": {"fault": f"{fault}@0.5"}, "idle_timeout": 0.4}
+    started = time.monotonic()
+    with pytest.raises(StreamTimeout) as info:
+        await run_relay(demo_server.url, demo_server.relay_token, body, idle_timeout=5)
+    assert said in str(info.value) and info.value.code == "timeout", str(info.value)
+    assert time.monotonic() - started < 4  # the relay's limit (0.4 s), not its own 20 s nor the client's 5 s
+
+
 async def test_blank_line_from_ollama_is_a_protocol_error(demo_server):
     body = {"scenario": "weather", "provider": "ollama", "demo": {"fault": "blank_line"}}
     with pytest.raises(RunFailure) as info:
@@ -336,6 +348,9 @@ async def test_401_without_the_token(demo_server, auth):
         (b'{"scenario": "weather", "upstream": "live", "demo": {"speed": 1}}', "demo"),
         (b'{"scenario": "weather", "provider": "anthropic", "demo": {"fault": "blank_line"}}', "only to the Ollama wire"),
         (b'{"scenario": "weather", "provider": "openai-compatible", "demo": {"fault": "blank_line@0.2"}}', "demo.fault"),
+        (b'{"scenario": "weather", "idle_timeout": 0}', "idle_timeout"),
+        (b'{"scenario": "weather", "idle_timeout": 3601}', "idle_timeout"),
+        (b'{"scenario": "weather", "idle_timeout": "soon"}', "idle_timeout"),
     ],
 )
 async def test_400_with_a_clear_json_error_for_a_bad_body(demo_server, payload, word):

@@ -137,6 +137,17 @@ async def test_a_failure_reads_the_same_through_the_relay_as_direct(demo_server,
     assert reasons["settled"].replace("relay: ", "") == reasons["partial"]
 
 
+@pytest.mark.parametrize("fault, said", [("stall", "only keep-alives for 0.5 s"), ("stall_silent", "nothing arrived for 0.5 s")])
+async def test_a_short_idle_limit_says_which_silence_it_was_through_the_relay_too(demo_server, fault, said):
+    # The relay watched its upstream for its own 20 s, so a run with a 3 s limit said "relay:
+    # nothing arrived for 3.45 s" for both faults: the run now hands its limit to the relay.
+    for mode in ("partial", "settled"):
+        status = await Run(FormModel(schema_model("invoice")),
+                           config(demo_server, mode, speed=0, fault=f"{fault}@0.3", idle_timeout=0.5)).run()
+        assert status.phase is Phase.FAILED and status.error_code == "timeout", status.reason
+        assert said in status.reason, (mode, status.reason)
+
+
 FAULTS = [
     ("max_tokens", "anthropic", "truncated"),
     ("max_tokens", "openai-chat", "truncated"),
