@@ -98,6 +98,9 @@ def light_palette() -> QPalette:
     }
     for role, color in roles.items():
         p.setColor(role, QColor(color))
+    # a greyed control must look greyed (setColor above set every group: Start looked pressable mid-run)
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText, QPalette.ColorRole.ButtonText):
+        p.setColor(QPalette.ColorGroup.Disabled, role, QColor("#8c959f"))
     return p
 
 

@@ -171,6 +171,29 @@ def test_themes_follow_the_system_palette_and_can_be_forced(restore_app_look):
     theme.deleteLater()
 
 
+def test_a_forced_theme_greys_what_is_disabled(make_window, restore_app_look):
+    # With --theme light a greyed Start (a run active) was drawn exactly like a pressable one.
+    from gui.theme import light_palette
+
+    for palette in (light_palette(), dark_palette()):
+        for role in (QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText, QPalette.ColorRole.Text):
+            active = palette.color(QPalette.ColorGroup.Active, role)
+            disabled = palette.color(QPalette.ColorGroup.Disabled, role)
+            assert abs(active.lightnessF() - disabled.lightnessF()) > 0.25, (role, active.name(), disabled.name())
+    theme = Theme(restore_app_look, "light")
+    window = make_window()
+    button = window.start_button
+
+    def pixels() -> set[int]:
+        image = button.grab().toImage()
+        return {image.pixel(x, y) for x in range(image.width()) for y in range(image.height())}
+
+    enabled = pixels()
+    button.setEnabled(False)
+    assert pixels() != enabled
+    theme.deleteLater()
+
+
 def test_both_style_sheets_say_every_state_in_shape_not_only_colour():
     from gui.theme import stylesheet
 
