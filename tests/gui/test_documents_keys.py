@@ -125,6 +125,23 @@ def test_a_bad_document_is_one_line_and_the_previous_one_stays(make_window, qloo
     assert window.document_bar.name_text() == "Your document: good.txt"
 
 
+def test_a_new_document_says_the_values_shown_before_are_kept(make_window):
+    # The form emptied under the user (a new document has a form of its own) without a word.
+    window = make_window()
+    window.session.form.load({"customer_name": "Kept GmbH"})
+    QApplication.clipboard().setText("Pasted: invoice 7")
+    window.paste_document_action.trigger()
+    assert window.session.form.committed == {}
+    assert window.statusBar().currentMessage() == (
+        "Pasted text has a form of its own; the values of invoice are kept and come back with it")
+    window.statusBar().clearMessage()
+    QApplication.clipboard().setText("Pasted: invoice 8")
+    window.paste_document_action.trigger()  # the form it leaves is empty: nothing to say
+    assert window.statusBar().currentMessage() == ""
+    window.session.replace(scenario="invoice", document=None, document_name=None, document_path=None)
+    assert window.session.form.committed == {"customer_name": "Kept GmbH"}  # as said
+
+
 def test_paste_and_drop_make_the_document(make_window, qloop, tmp_path):
     window = make_window()
     QApplication.clipboard().setText("Pasted:\r\ninvoice 99")
