@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from core.errors import ProtocolError
 
 __all__ = [
+    "DEFAULT_IDLE_TIMEOUT",
     "ERROR_CODES",
     "EXTRACT_PATH",
     "RECORD_DOCUMENT_HEADER",
@@ -51,6 +52,7 @@ EXTRACT_PATH = "/relay/v1/extract"  # the one endpoint: POST a job, read NDJSON 
 UPSTREAM_KEY_HEADER = "x-livefill-upstream-key"  # the app's key, for its embedded relay only (loopback)
 RECORD_HEADER = "x-livefill-record"  # where the embedded relay writes a trace of its upstream (loopback)
 RECORD_DOCUMENT_HEADER = "x-livefill-record-document"  # "0": the trace keeps only the document's hash
+DEFAULT_IDLE_TIMEOUT = 20.0  # a relay's idle limit on its upstream unless its operator set another
 
 ErrorCode = Literal[
     "upstream_error", "truncated", "validation_failed", "protocol_error", "cancelled", "timeout"

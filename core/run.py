@@ -354,6 +354,7 @@ class Run:
         scenario = self._demo_scenario(schema)
         if cfg.mode.spec.needs_relay:
             from core.relay_client import is_loopback_url, open_relay
+            from core.relay_records import DEFAULT_IDLE_TIMEOUT
 
             body: dict[str, Any] = {"provider": cfg.provider, "mode": cfg.mode.value}
             if scenario:
@@ -373,8 +374,11 @@ class Run:
                 body["structured"] = cfg.structured
             if cfg.fine_grained:
                 body["fine_grained"] = True
-            if idle is not None:
-                body["idle_timeout"] = idle  # the relay watches its upstream no longer than this side
+            if idle is not None and idle < DEFAULT_IDLE_TIMEOUT:
+                # a limit shorter than a relay's default: the relay watches its upstream no longer
+                # than this side. Sent only then (a relay older than the key refuses it; a longer
+                # limit gains nothing: the relay keeps the shorter of the two).
+                body["idle_timeout"] = idle
             if cfg.demo is None and not cfg.relay_url:
                 # base_url is the live provider's: the relay (and its token) must not go there
                 raise UsageError(f"{cfg.mode.value} mode with a live provider needs the relay's address (relay_url)")

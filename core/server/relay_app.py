@@ -90,6 +90,7 @@ from core.demo_protocol import DemoKnobs, KnobError, RelayDemoBody, fault_refusa
 from core.errors import InputError, ProtocolError, RunFailure, UsageError
 from core.relay import Settler
 from core.relay_records import (
+    DEFAULT_IDLE_TIMEOUT,
     EXTRACT_PATH,
     RECORD_DOCUMENT_HEADER,
     RECORD_HEADER,
@@ -144,7 +145,7 @@ class RelaySettings:
     accept_record: bool = False
     demo_base_url: str | None = None
     demo_is_local: bool = False
-    idle_timeout: float = 20.0
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     env: Mapping[str, str] | None = None
     timing_log: str | None = None
     upstream_tap: Callable[[str], Any] | None = None
@@ -161,7 +162,7 @@ class RelaySettings:
         return cls(
             token=token,
             demo_base_url=environ.get("LIVEFILL_RELAY_DEMO_URL") or None,
-            idle_timeout=float(environ.get("LIVEFILL_RELAY_IDLE_TIMEOUT", "20")),
+            idle_timeout=float(environ.get("LIVEFILL_RELAY_IDLE_TIMEOUT", DEFAULT_IDLE_TIMEOUT)),
             timing_log=environ.get("LIVEFILL_RELAY_TIMING_LOG") or None,
         )
 

@@ -148,6 +148,14 @@ async def test_a_short_idle_limit_says_which_silence_it_was_through_the_relay_to
         assert said in status.reason, (mode, status.reason)
 
 
+async def test_a_long_idle_limit_is_not_sent_to_the_relay(demo_server):
+    # It was always sent: --idle-timeout 7200 failed every settled run with a 400 (the relay takes
+    # at most 3600), and a relay older than the key refused every relay run.
+    for idle in (20.0, 7200.0):
+        status = await Run(FormModel(schema_model("invoice")), config(demo_server, "settled", speed=0, idle_timeout=idle)).run()
+        assert status.phase is Phase.COMMITTED, (idle, status.reason)
+
+
 FAULTS = [
     ("max_tokens", "anthropic", "truncated"),
     ("max_tokens", "openai-chat", "truncated"),
