@@ -12,8 +12,9 @@ view ran it. Records written before the view and document fields existed still r
 and schema (a bundled scenario, or a document file of one's own, found again by its path and
 checked by its SHA-256), and the extraction to load into that document's form. What cannot be
 brought back (a pasted text, a file since moved) is one sentence in `problem`; the values are
-still there to see. A replayed run names its recording (`replay_path`): it is opened again with
-the recording's document and schema (`trace_path`), as File → Recordings shows them.
+still there to see. A replayed run names its recording (`replay_path`, and `replay_id`: which
+recorded run the file held); it is opened again with the recording's document and schema
+(`trace_path`), as File → Recordings shows them, unless the file now holds another run.
 
 `run_fields(settings, ...)` are the fields a session adds to each record it writes, so that the
 record can be opened again.
@@ -31,7 +32,8 @@ from typing import Any
 from core.history import HistoryEntry
 from core.scenarios import SCENARIO_NAMES, get_scenario
 
-__all__ = ["RunSummary", "ReopenPlan", "summarize", "newest_first", "reopen_plan", "run_fields", "text_sha256"]
+__all__ = ["RunSummary", "ReopenPlan", "summarize", "newest_first", "recording_id", "reopen_plan", "run_fields",
+           "text_sha256"]
 
 VIEWS = {"single": "single form", "compare": "compare", "autoplay": "autoplay"}
 
@@ -60,6 +62,7 @@ class ReopenPlan:
     extraction: Any = None
     problem: str | None = None  # why it cannot be opened into the form
     trace_path: str | None = None  # a replayed run: the recording whose document and schema to show
+    trace_id: str | None = None  # ... and the recorded run it must still hold (`recording_id`)
 
 
 def text_sha256(text: str) -> str:
@@ -158,8 +161,9 @@ def reopen_plan(record: Mapping[str, Any]) -> ReopenPlan:
         if not Path(replayed).is_file():
             return ReopenPlan(extraction=extraction, problem=f"its recording {replayed} is no longer there")
         sha = record.get("document_sha256")
+        trace_id = record.get("replay_id")
         return ReopenPlan(trace_path=replayed, document_sha256=sha if isinstance(sha, str) else None,
-                          extraction=extraction)
+                          trace_id=trace_id if isinstance(trace_id, str) else None, extraction=extraction)
     if not isinstance(path, str) or not path:
         return ReopenPlan(extraction=extraction,
                           problem=f"{name} was not read from a file (pasted text is not kept), so it cannot be opened again")
@@ -174,8 +178,15 @@ def reopen_plan(record: Mapping[str, Any]) -> ReopenPlan:
     )
 
 
+def recording_id(trace: Any) -> str:
+    """Which recorded run a trace holds: its run id, else when it started (a file written over
+    with another recording says another)."""
+    header = trace.header
+    return str(header.get("run_id") or header.get("started_at") or "")
+
+
 def run_fields(settings: Any, *, view: str, lane: str | None = None, document_text: str | None = None,
-               replay_path: str | None = None) -> dict[str, Any]:
+               replay_path: str | None = None, replay_id: str | None = None) -> dict[str, Any]:
     """What a session adds to each record it writes (`History.tagged(**...)`): the view and
     lane, what names the document (scenario, or a file's name, path and text hash), and the
     recording a replayed run read."""
@@ -184,6 +195,8 @@ def run_fields(settings: Any, *, view: str, lane: str | None = None, document_te
         out["lane"] = lane
     if replay_path:
         out["replay_path"] = replay_path
+        if replay_id:
+            out["replay_id"] = replay_id
     if getattr(settings, "live", False):
         out["live"] = True
     if settings.document is None:

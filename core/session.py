@@ -662,12 +662,14 @@ class Session:
         view = "autoplay" if self.autoplaying else "compare" if self._comparing else "single"
         if not self.records_history(view):
             return None
-        from core.history_entries import run_fields
+        from core.history_entries import recording_id, run_fields
 
         replayed = str(self.replay.trace.path or "") if self.replay is not None else ""
+        kept = bool(replayed) and Path(replayed).is_file()
         return self.history.tagged(**run_fields(
             self._settings, view=view, lane=lane.title if self._comparing else None, document_text=config.document,
-            replay_path=str(Path(replayed).resolve()) if replayed and Path(replayed).is_file() else None,
+            replay_path=str(Path(replayed).resolve()) if kept else None,
+            replay_id=recording_id(self.replay.trace) if kept and self.replay is not None else None,
         ))
 
     def records_history(self, view: str) -> bool:

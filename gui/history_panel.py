@@ -55,7 +55,7 @@ from PySide6.QtWidgets import (
 from core.documents import DocumentError, load_document
 from core.form import FormModel, FormSnapshot
 from core.history import History, HistoryEntry, HistoryReadError, HistoryWriteError
-from core.history_entries import RunSummary, newest_first, reopen_plan, summarize, text_sha256
+from core.history_entries import RunSummary, newest_first, recording_id, reopen_plan, summarize, text_sha256
 from core.session import ActiveChanged, AllDone, Session
 from core.session_replay import trace_settings
 from core.trace import TraceError, load_trace
@@ -385,17 +385,19 @@ class HistoryPanel(QDockWidget):
             except TraceError as exc:
                 self._say(f"Cannot open this run into the form: {exc}")
                 return False
+            if plan.trace_id is not None and recording_id(trace) != plan.trace_id:
+                self._say(f"Cannot open this run into the form: its recording {plan.trace_path} now holds another run."
+                          " Its values are shown in the History panel.")
+                return False
             settings.update(trace_settings(trace))
-            if plan.document_sha256 is not None and text_sha256(settings["document"]) != plan.document_sha256:
-                note = f" ({trace.name} has changed since this run: the values are the run's)"
+            note = _changed_note(trace.name, settings["document"], plan.document_sha256)
         if plan.document_path is not None:
             try:
                 doc = await asyncio.to_thread(load_document, plan.document_path)
             except DocumentError as exc:
                 self._say(f"Cannot open this run into the form: {exc.message}")
                 return False
-            if plan.document_sha256 is not None and text_sha256(doc.text) != plan.document_sha256:
-                note = f" ({doc.name} has changed since this run: the values are the run's)"
+            note = _changed_note(doc.name, doc.text, plan.document_sha256)
             settings.update(document=doc.text, document_name=doc.name, document_path=str(doc.path.resolve())
                             if doc.path is not None else plan.document_path)
         if self.session.active:  # a Start while the file was read
@@ -507,3 +509,10 @@ class HistoryPanel(QDockWidget):
         """Wait for every read, open and delete in progress."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+
+def _changed_note(name: str, text: str, sha256: str | None) -> str:
+    """The words added when a run's document has changed since the run ("" when it has not)."""
+    if sha256 is not None and text_sha256(text) != sha256:
+        return f" ({name} has changed since this run: the values are the run's)"
+    return ""

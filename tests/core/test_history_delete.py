@@ -158,10 +158,11 @@ def test_reopen_plan_brings_back_a_scenario_or_a_document_file_and_says_what_it_
     assert reopen_plan({"label": "invoice"}).problem is not None  # nothing to open
     trace = tmp_path / "run.jsonl"
     trace.write_text("{}", encoding="utf-8")
-    replayed = {"document_name": "replay: run.jsonl", "replay_path": str(trace), "document_sha256": "ab",
-                "schema": "/tmp/x.json", "extraction": {"a": 4}}
+    replayed = {"document_name": "replay: run.jsonl", "replay_path": str(trace), "replay_id": "run_r",
+                "document_sha256": "ab", "extraction": {"a": 4}}
     plan = reopen_plan(replayed)
-    assert (plan.problem, plan.trace_path, plan.document_sha256, plan.extraction) == (None, str(trace), "ab", {"a": 4})
+    assert (plan.problem, plan.trace_path, plan.trace_id, plan.document_sha256, plan.extraction) == (
+        None, str(trace), "run_r", "ab", {"a": 4})
     trace.unlink()
     assert reopen_plan(replayed).problem == f"its recording {trace} is no longer there"
 
@@ -172,7 +173,8 @@ def test_run_fields_name_the_document():
     assert run_fields(own, view="compare", lane="naive") == {
         "view": "compare", "lane": "naive", "document_name": "r.txt", "document_path": "/tmp/r.txt",
         "document_sha256": text_sha256("Total 12")}
-    assert run_fields(own, view="single", replay_path="/r/run.jsonl")["replay_path"] == "/r/run.jsonl"
+    replayed = run_fields(own, view="single", replay_path="/r/run.jsonl", replay_id="run_r")
+    assert (replayed["replay_path"], replayed["replay_id"]) == ("/r/run.jsonl", "run_r")
 
 
 async def test_compare_and_autoplay_runs_reach_the_history_only_when_asked(tmp_path):

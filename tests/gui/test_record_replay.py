@@ -354,13 +354,15 @@ def test_ending_a_replay_takes_back_its_press_start_message(make_window, tmp_pat
     assert not window.statusBar().currentMessage().startswith("replaying ")
 
 
-def test_a_replayed_run_opens_again_from_the_history_with_its_recordings_document(make_window, qloop):
+def test_a_replayed_run_opens_again_from_the_history_with_its_recordings_document(make_window, qloop, tmp_path):
     # It could not: "replay: trace-smollm2.jsonl was not read from a file (pasted text is not kept)".
     from gui.recordings import bundled_traces
     from tests.gui.test_history_panel import _show
 
     window = make_window(speed=0)
-    path = next(p for text, p in bundled_traces() if "weather" in text)
+    bundled = dict((p.parent.name, p) for _text, p in bundled_traces())
+    path = tmp_path / "mine.jsonl"
+    path.write_bytes(bundled["weather"].read_bytes())
     assert window.recordings.open_trace(path)
     window.session.replace(replay_speed=0)
     statuses = _replay(window, qloop)
@@ -380,9 +382,14 @@ def test_a_replayed_run_opens_again_from_the_history_with_its_recordings_documen
     assert arun(qloop, reopen()) is True, window.run_log.lines()[-1]
     settings = window.session.settings
     assert settings.document == get_scenario("weather").document
-    assert settings.document_name == "replay: trace-smollm2.jsonl"
+    assert settings.document_name == "replay: mine.jsonl"
     assert window.session.form.committed == result
     assert window.session.replay is None  # shown again, not replayed again
+    # the file written over with another recording: refused, not the values in another run's form
+    path.write_bytes(bundled["invoice"].read_bytes())
+    assert arun(qloop, reopen()) is False
+    assert window.run_log.lines()[-1].endswith(f"its recording {path.resolve()} now holds another run."
+                                               " Its values are shown in the History panel.")
 
 
 def test_while_a_recording_is_replayed_the_provider_box_shows_the_one_it_was_recorded_from(make_window):
