@@ -569,10 +569,7 @@ class FormModel:
         self, layer: _Layer, pointer: str, changed: set[str], state: FieldState = FieldState.SETTLED,
         origin: Origin = Origin.EXTRACTED,
     ) -> None:
-        """A parent container that had no state yet gets `state` (it has content now). A parent
-        left PENDING (a reader that shows no provisional values) is reported changed when its
-        first part arrives all the same: its field tells "waiting" (nothing yet) from "more to
-        come" (parts arrived)."""
+        """A parent container that had no state yet gets `state` (it has content now)."""
         tokens = _tokens(pointer)
         for i in range(len(tokens) - 1, -1, -1):
             parent = jp.join(tokens[:i])
@@ -581,10 +578,6 @@ class FormModel:
                 layer.states[parent] = _Entry(state, None, origin)
                 changed.add(parent)
             else:
-                if entry.state is FieldState.PENDING and parent not in changed:
-                    value = get_at(layer.doc, parent)
-                    if isinstance(value, (list, dict)) and len(value) == 1:
-                        changed.add(parent)
                 break
 
 

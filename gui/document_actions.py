@@ -213,15 +213,21 @@ class DocumentActions(QObject):
             self.fail(BUSY)
             return False
         self._last = doc
-        before = self.session.form
-        old = self.session.settings
+        session = self.session
+        before = session.form
+        lanes_had_results = any(lane.has_form and lane.form.committed for lane in session.compare_lanes)
+        old = session.settings
         old_name = old.document_name or old.scenario if old.document is not None else old.scenario
-        self.session.replace(document=doc.text, document_name=doc.name,
-                             document_path=str(doc.path.resolve()) if doc.path is not None else None)
+        session.replace(document=doc.text, document_name=doc.name,
+                        document_path=str(doc.path.resolve()) if doc.path is not None else None)
         self._unsay()
         self.render()
-        if self.session.form is not before and before.committed:
-            # the form changed under the user: say where the values they saw went (nowhere: kept)
+        # the form changed under the user: say where the values they saw went
+        if session.comparing:
+            if lanes_had_results:
+                self.window.statusBar().showMessage(
+                    f"Every lane now reads {doc.name}: the lanes' results for {old_name} are cleared", 10000)
+        elif session.form is not before and before.committed:
             self.window.statusBar().showMessage(
                 f"{doc.name} has a form of its own; the values of {old_name} are kept and come back with it", 10000)
         self.loaded.emit(doc.name)

@@ -96,6 +96,7 @@ def live_choices(provider: str, *, live: bool, base_url: str | None, model: str 
 
 
 _WAITING_FOR_WARMUP = "starting as soon as the demo provider is up…"
+_AUTOPLAY_PAUSE = "Autoplay: run "  # the message between two autoplay runs begins so
 
 DEFAULT_SIZE = (1280, 820)
 
@@ -559,6 +560,9 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
     def _on_autoplay(self, active: bool) -> None:
         self.autoplay_action.setChecked(active)
         self._on_active()
+        bar = self.statusBar()
+        if not active and bar.currentMessage().startswith(_AUTOPLAY_PAUSE):
+            bar.clearMessage()  # "the next starts in …" is no longer true
 
     def _on_autoplay_cycle(self, cycles: int) -> None:
         """Between autoplay's runs the screen says when the next one starts (it said nothing)."""
@@ -566,7 +570,7 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         if autoplay.max_cycles is not None and cycles >= autoplay.max_cycles:
             return
         self.statusBar().showMessage(
-            f"Autoplay: run {cycles} ended; the next starts in {autoplay.pause:g} s (Esc stops autoplay)",
+            f"{_AUTOPLAY_PAUSE}{cycles} ended; the next starts in {autoplay.pause:g} s (Esc stops autoplay)",
             max(1, round(autoplay.pause * 1000)))
 
     # -- pictures and introspection -------------------------------------------------------------

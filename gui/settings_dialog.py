@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from core.app_settings import default_ollama_url
 from core.errors import InputError
-from core.keys import Key, KeySource, KeyStore, normalize_base_url
+from core.keys import Key, KeySource, KeyStore, base_url_example, normalize_base_url
 from core.session import Session, SettingsChanged
 from widgets.key_field import KeyField
 
@@ -122,10 +122,12 @@ class SettingsDialog(QDialog):
         for row, field in self.keys.items():
             field.submitted.connect(lambda secret, row=row: self._set_key(row, secret))
             field.forgetRequested.connect(lambda row=row: self._forget_key(row))
-        self.compatible_url.editingFinished.connect(
-            lambda: self._set_url("compatible_base_url", self.compatible_url, "the OpenAI-compatible server's", "http://127.0.0.1:8080/v1"))
-        self.ollama_url.editingFinished.connect(
-            lambda: self._set_url("ollama_base_url", self.ollama_url, "Ollama's", default_ollama_url(self.environ)))
+        self.compatible_url.editingFinished.connect(lambda: self._set_url(
+            "compatible_base_url", self.compatible_url, "the OpenAI-compatible server's", base_url_example("openai-compatible"),
+            default=None))  # it has none: a live run asks for one
+        self.ollama_url.editingFinished.connect(lambda: self._set_url(
+            "ollama_base_url", self.ollama_url, "Ollama's", default_ollama_url(self.environ),
+            default=default_ollama_url(self.environ)))
         self.compatible_model.editingFinished.connect(lambda: self._set_model("compatible_model", self.compatible_model))
         self.ollama_model.editingFinished.connect(lambda: self._set_model("ollama_model", self.ollama_model))
         self._unsubscribe = session.subscribe(self._on_session_event)
@@ -218,14 +220,15 @@ class SettingsDialog(QDialog):
             self._say(f"The key from {still.env_var} still applies: unset it to stop using it.")
         self.render()
 
-    def _set_url(self, name: str, line: QLineEdit, whose: str, example: str) -> None:
+    def _set_url(self, name: str, line: QLineEdit, whose: str, example: str, *, default: str | None) -> None:
         text = line.text().strip()
         if text:
             try:
                 text = normalize_base_url(text, example=example)
             except InputError as exc:
-                current = getattr(self.session.settings, name) or f"the default, {example}"
-                self._say(f"{exc} {whose[0].upper()}{whose[1:]} base URL is still {current}.")
+                current = getattr(self.session.settings, name)
+                still = f"still {current}" if current else f"still the default, {default}" if default else "still not set"
+                self._say(f"{exc} {whose[0].upper()}{whose[1:]} base URL is {still}.")
                 self._mark_refused(line, True)
                 return
         self._mark_refused(line, False)

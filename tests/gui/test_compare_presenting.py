@@ -98,6 +98,7 @@ def test_between_autoplay_runs_the_status_says_when_the_next_starts(make_window,
         assert not window.active and window.autoplay.active
         QTest.keyClick(window, Qt.Key.Key_Escape)  # Esc in the pause ends autoplay
         await wait_until(lambda: not window.autoplay.active)
+        assert window.statusBar().currentMessage() == ""  # no next run is coming: not said any more
 
     arun(qloop, scenario())
     assert window.autoplay.cycles == 1

@@ -140,6 +140,14 @@ def test_a_new_document_says_the_values_shown_before_are_kept(make_window):
     assert window.statusBar().currentMessage() == ""
     window.session.replace(scenario="invoice", document=None, document_name=None, document_path=None)
     assert window.session.form.committed == {"customer_name": "Kept GmbH"}  # as said
+    # in compare view the lanes' results go (each lane reads the new document afresh): said so
+    window.set_compare(True, ["naive", "partial"])
+    for lane in window.session.compare_lanes:
+        lane.form.load({"customer_name": "Lane result"})
+    QApplication.clipboard().setText("Pasted: invoice 9")
+    window.paste_document_action.trigger()
+    assert all(not lane.form.committed for lane in window.session.compare_lanes)
+    assert window.statusBar().currentMessage() == "Every lane now reads Pasted text: the lanes' results for invoice are cleared"
 
 
 def test_paste_and_drop_make_the_document(make_window, qloop, tmp_path):
@@ -322,6 +330,10 @@ def test_the_local_servers_addresses_are_session_settings(make_window, qtbot, mo
     assert "The OpenAI-compatible server's base URL is still http://127.0.0.1:8080/v1." in said
     assert dialog.compatible_url.text() == "ftp://example"
     assert window.session.settings.compatible_base_url == "http://127.0.0.1:8080/v1"
+    window.session.replace(compatible_base_url="")  # it has no default: "not set", not "the default, …"
+    dialog.compatible_url.setText("nope")
+    dialog.compatible_url.editingFinished.emit()
+    assert dialog.error.text().endswith("The OpenAI-compatible server's base URL is still not set.")
 
 
 def test_the_settings_dialog_shows_every_wrapped_line_whole(make_window, qloop):

@@ -138,13 +138,15 @@ def test_a_pending_table_that_holds_settled_rows_says_more_are_to_come_not_waiti
 
     form = view.form
     form.begin_run()
-    form.apply("/line_items", S.PENDING)
-    assert props(view, "/line_items") == ("pending", "", MARKERS[S.PENDING])
+    form.apply_many([("/customer_name", S.SETTLED, "ACME")], parent_state=S.PENDING)  # the relay's reader
+    assert props(view, "/line_items")[2] == ""  # nothing of it yet
     row = {"sku": "B", "description": "d", "qty": 1, "unit_price": 2.0}
-    form.apply_many([("/line_items/0", S.SETTLED, row)], parent_state=S.PENDING)
+    form.apply_many([("/line_items/0", S.SETTLED, row)], parent_state=S.PENDING)  # an `item` record
     state, _text, marker = props(view, "/line_items")
     assert (state, marker) == ("pending", FILLING_MARKER)
-    form.apply("/line_items", S.SETTLED, [row])
+    form.apply_many([("/line_items/1", S.SETTLED, row)], parent_state=S.PENDING)
+    assert props(view, "/line_items")[2] == FILLING_MARKER
+    form.apply("/line_items", S.SETTLED, [row, row])
     assert props(view, "/line_items")[2] == MARKERS[S.SETTLED]
 
 
