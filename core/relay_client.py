@@ -59,6 +59,7 @@ from core.providers.transport import (
 )
 from core.schema import NodeKind, SchemaIndex
 from core.relay_records import (
+    KEEPALIVE,
     EXTRACT_PATH,
     MAX_LINE_BYTES,
     RECORD_DOCUMENT_HEADER,
@@ -138,6 +139,7 @@ class RecordReader:
         self._fields: set[str] = set()  # pointers a `field` record has set
         self._items: dict[str, int] = {}  # array pointer -> the next item index due
         self._terminal: CompleteRecord | ErrorRecord | None = None
+        self._keepalive_only = True  # the current line so far holds only keep-alives (or nothing)
         self._closed = False
         self.start: StartRecord | None = None
 
@@ -156,6 +158,8 @@ class RecordReader:
         out: list[Any] = []
         for line in self._framer.feed(data):
             out.append(self._take(line))
+        rest = data[data.rfind(b"\n") + 1:]  # the current line's bytes in `data`
+        self._keepalive_only = (self._keepalive_only or len(rest) < len(data)) and not rest.strip(KEEPALIVE)
         return [r for r in out if r is not None]
 
     def close(self) -> list[Any]:
@@ -168,7 +172,9 @@ class RecordReader:
         except ProtocolError as exc:
             if self._terminal is not None:
                 raise ProtocolError(f"data after the terminal {self._terminal.type!r} record ({exc})") from None
-            raise
+            if not self._keepalive_only:
+                raise
+            tail = []  # only keep-alives after the last record: the body ended without its terminal
         if tail and self._terminal is not None:
             raise ProtocolError(f"data after the terminal {self._terminal.type!r} record: {tail[0][:80]!r}")
         if tail:
@@ -360,8 +366,10 @@ class RelayStream:
                     if tap is not None:
                         tap.on_read(chunk)
                     records = reader.feed(chunk)
-                    if watch is not None and (records or reader.seen_terminal):
-                        watch.touch()  # every record is content: the relay sends no keep-alives
+                    if watch is not None and chunk:
+                        # a record, or the relay's keep-alive: it writes one only while its upstream
+                        # sends content (its own watchdog polices upstream silence)
+                        watch.touch()
                     for record in records:
                         yield record
         finally:

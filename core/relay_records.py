@@ -26,6 +26,8 @@ from core.errors import ProtocolError
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
+    "KEEPALIVE",
+    "KEEPALIVE_EVERY",
     "ERROR_CODES",
     "EXTRACT_PATH",
     "RECORD_DOCUMENT_HEADER",
@@ -53,6 +55,8 @@ UPSTREAM_KEY_HEADER = "x-livefill-upstream-key"  # the app's key, for its embedd
 RECORD_HEADER = "x-livefill-record"  # where the embedded relay writes a trace of its upstream (loopback)
 RECORD_DOCUMENT_HEADER = "x-livefill-record-document"  # "0": the trace keeps only the document's hash
 DEFAULT_IDLE_TIMEOUT = 20.0  # a relay's idle limit on its upstream unless its operator set another
+KEEPALIVE = b" "  # written before the next record while upstream writes a value not settled yet
+KEEPALIVE_EVERY = 5.0  # at most one keep-alive this often (a quarter of a shorter idle limit)
 
 ErrorCode = Literal[
     "upstream_error", "truncated", "validation_failed", "protocol_error", "cancelled", "timeout"

@@ -88,10 +88,13 @@ from starlette.types import Receive, Scope, Send
 
 from core.demo_protocol import DemoKnobs, KnobError, RelayDemoBody, fault_refusal
 from core.errors import InputError, ProtocolError, RunFailure, UsageError
+from core.events import KeepAlive
 from core.relay import Settler
 from core.relay_records import (
     DEFAULT_IDLE_TIMEOUT,
     EXTRACT_PATH,
+    KEEPALIVE,
+    KEEPALIVE_EVERY,
     RECORD_DOCUMENT_HEADER,
     RECORD_HEADER,
     UPSTREAM_KEY_HEADER,
@@ -366,9 +369,13 @@ class _RelayResponse(Response):
         upstream = tee(clock, self.settings.upstream_tap(self.run_id) if self.settings.upstream_tap else None)
         recording = _Recording(job, self.run_id) if job.record_path else None
 
+        written_at = time.monotonic()  # the last record or keep-alive written
+
         async def write(records: list[Any]) -> None:
+            nonlocal written_at
             if not records:
                 return
+            written_at = time.monotonic()
             read_at = clock.last_read
             if recording is not None:
                 recording.saw(records)
@@ -387,6 +394,7 @@ class _RelayResponse(Response):
             # the client's limit when shorter: its own watchdog must not fire before this one says
             # which silence it was (keep-alives or nothing)
             limit = min(self.settings.idle_timeout, self.job.idle_timeout or self.settings.idle_timeout)
+            every = min(KEEPALIVE_EVERY, limit / 4)
             async with open_stream(request, tap=upstream, idle_timeout=limit) as events:
                 if recording is not None:
                     recording.begin(200, getattr(events, "headers", {}))
@@ -396,6 +404,11 @@ class _RelayResponse(Response):
                         await write(records)
                         if settler.done:
                             break
+                    elif type(event) is not KeepAlive and time.monotonic() - written_at >= every:
+                        # upstream is writing a value that has not settled (a long text): tell the
+                        # client the run is alive, or its own watchdog ends it (docs/relay-v1.md)
+                        written_at = time.monotonic()
+                        await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
             await write(settler.close())
         except (RunFailure, ProtocolError) as exc:
             if recording is not None:

@@ -130,6 +130,21 @@ def test_reader_raises_on_every_breach(name, cutting):
     assert word.lower() in str(info.value).lower()
 
 
+@pytest.mark.parametrize("cutting", ["whole", "byte_by_byte"])
+def test_keepalive_spaces_before_a_record_are_read_and_a_body_of_them_alone_ends_truncated(cutting):
+    # The relay writes a space while its upstream writes a long value (docs/relay-v1.md, keep-alive).
+    spaced = GOOD.replace(b'{"seq":1', b'   {"seq":1').replace(b'{"seq":3', b' {"seq":3')
+    cuts = list(range(1, len(spaced))) if cutting == "byte_by_byte" else []
+    assert [r.type for r in read_all(spaced, cuts)] == ["start", "field", "item", "complete"]
+    cut = GOOD[: GOOD.index(b'{"seq":2')] + b"    "  # the relay went away while a value was written
+    with pytest.raises(Truncated, match="without a terminal record"):
+        read_all(cut, list(range(1, len(cut))) if cutting == "byte_by_byte" else [])
+    with pytest.raises(ProtocolError, match="after the terminal"):
+        read_all(GOOD + b" ", [])  # nothing, not even a keep-alive, follows the terminal
+    with pytest.raises(ProtocolError, match="no newline"):
+        read_all(GOOD[: GOOD.index(b'{"seq":2')] + b'  {"seq":2', [])  # a record cut is not a keep-alive
+
+
 def test_crlf_line_endings_and_u2028_inside_a_value_are_fine():
     body = GOOD.replace(b"\n", b"\r\n").replace(b"Martinez SA", "Mart\u2028nez".encode())
     records = read_all(body, [])
@@ -191,6 +206,15 @@ async def _fake_extract(request: Request):
             await asyncio.sleep(5)
 
         return StreamingResponse(stall(), media_type="application/x-ndjson")
+    elif case == "keepalives":  # a long value being written upstream: spaces, then the rest
+        async def alive():
+            yield GOOD[: GOOD.index(b'{"seq":1')]
+            for _ in range(8):
+                await asyncio.sleep(0.1)
+                yield b" "
+            yield GOOD[GOOD.index(b'{"seq":1'):]
+
+        return StreamingResponse(alive(), media_type="application/x-ndjson")
     elif case == "good":
         payload = GOOD
     else:
@@ -256,6 +280,12 @@ async def test_open_relay_refuses_a_non_ndjson_answer(fake_relay):
 async def test_open_relay_idle_backstop_is_a_stream_timeout(fake_relay):
     with pytest.raises(StreamTimeout):
         await collect(fake_relay.url, "stall", idle_timeout=0.3)
+
+
+async def test_open_relay_keepalives_keep_the_idle_watch_from_firing(fake_relay):
+    # 0.8 s without a record, a space every 0.1 s: with a 0.3 s limit the run goes on.
+    records = await collect(fake_relay.url, "keepalives", idle_timeout=0.3)
+    assert [r.type for r in records] == ["start", "field", "item", "complete"]
 
 
 async def test_open_relay_connection_refused_is_connection_lost():

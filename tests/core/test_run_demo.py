@@ -148,6 +148,17 @@ async def test_a_short_idle_limit_says_which_silence_it_was_through_the_relay_to
         assert said in status.reason, (mode, status.reason)
 
 
+async def test_a_value_that_takes_longer_than_the_idle_limit_to_write_does_not_end_a_relay_run(demo_server):
+    # The relay sends nothing until a value settles: the ticket's summary, written for longer than
+    # the idle limit, ended settled runs with "relay: nothing arrived for 23 s" (partial committed).
+    for mode in ("settled", "hybrid"):
+        cfg = config(demo_server, mode, scenario="ticket", speed=250, idle_timeout=0.5)
+        started = asyncio.get_running_loop().time()
+        status = await Run(FormModel(schema_model("ticket")), cfg).run()
+        assert status.phase is Phase.COMMITTED, (mode, status.reason)
+        assert asyncio.get_running_loop().time() - started > 1.5  # the summary alone took longer than the limit
+
+
 async def test_a_long_idle_limit_is_not_sent_to_the_relay(demo_server):
     # It was always sent: --idle-timeout 7200 failed every settled run with a 400 (the relay takes
     # at most 3600), and a relay older than the key refused every relay run.
