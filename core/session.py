@@ -631,8 +631,7 @@ class Session:
                 if self.record_target is not None:
                     lane_config, note = lane_record_config(
                         replace(config, mode=lane.mode), target=self.record_target, lane=lane.title if self._comparing else None,
-                        label=self.replay.name.removesuffix(".jsonl") if self.replay else self._settings.scenario
-                        if self._settings.document is None else (self._settings.document_name or "document"),
+                        label=self._record_label(),
                         taken=taken,
                     )
                     if note:
@@ -671,6 +670,16 @@ class Session:
             replay_path=str(Path(replayed).resolve()) if kept else None,
             replay_id=recording_id(self.replay.trace) if kept and self.replay is not None else None,
         ))
+
+    def _record_label(self) -> str:
+        """What a recording's file is named after: the scenario or document; for a replay, what its
+        recording was named after (not the recording's file name: a replay of a replay grew
+        "…_invoice_ollama_ollama.jsonl")."""
+        if self.replay is not None:
+            return f"{self.replay.trace.header.get('schema_name') or 'trace'}-replay"
+        if self._settings.document is None:
+            return self._settings.scenario
+        return self._settings.document_name or "document"
 
     def records_history(self, view: str) -> bool:
         """Whether a committed run of `view` ("single", "compare", "autoplay") reaches the history:

@@ -29,10 +29,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from core.paths import SCENARIOS_DIR
 from core.run import relay_can_record
 from core.trace import Trace, free_path, new_trace_path
 
-__all__ = ["recorded_structured", "ReplaySource", "ReplayChanged", "RecordChanged", "trace_settings", "lane_record_config", "free_path"]
+__all__ = ["recorded_structured", "recording_name", "ReplaySource", "ReplayChanged", "RecordChanged", "trace_settings", "lane_record_config", "free_path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,16 @@ class ReplaySource:
 
     @property
     def name(self) -> str:
-        return self.trace.name or Path(self.trace.path).name or "trace"
+        return recording_name(self.trace)
+
+
+def recording_name(trace: Trace) -> str:
+    """A recording's file name; a bundled one's with its scenario ("weather/trace-smollm2.jsonl":
+    the four bundled recordings share one file name)."""
+    path = Path(trace.path) if trace.path else None
+    if path is not None and path.parent.parent == SCENARIOS_DIR:
+        return f"{path.parent.name}/{path.name}"
+    return trace.name or (path.name if path is not None else "") or "trace"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +101,7 @@ def trace_settings(trace: Trace) -> dict[str, Any]:
     """The RunSettings changes that show `trace`'s document and schema."""
     source = trace.schema_source()
     schema = source.name if source.bundled else _schema_file(trace.schema)
-    name = trace.name or "trace"
+    name = recording_name(trace)
     document = trace.document
     if document is None:
         document = ""

@@ -77,6 +77,7 @@ class DocumentActions(QObject):
         self.source = source
         self._last: Document | None = None
         self._said: str | None = None  # the last complaint shown in the status bar (see _unsay)
+        self._kept_note: str | None = None  # the last "values are kept" line shown (see use)
         self._tasks: set[asyncio.Task[Any]] = set()
         bar.openRequested.connect(self.ask_open)
         bar.pasteRequested.connect(self.paste)
@@ -214,6 +215,13 @@ class DocumentActions(QObject):
             return False
         self._last = doc
         session = self.session
+        commit = getattr(self.window, "commit_pending_edits", None)
+        if commit is not None:
+            commit()  # a value still being typed belongs to the form it was typed in (it was lost)
+        bar = self.window.statusBar()
+        if self._kept_note is not None and bar.currentMessage() == self._kept_note:
+            bar.clearMessage()  # about the document before: no longer true
+        self._kept_note = None
         before = session.form
         lanes_had_results = any(lane.has_form and lane.form.committed for lane in session.compare_lanes)
         old = session.settings
@@ -225,11 +233,11 @@ class DocumentActions(QObject):
         # the form changed under the user: say where the values they saw went
         if session.comparing:
             if lanes_had_results:
-                self.window.statusBar().showMessage(
-                    f"Every lane now reads {doc.name}: the lanes' results for {old_name} are cleared", 10000)
+                self._kept_note = f"Every lane now reads {doc.name}: the lanes' results for {old_name} are cleared"
         elif session.form is not before and before.committed:
-            self.window.statusBar().showMessage(
-                f"{doc.name} has a form of its own; the values of {old_name} are kept and come back with it", 10000)
+            self._kept_note = f"{doc.name} has a form of its own; the values of {old_name} are kept and come back with it"
+        if self._kept_note is not None:
+            bar.showMessage(self._kept_note, 10000)
         self.loaded.emit(doc.name)
         return True
 

@@ -134,10 +134,9 @@ def test_a_new_document_says_the_values_shown_before_are_kept(make_window):
     assert window.session.form.committed == {}
     assert window.statusBar().currentMessage() == (
         "Pasted text has a form of its own; the values of invoice are kept and come back with it")
-    window.statusBar().clearMessage()
     QApplication.clipboard().setText("Pasted: invoice 8")
-    window.paste_document_action.trigger()  # the form it leaves is empty: nothing to say
-    assert window.statusBar().currentMessage() == ""
+    window.paste_document_action.trigger()  # the form it leaves is empty: nothing to say ...
+    assert window.statusBar().currentMessage() == ""  # ... and the line about the last one is gone
     window.session.replace(scenario="invoice", document=None, document_name=None, document_path=None)
     assert window.session.form.committed == {"customer_name": "Kept GmbH"}  # as said
     # in compare view the lanes' results go (each lane reads the new document afresh): said so
@@ -148,6 +147,19 @@ def test_a_new_document_says_the_values_shown_before_are_kept(make_window):
     window.paste_document_action.trigger()
     assert all(not lane.form.committed for lane in window.session.compare_lanes)
     assert window.statusBar().currentMessage() == "Every lane now reads Pasted text: the lanes' results for invoice are cleared"
+
+
+def test_a_value_still_being_typed_goes_with_its_form_when_the_document_changes(make_window, qtbot):
+    # Text typed in Notes (the cursor still there) was lost on Paste and Open; Start kept it.
+    window = make_window()
+    editor = window.field("/notes").editor
+    editor.setFocus()
+    qtbot.keyClicks(editor, "NOTE X")
+    assert window.session.form.value("/notes") != "NOTE X"  # not sent yet: the cursor is in the field
+    QApplication.clipboard().setText("Pasted: invoice 10")
+    window.paste_document_action.trigger()
+    window.session.replace(scenario="invoice", document=None, document_name=None, document_path=None)
+    assert window.session.form.value("/notes") == "NOTE X"
 
 
 def test_paste_and_drop_make_the_document(make_window, qloop, tmp_path):

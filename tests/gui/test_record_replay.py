@@ -226,7 +226,7 @@ def test_recordings_menu_lists_recordings_bad_ones_and_the_bundled_traces(make_w
     assert texts[-1] == "Open trace…"
     real = next(a for a in window.recordings.menu.actions() if a.text() == "Real model: weather (SmolLM2)")
     real.trigger()
-    assert window.session.replay is not None and window.session.replay.name == "trace-smollm2.jsonl"
+    assert window.session.replay is not None and window.session.replay.name == "weather/trace-smollm2.jsonl"
     assert window.session.settings.document == get_scenario("weather").document
     assert window.statusBar().currentMessage().startswith("replaying ")  # "…: press Start"
     window.session.replace(replay_speed=0)
@@ -294,6 +294,9 @@ def test_app_options_record_replay_and_speed(make_window, qloop, demo_server, tm
     assert statuses[0].phase is Phase.COMMITTED
     again = Path(window.session.record_paths["single"])
     assert again.parent == tmp_path / "data" / "livefill" / "recordings" and load_trace(again).end == "complete"
+    # named after what the recording was of, not after the recording's file name (a replay of a
+    # replay grew "…_invoice_anthropic_anthropic.jsonl")
+    assert again.name.endswith("_invoice-replay_anthropic.jsonl"), again.name
 
     bad = _damage(path, tmp_path, "b64")
     with pytest.raises(SystemExit):
@@ -407,3 +410,4 @@ def test_while_a_recording_is_replayed_the_provider_box_shows_the_one_it_was_rec
     window.session.leave_replay()
     assert combo.currentData() == "anthropic" and combo.isEnabled()
     assert window.session.settings.provider == "anthropic"
+
