@@ -182,7 +182,7 @@ def normalize_base_url(base_url: str, *, example: str = "http://127.0.0.1:8080/v
         host = parts.hostname
     except ValueError:
         port, host, parts = None, None, None
-    if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not host or any(c.isspace() for c in text):
         shown = re.sub(r"//[^/@]*@", "//", text)[:200]
         raise InputError(f"{shown!r} is not a base URL; give one like {example}.")
     scheme = parts.scheme.lower()

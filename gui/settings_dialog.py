@@ -22,10 +22,11 @@ environment (`ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`), as `core.keys.key_slot` 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -44,6 +45,8 @@ from core.session import Session, SettingsChanged
 from widgets.key_field import KeyField
 
 __all__ = ["SettingsDialog", "key_source_text"]
+
+_BARE_HOST = re.compile(r"[A-Za-z0-9.\-]+:\d{1,5}(/\S*)?").fullmatch  # "localhost:11434", "gpu-box:8080/v1"
 
 _PAIRED_URL = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 _ROW_PROVIDER = {"anthropic": "anthropic", "openai": "openai-chat", "compatible": "openai-compatible"}
@@ -193,14 +196,31 @@ class SettingsDialog(QDialog):
         super().showEvent(event)
         self._fit()
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._fit()  # narrower: the notes wrap onto more lines
+
     def _fit(self) -> None:
-        """Tall enough for every wrapped line at the dialog's width: Qt sizes a dialog by its
-        layout's minimum, which leaves word-wrapped labels (the notes, the error) cut off."""
+        """Never shorter than every wrapped line needs at the dialog's width: Qt sizes a dialog by
+        its layout's minimum, which leaves word-wrapped labels (the notes, the error) cut off and
+        lets a person shrink it until the fields are squashed."""
         layout = self.layout()
         layout.activate()
         height = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else layout.sizeHint().height()
+        if self.minimumHeight() != height:
+            self.setMinimumHeight(height)
         if self.height() < height:
             self.resize(self.width(), height)
+
+    def done(self, result: int) -> None:
+        """Closed with an address still refused: said in the window too (the line under the
+        fields goes with the dialog)."""
+        refused = [line.text().strip() for line in (self.compatible_url, self.ollama_url) if line in self._refused]
+        super().done(result)
+        say = getattr(self.parent(), "say", None)
+        if refused and say is not None:
+            say(f"Settings: {', '.join(repr(r) for r in refused)} not saved: not a base URL (File → Settings… to correct it)")
 
     # -- intents ----------------------------------------------------------------------------------
 
@@ -222,6 +242,8 @@ class SettingsDialog(QDialog):
 
     def _set_url(self, name: str, line: QLineEdit, whose: str, example: str, *, default: str | None) -> None:
         text = line.text().strip()
+        if _BARE_HOST(text):
+            text = "http://" + text  # a bare host:port, as OLLAMA_HOST is written
         if text:
             try:
                 text = normalize_base_url(text, example=example)

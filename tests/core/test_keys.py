@@ -153,7 +153,7 @@ def test_normalize_base_url(url, normal):
     assert normalize_base_url(url) == normal
 
 
-@pytest.mark.parametrize("url", ["localhost:8080", "ftp://host", "http://", "http://host:99999", ""])
+@pytest.mark.parametrize("url", ["localhost:8080", "ftp://host", "http://", "http://host:99999", "", "http://not a url", "http://host/v1 x"])
 def test_a_bad_base_url_is_an_input_error(url):
     with pytest.raises(InputError) as info:
         normalize_base_url(url)

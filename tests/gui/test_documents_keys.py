@@ -326,13 +326,13 @@ def test_the_local_servers_addresses_are_session_settings(make_window, qtbot, mo
     window.session.replace(ollama_model="llama3.2")  # the dialog renders the session ...
     assert dialog.ollama_model.text() == "llama3.2"
     assert dialog.ollama_url.text() == "not a url"  # ... but leaves the refused entry alone
-    dialog.ollama_url.setText("127.0.0.1:11434")  # no scheme: still refused
+    dialog.ollama_url.setText("http://")  # no host: still refused
     dialog.ollama_url.editingFinished.emit()
-    assert dialog.ollama_url.text() == "127.0.0.1:11434" and dialog.error.isVisible()
-    dialog.ollama_url.setText("http://127.0.0.1:11434/")
+    assert dialog.ollama_url.text() == "http://" and dialog.error.isVisible()
+    dialog.ollama_url.setText("localhost:11435")  # a bare host:port, as OLLAMA_HOST takes it
     dialog.ollama_url.editingFinished.emit()
-    assert window.session.settings.ollama_base_url == "http://127.0.0.1:11434"
-    assert dialog.ollama_url.text() == "http://127.0.0.1:11434" and dialog.ollama_url.property("state") is None
+    assert window.session.settings.ollama_base_url == "http://localhost:11435"
+    assert dialog.ollama_url.text() == "http://localhost:11435" and dialog.ollama_url.property("state") is None
     assert dialog.error.isHidden()
 
     dialog.compatible_url.setText("ftp://example")
@@ -363,6 +363,12 @@ def test_the_settings_dialog_shows_every_wrapped_line_whole(make_window, qloop):
     dialog.ollama_url.editingFinished.emit()
     qloop.run_until_complete(asyncio.sleep(0.05))
     assert dialog.error.isVisible() and cut() == []
+    dialog.resize(dialog.width() - 60, 100)  # a person shrinks it: it stays tall enough for every line
+    qloop.run_until_complete(asyncio.sleep(0.05))
+    assert cut() == [] and dialog.height() >= dialog.layout().totalHeightForWidth(dialog.width())
+    dialog.close()  # closed with the address still refused: the window says so
+    assert window.statusBar().currentMessage() == (
+        "Settings: 'not a url' not saved: not a base URL (File → Settings… to correct it)")
 
 
 def test_run_config_and_request_reprs_never_show_a_key():
