@@ -105,6 +105,7 @@ def failure_from_record(record: ErrorRecord) -> RunFailure:
 
 
 MAX_RECORDS = 20_000  # records one relay response may carry (a form has far fewer values)
+KEEPALIVE_SPAN = 600.0  # seconds after a record that the relay's keep-alives may keep a run going
 
 
 class RecordReader:
@@ -146,6 +147,11 @@ class RecordReader:
     @property
     def seen_terminal(self) -> bool:
         return self._terminal is not None
+
+    @property
+    def between_records(self) -> bool:
+        """No record is part-way in: what came since the last record is keep-alives, or nothing."""
+        return self._keepalive_only
 
     def feed(self, data: bytes) -> list[Any]:
         """Records completed by `data`, terminal held back; ProtocolError on any breach."""
@@ -334,7 +340,9 @@ class RelayStream:
         *,
         host: str = "the relay",
         body_limit: int = BODY_LIMIT,
+        keepalive_span: float = KEEPALIVE_SPAN,
     ) -> None:
+        self._keepalive_span = keepalive_span
         self._response = response
         self._host = host
         self._body_limit = body_limit
@@ -356,6 +364,8 @@ class RelayStream:
     async def _records(self) -> AsyncIterator[Any]:
         reader, tap, watch = self._reader, self._tap, self._watch
         chunks = bound_body(self._response, self._host, self._body_limit)
+        loop = asyncio.get_running_loop()
+        last_record = loop.time()
         try:
             with translate_errors("relay"):
                 while True:
@@ -366,10 +376,19 @@ class RelayStream:
                     if tap is not None:
                         tap.on_read(chunk)
                     records = reader.feed(chunk)
-                    if watch is not None and chunk:
-                        # a record, or the relay's keep-alive: it writes one only while its upstream
-                        # sends content (its own watchdog polices upstream silence)
-                        watch.touch()
+                    if watch is not None:
+                        now = loop.time()
+                        if records or reader.seen_terminal:
+                            watch.touch()
+                            last_record = now
+                        elif chunk and reader.between_records and not chunk.strip(KEEPALIVE) and (
+                            now - last_record < self._keepalive_span
+                        ):
+                            # the relay's keep-alive: it writes one only while its upstream sends
+                            # content not settled yet (its own watchdog polices upstream silence).
+                            # Bytes of a record trickled in do not count, nor keep-alives without
+                            # end: a relay may not hold a client longer than the span.
+                            watch.touch()
                     for record in records:
                         yield record
         finally:
@@ -410,6 +429,7 @@ async def open_relay(
     record_document: bool = True,
     body_limit: int = BODY_LIMIT,
     max_records: int = MAX_RECORDS,
+    keepalive_span: float = KEEPALIVE_SPAN,
 ) -> AsyncIterator[RelayStream]:
     """POST `body` to the relay at `base_url` and yield a `RelayStream` of checked records.
 
@@ -423,7 +443,9 @@ async def open_relay(
     `token` is the relay's bearer token. `timeout` bounds connecting; `idle_timeout` (None: no
     limit) bounds the wait for the response and every stretch with no record, with the same
     watchdog as the provider streams (core.idle) — the relay itself turns an idle upstream into an
-    `error` `timeout` record, so this is a backstop.
+    `error` `timeout` record, so this is a backstop. The relay's keep-alives (spaces between
+    records, written while its upstream writes a long value) count as records for at most
+    `keepalive_span` seconds after the last record; bytes of a record trickled in never do.
     A non-200 answer raises its ProviderHTTPError (a wrong token: KeyRefused) with the relay's
     message and `.status`, its body read at most 64 KB; a relay that cannot be reached raises its
     CannotConnect ("nothing is listening at http://..."). Leaving the
@@ -472,7 +494,8 @@ async def open_relay(
         if ctype != "application/x-ndjson":
             raise ProtocolError(f"relay answered with content-type {ctype!r}, not application/x-ndjson")
         watch = IdleWatch(idle_timeout, "relay") if idle_timeout is not None else None
-        stream = RelayStream(response, reader, tap, watch, host=host_of(url), body_limit=body_limit)
+        stream = RelayStream(response, reader, tap, watch, host=host_of(url), body_limit=body_limit,
+                             keepalive_span=keepalive_span)
         try:
             yield stream
         finally:

@@ -258,6 +258,24 @@ async def test_a_compressed_relay_body_stops_at_the_decoded_cap():
     assert peak[0] < PEAK_LIMIT
 
 
+async def test_a_relay_sending_only_keepalives_is_held_no_longer_than_the_keepalive_span():
+    # Keep-alive spaces (docs/relay-v1.md) keep a run going while the relay's upstream writes a long
+    # value; a relay that sends nothing else may not hold the client past the span.
+    async def respond(writer):
+        writer.write(head("200 OK", "application/x-ndjson"))
+        await chunk(writer, record({"seq": 0, **START}))
+        for _ in range(400):
+            await chunk(writer, b" ")
+            await asyncio.sleep(0.05)
+
+    async with hostile(respond) as url:
+        began = time.monotonic()
+        with pytest.raises(StreamTimeout):
+            await collect(url, idle_timeout=0.5, keepalive_span=1.5)
+        took = time.monotonic() - began
+    assert 1.8 <= took < 3.0, took  # about the span, then the idle limit: not the 20 s of spaces
+
+
 async def test_a_relay_trickling_a_byte_every_50_ms_times_out_on_the_idle_rule():
     async def respond(writer):
         writer.write(head("200 OK", "application/x-ndjson"))
