@@ -7,15 +7,13 @@ import time
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
 from core.run_status import RunStatus
-from widgets.status_line import COUNTS_HELP, PHASE_MARKS, counts_text, human_bytes
+from widgets.status_line import COUNTS_HELP, PHASE_MARKS, counts_text, human_bytes, phase_words
 
 
 def log_line(number: int, status: RunStatus, label: str) -> str:
     """'#3 14:02:11 invoice · anthropic · partial → stopped: …'."""
     when = time.strftime("%H:%M:%S", time.localtime(status.started_at or time.time()))
-    text = f"#{number} {when}  {label} · {status.mode.value} → {PHASE_MARKS[status.phase]} {status.phase.value}"
-    if status.reason and status.reason != status.phase.value:
-        text += f": {status.reason}"
+    text = f"#{number} {when}  {label} · {status.mode.value} → {PHASE_MARKS[status.phase]} {phase_words(status, ': ')}"
     text += f"  ({counts_text(status)}, {human_bytes(status.bytes_received)}, {status.elapsed:.1f} s)"
     return text
 

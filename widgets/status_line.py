@@ -55,14 +55,22 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+def phase_words(status: RunStatus, sep: str) -> str:
+    """The phase and why: "failed — idle timeout: …"; a reason that begins with the phase's word
+    stands alone ("stopped by the user", not "stopped — stopped by the user")."""
+    phase, reason = status.phase.value, status.reason
+    if not reason or reason == phase:
+        return phase
+    if reason.startswith(phase + " "):
+        return reason
+    return f"{phase}{sep}{reason}"
+
+
 def status_text(status: RunStatus | None) -> str:
     """The status line's text for `status` (None: no run yet)."""
     if status is None:
         return "○ ready — press Start (Ctrl+Return)"
-    mark = PHASE_MARKS[status.phase]
-    head = f"{mark} {status.phase.value}"
-    if status.reason and status.reason != status.phase.value:
-        head += f" — {status.reason}"
+    head = f"{PHASE_MARKS[status.phase]} {phase_words(status, ' — ')}"
     parts = [head, human_bytes(status.bytes_received), counts_text(status)]
     if status.stop_reason:
         parts.append(f"stop reason: {status.stop_reason}")

@@ -220,12 +220,13 @@ def test_status_line_and_run_log_text(qtbot):
     status = RunStatus(run_id="r", mode=Mode.PARTIAL, phase=Phase.STOPPED, reason="stopped by the user — server stopped after 37 of 120 tokens",
                        bytes_received=2048, deltas_received=14, stop_reason=None, elapsed=1.25)
     line.show_status(status)
-    assert line.text().startswith("■ stopped — stopped by the user — server stopped after 37 of 120 tokens")
+    # not "stopped — stopped by the user — …": a reason that begins with the phase's word stands alone
+    assert line.text().startswith("■ stopped by the user — server stopped after 37 of 120 tokens")
     assert "2.0 KB" in line.text() and "14 deltas" in line.text()
     assert line.text().count("tokens") == 1  # only the server's count is called tokens
     assert line.property("phase") == "stopped"
     log.add_run(status, "invoice · anthropic")
-    assert "server stopped after 37 of 120 tokens" in log.lines()[0]
+    assert "→ ■ stopped by the user — server stopped after 37 of 120 tokens" in log.lines()[0]
     assert "(14 deltas, 2.0 KB, 1.2 s)" in log.lines()[0] and log.lines()[0].count("tokens") == 1
 
 
