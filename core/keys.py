@@ -59,6 +59,7 @@ __all__ = [
     "key_slot",
     "mask",
     "base_url_example",
+    "shown_url",
     "normalize_base_url",
     "redact",
     "server_env_var",
@@ -183,14 +184,18 @@ def normalize_base_url(base_url: str, *, example: str = "http://127.0.0.1:8080/v
     except ValueError:
         port, host, parts = None, None, None
     if parts is None or parts.scheme.lower() not in ("http", "https") or not host or any(c.isspace() for c in text):
-        shown = re.sub(r"//[^/@]*@", "//", text)[:200]
-        raise InputError(f"{shown!r} is not a base URL; give one like {example}.")
+        raise InputError(f"{shown_url(text)!r} is not a base URL; give one like {example}.")
     scheme = parts.scheme.lower()
     if ":" in host:
         host = f"[{host}]"
     if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
         host = f"{host}:{port}"
     return f"{scheme}://{host}{parts.path.rstrip('/')}"
+
+
+def shown_url(text: str) -> str:
+    """A URL as it may be shown or logged: user info ("user:password@") dropped, 200 characters at most."""
+    return re.sub(r"//[^/@]*@", "//", text)[:200]
 
 
 def base_url_example(provider: str | None) -> str:

@@ -61,10 +61,12 @@ class NDJSONFramer:
     `core.errors.ProtocolError` from the call that delivers the offending byte.
     """
 
-    def __init__(self, max_line_bytes: int = 16384) -> None:
+    def __init__(self, max_line_bytes: int = 16384, *, leading: bytes = b"") -> None:
         if max_line_bytes < 1:
             raise UsageError("max_line_bytes must be at least 1")
         self.max_line_bytes = max_line_bytes
+        self._leading = leading  # bytes dropped before a line's first other byte (a relay's keep-alives)
+        self._dropped = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self._parts: list[str] = []
         self._nbytes = 0  # bytes of the current line so far (no \n)
@@ -116,7 +118,22 @@ class NDJSONFramer:
         if self._state != "open":
             raise UsageError(f"NDJSONFramer.{what}() after {'close()' if self._state == 'closed' else 'an error'}")
 
+    @property
+    def at_line_start(self) -> bool:
+        """No byte of a line has come since the last one ended (dropped `leading` bytes aside)."""
+        return self._nbytes == 0
+
+    @property
+    def dropped(self) -> int:
+        """`leading` bytes dropped since the last line ended."""
+        return self._dropped
+
     def _add(self, piece: bytes) -> None:
+        if self._leading and self._nbytes == 0:
+            kept = piece.lstrip(self._leading)
+            self._dropped += len(piece) - len(kept)
+            self._line_start += len(piece) - len(kept)  # not part of the line, its span or its length
+            piece = kept
         if not piece:
             return
         self._nbytes += len(piece)
@@ -148,6 +165,7 @@ class NDJSONFramer:
             raise ProtocolError(f"NDJSON line {self._line_no} is blank")
         self._parts.clear()
         self._nbytes = 0
+        self._dropped = 0
         self._last_cr = False
         self._decoder.reset()
         self._line_no += 1

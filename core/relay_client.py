@@ -129,7 +129,7 @@ class RecordReader:
         max_records: int = MAX_RECORDS,
         tap: WireTap | None = None,
     ) -> None:
-        self._framer = NDJSONFramer(max_line_bytes)
+        self._framer = NDJSONFramer(max_line_bytes, leading=KEEPALIVE)  # keep-alives are no part of a line
         self._max_records = max_records
         self._schema = schema
         self._schema_name = schema_name
@@ -140,7 +140,6 @@ class RecordReader:
         self._fields: set[str] = set()  # pointers a `field` record has set
         self._items: dict[str, int] = {}  # array pointer -> the next item index due
         self._terminal: CompleteRecord | ErrorRecord | None = None
-        self._keepalive_only = True  # the current line so far holds only keep-alives (or nothing)
         self._closed = False
         self.start: StartRecord | None = None
 
@@ -151,7 +150,7 @@ class RecordReader:
     @property
     def between_records(self) -> bool:
         """No record is part-way in: what came since the last record is keep-alives, or nothing."""
-        return self._keepalive_only
+        return self._framer.at_line_start
 
     def feed(self, data: bytes) -> list[Any]:
         """Records completed by `data`, terminal held back; ProtocolError on any breach."""
@@ -164,8 +163,8 @@ class RecordReader:
         out: list[Any] = []
         for line in self._framer.feed(data):
             out.append(self._take(line))
-        rest = data[data.rfind(b"\n") + 1:]  # the current line's bytes in `data`
-        self._keepalive_only = (self._keepalive_only or len(rest) < len(data)) and not rest.strip(KEEPALIVE)
+        if self._terminal is not None and self._framer.dropped:
+            raise ProtocolError(f"data after the terminal {self._terminal.type!r} record: a keep-alive")
         return [r for r in out if r is not None]
 
     def close(self) -> list[Any]:
@@ -178,9 +177,7 @@ class RecordReader:
         except ProtocolError as exc:
             if self._terminal is not None:
                 raise ProtocolError(f"data after the terminal {self._terminal.type!r} record ({exc})") from None
-            if not self._keepalive_only:
-                raise
-            tail = []  # only keep-alives after the last record: the body ended without its terminal
+            raise
         if tail and self._terminal is not None:
             raise ProtocolError(f"data after the terminal {self._terminal.type!r} record: {tail[0][:80]!r}")
         if tail:
@@ -381,14 +378,15 @@ class RelayStream:
                         if records or reader.seen_terminal:
                             watch.touch()
                             last_record = now
-                        elif chunk and reader.between_records and not chunk.strip(KEEPALIVE) and (
-                            now - last_record < self._keepalive_span
-                        ):
+                        elif chunk and reader.between_records and not chunk.strip(KEEPALIVE):
                             # the relay's keep-alive: it writes one only while its upstream sends
                             # content not settled yet (its own watchdog polices upstream silence).
                             # Bytes of a record trickled in do not count, nor keep-alives without
                             # end: a relay may not hold a client longer than the span.
-                            watch.touch()
+                            if now - last_record < self._keepalive_span:
+                                watch.touch()
+                            else:
+                                watch.keepalive()  # its timeout then says "only keep-alives"
                     for record in records:
                         yield record
         finally:

@@ -354,7 +354,7 @@ class Run:
         scenario = self._demo_scenario(schema)
         if cfg.mode.spec.needs_relay:
             from core.relay_client import is_loopback_url, open_relay
-            from core.relay_records import DEFAULT_IDLE_TIMEOUT
+            from core.relay_records import DEFAULT_IDLE_TIMEOUT, KEEPALIVE_EVERY
 
             body: dict[str, Any] = {"provider": cfg.provider, "mode": cfg.mode.value}
             if scenario:
@@ -397,7 +397,9 @@ class Run:
                 tap=tap,
                 # the relay watches its upstream with the same limit (sent above) and says which
                 # silence it was (keep-alives or nothing); its record must arrive before this side gives up
-                idle_timeout=None if idle is None else idle + min(RELAY_IDLE_GRACE, 0.15 * idle),
+                # (plus the relay's keep-alive period: its last keep-alive may come that long
+                # before its upstream fell silent, and its limit counts from the silence)
+                idle_timeout=None if idle is None else idle + min(RELAY_IDLE_GRACE, 0.15 * idle) + min(KEEPALIVE_EVERY, idle / 4),
                 upstream_key=cfg.api_key if hand_key else None,
                 record_path=str(self._relay_record.path) if record is not None else None,
                 record_document=cfg.record_document,

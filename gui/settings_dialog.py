@@ -40,13 +40,13 @@ from PySide6.QtWidgets import (
 
 from core.app_settings import default_ollama_url
 from core.errors import InputError
-from core.keys import Key, KeySource, KeyStore, base_url_example, normalize_base_url
+from core.keys import Key, KeySource, KeyStore, base_url_example, normalize_base_url, shown_url
 from core.session import Session, SettingsChanged
 from widgets.key_field import KeyField
 
 __all__ = ["SettingsDialog", "key_source_text"]
 
-_BARE_HOST = re.compile(r"[A-Za-z0-9.\-]+:\d{1,5}(/\S*)?").fullmatch  # "localhost:11434", "gpu-box:8080/v1"
+_BARE_HOST = re.compile(r"(?![Hh][Tt][Tt][Pp][Ss]?:)[A-Za-z0-9.\-]+:(\d{1,5})(/\S*)?").fullmatch  # "localhost:11434", "gpu-box:8080/v1"
 
 _PAIRED_URL = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 _ROW_PROVIDER = {"anthropic": "anthropic", "openai": "openai-chat", "compatible": "openai-compatible"}
@@ -216,7 +216,7 @@ class SettingsDialog(QDialog):
     def done(self, result: int) -> None:
         """Closed with an address still refused: said in the window too (the line under the
         fields goes with the dialog)."""
-        refused = [line.text().strip() for line in (self.compatible_url, self.ollama_url) if line in self._refused]
+        refused = [shown_url(line.text().strip()) for line in (self.compatible_url, self.ollama_url) if line in self._refused]
         super().done(result)
         say = getattr(self.parent(), "say", None)
         if refused and say is not None:
@@ -242,8 +242,9 @@ class SettingsDialog(QDialog):
 
     def _set_url(self, name: str, line: QLineEdit, whose: str, example: str, *, default: str | None) -> None:
         text = line.text().strip()
-        if _BARE_HOST(text):
-            text = "http://" + text  # a bare host:port, as OLLAMA_HOST is written
+        bare = _BARE_HOST(text)
+        if bare:  # a bare host:port, as OLLAMA_HOST is written (https for the TLS port)
+            text = ("https://" if bare.group(1) == "443" else "http://") + text
         if text:
             try:
                 text = normalize_base_url(text, example=example)

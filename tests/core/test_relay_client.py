@@ -145,6 +145,33 @@ def test_keepalive_spaces_before_a_record_are_read_and_a_body_of_them_alone_ends
         read_all(GOOD[: GOOD.index(b'{"seq":2')] + b'  {"seq":2', [])  # a record cut is not a keep-alive
 
 
+def test_keepalives_count_neither_toward_the_line_limit_nor_the_records_span():
+    # The relay checks a record's line against the limit, then writes keep-alives before it: the
+    # client cut a record of exactly 16,384 bytes that three spaces preceded; and the inspector
+    # marked the spaces as the record's bytes.
+    from core.relay_records import MAX_LINE_BYTES
+
+    value = "y" * 100
+    probe = seqd(1, {"type": "field", "pointer": "/notes", "value": value})
+    value = "y" * (100 + MAX_LINE_BYTES - (len(probe) - 1))
+    big = seqd(1, {"type": "field", "pointer": "/notes", "value": value})
+    assert len(big) - 1 == MAX_LINE_BYTES
+    frames = []
+
+    class Tap:
+        def on_frame(self, frame):  # noqa: ANN001, ANN202
+            frames.append(frame)
+
+        def on_event(self, event):  # noqa: ANN001, ANN202
+            pass
+
+    reader = RecordReader(schema_name="invoice", mode="settled", tap=Tap())
+    body = START + b"   " + big
+    records = reader.feed(body)
+    assert [r.type for r in records] == ["start", "field"] and records[1].value == value
+    assert frames[1].start == len(START) + 3 and frames[1].text.startswith('{"seq":1')  # the record, not the spaces
+
+
 def test_crlf_line_endings_and_u2028_inside_a_value_are_fine():
     body = GOOD.replace(b"\n", b"\r\n").replace(b"Martinez SA", "Mart\u2028nez".encode())
     records = read_all(body, [])

@@ -159,6 +159,24 @@ async def test_a_value_that_takes_longer_than_the_idle_limit_to_write_does_not_e
         assert asyncio.get_running_loop().time() - started > 1.5  # the summary alone took longer than the limit
 
 
+async def test_the_relay_client_waits_past_the_relays_verdict_and_its_keepalive_period(demo_server, monkeypatch):
+    # The relay's last keep-alive may come a quarter of its limit before its upstream fell silent,
+    # and its verdict a limit after the silence: the client gave up first in 6 of 20 stalls.
+    import core.relay_client as relay_client
+
+    seen = []
+    real = relay_client.open_relay
+
+    def spying(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+        seen.append(kw["idle_timeout"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(relay_client, "open_relay", spying)
+    for idle in (20.0, 2.0):
+        await Run(FormModel(schema_model("invoice")), config(demo_server, "settled", speed=0, idle_timeout=idle)).run()
+    assert seen == [20.0 + 3.0 + 5.0, 2.0 + 0.3 + 0.5]
+
+
 async def test_a_long_idle_limit_is_not_sent_to_the_relay(demo_server):
     # It was always sent: --idle-timeout 7200 failed every settled run with a 400 (the relay takes
     # at most 3600), and a relay older than the key refused every relay run.

@@ -329,6 +329,9 @@ def test_the_local_servers_addresses_are_session_settings(make_window, qtbot, mo
     dialog.ollama_url.setText("http://")  # no host: still refused
     dialog.ollama_url.editingFinished.emit()
     assert dialog.ollama_url.text() == "http://" and dialog.error.isVisible()
+    dialog.ollama_url.setText("ollama.example.com:443")  # the TLS port: https
+    dialog.ollama_url.editingFinished.emit()
+    assert window.session.settings.ollama_base_url == "https://ollama.example.com"
     dialog.ollama_url.setText("localhost:11435")  # a bare host:port, as OLLAMA_HOST takes it
     dialog.ollama_url.editingFinished.emit()
     assert window.session.settings.ollama_base_url == "http://localhost:11435"
@@ -366,9 +369,11 @@ def test_the_settings_dialog_shows_every_wrapped_line_whole(make_window, qloop):
     dialog.resize(dialog.width() - 60, 100)  # a person shrinks it: it stays tall enough for every line
     qloop.run_until_complete(asyncio.sleep(0.05))
     assert cut() == [] and dialog.height() >= dialog.layout().totalHeightForWidth(dialog.width())
-    dialog.close()  # closed with the address still refused: the window says so
+    dialog.ollama_url.setText("http://bob:s3cretPW@gpu box:11434")
+    dialog.ollama_url.editingFinished.emit()
+    dialog.close()  # closed with the address still refused: the window says so, without its password
     assert window.statusBar().currentMessage() == (
-        "Settings: 'not a url' not saved: not a base URL (File → Settings… to correct it)")
+        "Settings: 'http://gpu box:11434' not saved: not a base URL (File → Settings… to correct it)")
 
 
 def test_run_config_and_request_reprs_never_show_a_key():
