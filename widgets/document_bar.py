@@ -9,7 +9,9 @@ receipt.schema.json"); `show_loading(name)` while a file is read. Its Open… an
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+
+from widgets.elided_label import ElidedLabel
 
 __all__ = ["DocumentBar"]
 
@@ -26,9 +28,11 @@ class DocumentBar(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 3, 6, 3)
         layout.setSpacing(8)
-        self.name_label = QLabel()
+        self.name_label = ElidedLabel()  # a long name ends in "…" (it was cut mid-letter), whole in the tooltip
         self.name_label.setObjectName("documentName")
-        self.name_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        bold = self.name_label.font()
+        bold.setBold(True)
+        self.name_label.setFont(bold)
         self.size_label = QLabel()
         self.size_label.setObjectName("documentSize")
         self.schema_label = QLabel()
@@ -54,8 +58,7 @@ class DocumentBar(QWidget):
         """Show the document's name (marked as one's own, or a bundled scenario's) and size line."""
         prefix = "Your document: " if own else "Scenario document: "
         self._name = prefix + name
-        self.name_label.setText(f"<b>{_escape(self._name)}</b>")
-        self.name_label.setToolTip(name)
+        self.name_label.setText(self._name)
         self.size_label.setText(size)
         self.setProperty("own", own)
 
@@ -84,7 +87,3 @@ class DocumentBar(QWidget):
         """Grey out the buttons while a run is active (the document cannot change then)."""
         self.open_button.setEnabled(enabled)
         self.paste_button.setEnabled(enabled)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

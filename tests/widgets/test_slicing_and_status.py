@@ -120,3 +120,20 @@ def test_a_long_status_is_elided_and_whole_in_the_tooltip(qtbot):
     assert line.elided() and line.text() in line.toolTip() and "deltas:" in line.toolTip()
     line.show_status(status(Phase.COMMITTED, 3))
     assert not line.elided() and line.toolTip().startswith("deltas:")
+
+
+def test_a_long_document_name_ends_in_an_ellipsis_and_is_whole_in_its_tooltip(qtbot):
+    # It was cut mid-letter with no mark ("Scenario document: invoice — Invoice fror").
+    from widgets.document_bar import DocumentBar
+
+    bar = DocumentBar()
+    qtbot.addWidget(bar)
+    bar.resize(420, 30)
+    bar.show()
+    name = "invoice — Invoice from a supplier with a rather long title indeed"
+    bar.show_document(name, "1.3 KB · ≈359 tokens", own=False)
+    qtbot.waitExposed(bar)
+    label = bar.name_label
+    assert label.text() == f"Scenario document: {name}" == bar.name_text()
+    assert label.elided() and name in label.toolTip()
+    assert label.font().bold()
