@@ -435,12 +435,13 @@ class RunToolbar(QObject):
                 if index >= 0:
                     combo.removeItem(index)
                 return
-            label = f"Your document: {s.document_name or 'pasted text'}"
+            name = s.document_name or "pasted text"
+            label = f"✎ {name}"  # yours (as a value you typed is marked): the box is narrow ("Your docume" said nothing)
             if index < 0:
                 combo.insertItem(0, label, OWN_DOCUMENT)
             else:
                 combo.setItemText(index, label)
-            combo.setItemData(combo.findData(OWN_DOCUMENT), f"{label} (read with the {self._schema_label(s)} schema)",
+            combo.setItemData(combo.findData(OWN_DOCUMENT), f"Your document: {name} (read with the {self._schema_label(s)} schema)",
                               Qt.ItemDataRole.ToolTipRole)
         finally:
             combo.blockSignals(False)

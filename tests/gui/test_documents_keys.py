@@ -13,7 +13,7 @@ import keyring.backends.fail
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
+from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QStyle, QStyleOptionComboBox
 
 from core.documents import describe_size, load_document
 from core.keys import KeyStore, mask
@@ -60,7 +60,12 @@ def test_an_opened_file_is_exactly_what_is_sent_and_its_size_is_shown(make_windo
     assert window.document_bar.size_label.text() == describe_size(doc, "anthropic")
     assert window.document_bar.name_text() == "Your document: letter.txt"
     assert window.scenario_combo.currentData() == OWN_DOCUMENT
-    assert "letter.txt" in window.scenario_combo.currentText()
+    combo = window.scenario_combo
+    assert combo.currentText() == "✎ letter.txt"  # the name, marked yours ("Your docume" said nothing)
+    window.show()
+    room = combo.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, _combo_option(combo),
+                                        QStyle.SubControl.SC_ComboBoxEditField, combo).width()
+    assert combo.fontMetrics().horizontalAdvance(combo.currentText()) <= room  # shown whole
     assert window.run_config().label.startswith("letter.txt · anthropic")
 
 
@@ -497,3 +502,10 @@ def test_the_open_dialog_starts_in_a_folder_that_exists(make_window, qloop, tmp_
     assert dialog.directory().absolutePath() == str(tmp_path / "Documents")
     assert dialog.selectedFiles() == []  # nothing typed in the file name box
     dialog.close()
+
+
+def _combo_option(combo: QComboBox) -> QStyleOptionComboBox:
+    option = QStyleOptionComboBox()
+    option.initFrom(combo)
+    option.currentText = combo.currentText()
+    return option
