@@ -84,6 +84,16 @@ RELAY_IDLE_GRACE = 3.0
 the relay's own verdict on its upstream, which says whether keep-alives or nothing came."""
 
 
+def relay_backstop(idle: float) -> float:
+    """How long the relay client waits for a byte when the run's idle limit is `idle`: the relay
+    watches its upstream with the same limit (sent when shorter than its own) and says which
+    silence it was, so its verdict must come first -- after the limit, counted from the silence,
+    which may begin up to a keep-alive period after the relay's last keep-alive; and a grace."""
+    from core.relay_records import KEEPALIVE_EVERY
+
+    return idle + min(RELAY_IDLE_GRACE, 0.15 * idle) + min(KEEPALIVE_EVERY, idle / 4)
+
+
 def relay_can_record(cfg: RunConfig) -> bool:
     """Whether the run's relay can record: the app's embedded one (for a demo run with no relay
     address, the demo provider's own server), over loopback."""
@@ -354,7 +364,7 @@ class Run:
         scenario = self._demo_scenario(schema)
         if cfg.mode.spec.needs_relay:
             from core.relay_client import is_loopback_url, open_relay
-            from core.relay_records import DEFAULT_IDLE_TIMEOUT, KEEPALIVE_EVERY
+            from core.relay_records import DEFAULT_IDLE_TIMEOUT
 
             body: dict[str, Any] = {"provider": cfg.provider, "mode": cfg.mode.value}
             if scenario:
@@ -395,11 +405,7 @@ class Run:
                 cfg.relay_token or "",
                 body,
                 tap=tap,
-                # the relay watches its upstream with the same limit (sent above) and says which
-                # silence it was (keep-alives or nothing); its record must arrive before this side gives up
-                # (plus the relay's keep-alive period: its last keep-alive may come that long
-                # before its upstream fell silent, and its limit counts from the silence)
-                idle_timeout=None if idle is None else idle + min(RELAY_IDLE_GRACE, 0.15 * idle) + min(KEEPALIVE_EVERY, idle / 4),
+                idle_timeout=None if idle is None else relay_backstop(idle),
                 upstream_key=cfg.api_key if hand_key else None,
                 record_path=str(self._relay_record.path) if record is not None else None,
                 record_document=cfg.record_document,

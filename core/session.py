@@ -663,12 +663,12 @@ class Session:
             return None
         from core.history_entries import recording_id, run_fields
 
-        replayed = str(self.replay.trace.path or "") if self.replay is not None else ""
-        kept = bool(replayed) and Path(replayed).is_file()
+        trace = self.replay.trace if self.replay is not None else None
+        kept = trace is not None and bool(trace.path) and Path(trace.path).is_file()  # (not a trace posted over HTTP)
         return self.history.tagged(**run_fields(
             self._settings, view=view, lane=lane.title if self._comparing else None, document_text=config.document,
-            replay_path=str(Path(replayed).resolve()) if kept else None,
-            replay_id=recording_id(self.replay.trace) if kept and self.replay is not None else None,
+            replay_path=str(Path(trace.path).resolve()) if kept else None,  # type: ignore[union-attr]
+            replay_id=recording_id(trace) if kept else None,
         ))
 
     def _record_label(self) -> str:

@@ -299,7 +299,8 @@ class RunToolbar(QObject):
 
     def _show_provider(self, s: RunSettings) -> None:
         """The provider the next Start reads: while a recording is replayed, the one it was
-        recorded from (the demo provider replays it on that wire), greyed: it is the recording's."""
+        recorded from (the demo provider replays it on that wire; greyed by `_on_session_event` and
+        `set_enabled`: it is the recording's)."""
         replay = self.session.replay
         if replay is None:
             _select(self.provider_combo, LIVE_PREFIX + s.provider if s.live else s.provider)
@@ -310,7 +311,6 @@ class RunToolbar(QObject):
         model = f" ({trace.model})" if trace.model else ""
         self.provider_combo.setToolTip(f"Replaying {replay.name}: recorded from {trace.provider}{model} on the "
                                        f"{trace.wire} wire. Leave the replay (× in the status bar) to choose a provider.")
-        self.provider_combo.setEnabled(False)
 
     def _show_live(self, s: RunSettings) -> None:
         """Show the live controls for a live provider, the demo-only ones for the demo provider."""

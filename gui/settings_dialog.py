@@ -15,8 +15,9 @@ one sentence, and that keys are kept only while livefill runs.
 The compatible server's and Ollama's base URL and model fields write `session.replace(...)` when
 edited. A base URL that is not one is refused with one line under the fields that says the setting
 did not change; the field keeps what was typed (marked `invalid`) so that it can be corrected, and
-is left alone by `render()` until it is edited into a base URL or emptied. A vendor's row uses the vendor's own host, or the base URL paired with it in the
-environment (`ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`), as `core.keys.key_slot` does.
+is left alone by `render()` until it is edited into a base URL or emptied. A vendor's row uses the
+vendor's own host, or the base URL paired with it in the environment (`ANTHROPIC_BASE_URL` /
+`OPENAI_BASE_URL`), as `core.keys.key_slot` does.
 """
 
 from __future__ import annotations
@@ -126,11 +127,9 @@ class SettingsDialog(QDialog):
             field.submitted.connect(lambda secret, row=row: self._set_key(row, secret))
             field.forgetRequested.connect(lambda row=row: self._forget_key(row))
         self.compatible_url.editingFinished.connect(lambda: self._set_url(
-            "compatible_base_url", self.compatible_url, "the OpenAI-compatible server's", base_url_example("openai-compatible"),
-            default=None))  # it has none: a live run asks for one
+            "compatible_base_url", self.compatible_url, "the OpenAI-compatible server's", default=None))  # a live run asks for one
         self.ollama_url.editingFinished.connect(lambda: self._set_url(
-            "ollama_base_url", self.ollama_url, "Ollama's", default_ollama_url(self.environ),
-            default=default_ollama_url(self.environ)))
+            "ollama_base_url", self.ollama_url, "Ollama's", default=default_ollama_url(self.environ)))
         self.compatible_model.editingFinished.connect(lambda: self._set_model("compatible_model", self.compatible_model))
         self.ollama_model.editingFinished.connect(lambda: self._set_model("ollama_model", self.ollama_model))
         self._unsubscribe = session.subscribe(self._on_session_event)
@@ -240,7 +239,10 @@ class SettingsDialog(QDialog):
             self._say(f"The key from {still.env_var} still applies: unset it to stop using it.")
         self.render()
 
-    def _set_url(self, name: str, line: QLineEdit, whose: str, example: str, *, default: str | None) -> None:
+    def _set_url(self, name: str, line: QLineEdit, whose: str, *, default: str | None) -> None:
+        """`default`: the address used while the setting is empty (None: there is none); the
+        example a refusal gives."""
+        example = default or base_url_example("openai-compatible")
         text = line.text().strip()
         bare = _BARE_HOST(text)
         if bare:  # a bare host:port, as OLLAMA_HOST is written (https for the TLS port)

@@ -8,8 +8,9 @@ pointer it reads the model — state, display text, reason — and sets the dyna
 children, then unpolishes/polishes them so the QSS in assets/styles keyed on `[state="..."]`
 applies. A state is never shown by colour alone: the marker label beside the editor says it in
 text too ("… still arriving", "✓", "✗ invalid", "waiting"; "more to come" for a container that
-holds parts but is not settled in a reader that never shows provisional values). A value the user typed (the model's
-`Origin.USER`) says "✎ yours" instead of "✓", and the widgets carry an `origin` property ("user",
+holds parts but is not settled, in a reader that never shows provisional values). A value the
+user typed (the model's `Origin.USER`) says "✎ yours" instead of "✓", and the widgets carry an
+`origin` property ("user",
 "extracted" or "") for the QSS, so a typed value never looks like a settled extracted one. When a
 value settles during a run the widget sets `flash="on"` for a moment (the short highlight when it
 lands), and arms the form's `PaintProbe` on its marker: the marker's next paint is when the user
