@@ -7,7 +7,7 @@ How this works
 The window is the app's own (`MainWindow`, offscreen), on the embedded demo provider, which serves
 the trace at `--render-speed`. Every shown lane gets a wire tap counting the bytes it has received;
 after each batch of reads the loop gets to, the window is refreshed and grabbed, and the picture is
-stamped with the recorded time of those bytes (`core.animation.ReadClock`; in compare view the
+stamped with the recorded time of those bytes (`livefill.recording.animation.ReadClock`; in compare view the
 slowest provider-wire lane's; a relay lane's wire is the relay's records, so it is not a clock, and
 when every lane is a relay lane the demo provider's count of bytes sent is). When no byte comes for
 a frame's time the window is grabbed anyway (timers, fading highlights), stamped with the last
@@ -19,7 +19,7 @@ ones; 0 (as fast as possible) finishes the replay before more than a handful of 
 taken, and the table then shows the replay's times. A trace's schema must be a bundled scenario's
 (the window shows that scenario's form). The pictures are
 scaled to `--width` with a caption strip on top (schema, provider and model, mode or lanes, speed),
-then `core.animation` lays them out at `--fps` on the recorded clock and writes the file, so the
+then `livefill.recording.animation` lays them out at `--fps` on the recorded clock and writes the file, so the
 animation plays at the recorded speed however long rendering took. The last frame is the finished
 window (the compare metrics table, or the single run's final form) held for `HOLD_MS`.
 
@@ -39,11 +39,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.animation import Capture, CaptureKeeper, ReadClock, check_output, frame_schedule, write_animation
-from core.cli_types import Parser
-from core.errors import InputError, UsageError
-from core.modes import Mode
-from gui.cli_args import compare_modes, frame_rate, frame_width, number
+from livefill.recording.animation import Capture, CaptureKeeper, ReadClock, check_output, frame_schedule, write_animation
+from livefill.cli.arg_types import Parser
+from livefill.errors import InputError, UsageError
+from livefill.extraction.modes import Mode
+from livefill.gui.cli_args import compare_modes, frame_rate, frame_width, number
 
 HOLD_MS = 2000.0
 """How long the finished window (the metrics table) stays on screen at the end."""
@@ -117,7 +117,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def scenario_of(trace: Any) -> str:
     """The bundled scenario whose schema (and preferably document) the trace's run used."""
-    from core.scenarios import SCENARIO_NAMES, get_scenario
+    from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 
     name = str(trace.header.get("schema_name") or "")
     same_schema = [s for s in SCENARIO_NAMES if get_scenario(s).schema_name == name]
@@ -197,10 +197,10 @@ def picture(window: Any, width: int, caption: str) -> Any:
 
 async def render(args: argparse.Namespace, trace: Any, server: Any, workdir: Path) -> RenderReport:
     """Replay `trace` in a headless window, capture it on the recorded clock, write `args.out`."""
-    from core.history import History
-    from core.trace import replay_config
-    from gui.main_window import MainWindow
-    from gui.qsettings_store import QSettingsStore
+    from livefill.recording.history import History
+    from livefill.recording.trace import replay_config
+    from livefill.gui.main_window import MainWindow
+    from livefill.gui.qsettings_store import QSettingsStore
 
     started = time.monotonic()
     scenario = scenario_of(trace)
@@ -300,7 +300,7 @@ def QApp() -> Any:  # noqa: N802 - reads like the Qt class it returns
 
 def prepare(argv: list[str]) -> tuple[argparse.Namespace, Any]:
     """Parse and check everything that can be checked before rendering (InputError / UsageError)."""
-    from core.trace import load_trace
+    from livefill.recording.trace import load_trace
 
     args = parse_args(argv)
     args.out = check_output(args.out)
@@ -314,8 +314,8 @@ def prepare(argv: list[str]) -> tuple[argparse.Namespace, Any]:
 
 
 async def _amain(args: argparse.Namespace, trace: Any, server: Any) -> RenderReport:
-    from gui.gui_thread_gc import GuiThreadCollector
-    from gui.loop import asyncgen_hooks
+    from livefill.gui.gui_thread_gc import GuiThreadCollector
+    from livefill.gui.loop import asyncgen_hooks
 
     collector = GuiThreadCollector(QApp())
     collector.start()
@@ -354,9 +354,9 @@ def main(argv: list[str] | None = None) -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from core.demo_client import embedded_server
-    from gui.app import SWITCH_INTERVAL, _install_qt_message_filter
-    from gui.theme import Theme
+    from livefill.embedded.client import embedded_server
+    from livefill.gui.app import SWITCH_INTERVAL, _install_qt_message_filter
+    from livefill.gui.theme import Theme
 
     sys.setswitchinterval(SWITCH_INTERVAL)
     server = embedded_server()

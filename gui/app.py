@@ -3,7 +3,7 @@
 `main()` parses the options, binds the embedded demo provider's socket (its address is known at
 once; nothing heavy is imported), creates the QApplication and runs `amain()` under
 `qasync.run(...)` (Python 3.11's `asyncio.run` has no `loop_factory`). `amain` opens the window
-first; then one background thread (`gui.warmup`) starts the server (demo provider + relay) and
+first; then one background thread (`livefill.gui.warmup`) starts the server (demo provider + relay) and
 loads the provider SDKs, while the window already answers; a Start pressed meanwhile runs once
 that is done. When the window closes, `amain` shuts the runs down inside the loop (so every stream
 is closed while the loop still exists), stops the server (joining its thread) and returns the exit
@@ -22,12 +22,12 @@ system palette). `--live` reads the real provider (`--provider`, `--base-url URL
 schema or one's own JSON Schema file. `--document FILE` opens a document of one's own (.txt, .md, .pdf; checked before
 anything starts: a file that cannot be used exits 2 with one line saying why).
 `--replay TRACE --animate OUT.gif [--compare ...] [--fps N] [--width PX]` opens no window: it
-renders the replayed run headless (`gui.animate`, as `livefill animate TRACE OUT.gif`), prints the
+renders the replayed run headless (`livefill.gui.animate`, as `livefill animate TRACE OUT.gif`), prints the
 path and exits 0 (a bad option exits 2 with one line before anything renders).
 
 Remembered settings (provider, model, the compatible server's and Ollama's addresses, the last
 document, the theme; never a key) are read at launch from the user's QSettings file, or from
-`--settings-file FILE`, and written whenever one changes. Keys come from `core.keys.KeyStore`;
+`--settings-file FILE`, and written whenever one changes. Keys come from `livefill.wire.keys.KeyStore`;
 every log record, message box and printed traceback is redacted of the keys it knows.
 """
 
@@ -43,9 +43,10 @@ import threading
 import time
 from pathlib import Path
 
-from gui.app_args import parse_args  # noqa: F401 - the command line (gui/app_args.py)
+from livefill.gui.app_args import parse_args  # noqa: F401 - the command line (gui/app_args.py)
+from livefill.resources import STYLES_DIR
 
-STYLE = Path(__file__).resolve().parent.parent / "assets" / "styles" / "livefill.qss"
+STYLE = STYLES_DIR / "livefill.qss"
 
 
 def remember(args: argparse.Namespace):  # noqa: ANN201 (SavedSettings)
@@ -53,8 +54,8 @@ def remember(args: argparse.Namespace):  # noqa: ANN201 (SavedSettings)
     and theme the command line left open. The store is kept as `args.store`."""
     from dataclasses import replace
 
-    from core.app_settings import load_settings
-    from gui.qsettings_store import QSettingsStore
+    from livefill.session.app_settings import load_settings
+    from livefill.gui.qsettings_store import QSettingsStore
 
     args.store = QSettingsStore(args.settings_file)
     saved = load_settings(args.store)
@@ -74,8 +75,8 @@ async def amain(args: argparse.Namespace, server, t0: float) -> int:  # noqa: AN
     """Show the window on the started `server`, wait for it to close, shut everything down."""
     from PySide6.QtWidgets import QApplication
 
-    from gui.gui_thread_gc import GuiThreadCollector
-    from gui.loop import asyncgen_hooks
+    from livefill.gui.gui_thread_gc import GuiThreadCollector
+    from livefill.gui.loop import asyncgen_hooks
 
     app = QApplication.instance()
     collector = GuiThreadCollector(app)  # cycles holding Qt objects die on this thread only
@@ -88,10 +89,10 @@ async def amain(args: argparse.Namespace, server, t0: float) -> int:  # noqa: AN
 
 
 async def _amain(args, server, t0, app, url, collector) -> int:  # noqa: ANN001
-    from core.history import History
-    from core.keys import KeyStore, install_log_redaction
-    from gui import errors
-    from gui.main_window import MainWindow
+    from livefill.recording.history import History
+    from livefill.wire.keys import KeyStore, install_log_redaction
+    from livefill.gui import errors
+    from livefill.gui.main_window import MainWindow
 
     keys = KeyStore()
     install_log_redaction(keys.known_secrets)
@@ -205,7 +206,7 @@ async def _amain(args, server, t0, app, url, collector) -> int:  # noqa: ANN001
 def _stop_server(server, *, quiet: bool = False) -> None:  # noqa: ANN001 (EmbeddedServer)
     """Stop the server, unless the warm-up is still starting it: then leave it to the process's
     end (a daemon thread; nothing has been sent to it yet, since a Start waits for the warm-up)."""
-    from gui import warmup
+    from livefill.gui import warmup
 
     current = warmup.current()
     if current is None or current.ready:
@@ -293,11 +294,11 @@ def _close_later(window, seconds: float, *, wait_for_stream: bool) -> None:  # n
 
 
 def _start_warmup(server, window, collector):  # noqa: ANN001, ANN202 (EmbeddedServer, MainWindow, GuiThreadCollector) -> Warmup
-    """After the window is shown: start the server, then import the SDKs (gui.warmup), in one
+    """After the window is shown: start the server, then import the SDKs (livefill.gui.warmup), in one
     thread. The GUI thread's garbage collector holds off meanwhile and then freezes what the
-    warm-up loaded (gui.gui_thread_gc), so no collection on the GUI thread walks the SDKs."""
-    from gui import errors
-    from gui.warmup import Warmup
+    warm-up loaded (livefill.gui.gui_thread_gc), so no collection on the GUI thread walks the SDKs."""
+    from livefill.gui import errors
+    from livefill.gui.warmup import Warmup
 
     def report(exc: BaseException) -> None:
         errors.show_error(f"the embedded demo provider could not start: {exc}", window)
@@ -308,10 +309,10 @@ def _start_warmup(server, window, collector):  # noqa: ANN001, ANN202 (EmbeddedS
 
 
 def _import_clients() -> None:
-    import core.providers.transport
-    import core.relay_client  # noqa: F401
+    import livefill.wire.providers.transport
+    import livefill.relay.client  # noqa: F401
 
-    core.providers.transport.prewarm()  # the first request's one-off work, off the GUI thread
+    livefill.wire.providers.transport.prewarm()  # the first request's one-off work, off the GUI thread
 
 
 def _choose_keyring() -> None:
@@ -346,16 +347,16 @@ def main(argv: list[str] | None = None, *, leaving: bool = False) -> int:
     the garbage left by the closed loop need not be collected first."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["extract"]:  # the same run in the terminal: no Qt imported
-        from cli.extract import main as extract_main
+        from livefill.cli.extract import main as extract_main
 
         return extract_main(argv[1:])
     if argv[:1] == ["animate"]:  # a recorded run rendered headless to a GIF / MP4
-        from gui.animate import main as animate_main
+        from livefill.gui.animate import main as animate_main
 
         return animate_main(argv[1:])
     # Until the window is shown, Python's automatic collector would run some 80 times (40-60 ms of
     # the launch) over the objects the imports create, and find no garbage: it is off until then
-    # (gui.gui_thread_gc collects on the GUI thread from then on), and back on when main returns.
+    # (livefill.gui.gui_thread_gc collects on the GUI thread from then on), and back on when main returns.
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -369,13 +370,13 @@ def _window_main(argv: list[str], *, leaving: bool) -> int:
     """`main` for the window (and for --animate, which renders headless)."""
     args = parse_args(argv)
     if args.animate:  # the replayed run rendered headless, no window shown
-        from gui.animate import argv_from_app
-        from gui.animate import main as animate_main
+        from livefill.gui.animate import argv_from_app
+        from livefill.gui.animate import main as animate_main
 
         return animate_main(argv_from_app(args))
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from gui.platform_check import xcb_problem
+    from livefill.gui.platform_check import xcb_problem
 
     problem = xcb_problem()  # a missing X11 library: one line naming it, not Qt's abort
     if problem:
@@ -385,8 +386,8 @@ def _window_main(argv: list[str], *, leaving: bool) -> int:
     sys.setswitchinterval(SWITCH_INTERVAL)
     # The provider SDKs (anthropic above all) and the server take seconds to import. The window
     # is shown first, on the server's bound address; the server starts and the SDKs load after
-    # that, in one background thread (gui.warmup); a Start pressed meanwhile waits for them.
-    from core.demo_client import embedded_server
+    # that, in one background thread (livefill.gui.warmup); a Start pressed meanwhile waits for them.
+    from livefill.embedded.client import embedded_server
 
     import qasync
     from PySide6.QtWidgets import QApplication
@@ -397,7 +398,7 @@ def _window_main(argv: list[str], *, leaving: bool) -> int:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("livefill")
     app.setQuitOnLastWindowClosed(False)  # the coroutine decides when to stop
-    from gui.theme import Theme
+    from livefill.gui.theme import Theme
 
     args.remembered = remember(args)
     theme = Theme(app, args.theme)  # noqa: F841 - lives as the app's child, follows the system palette
@@ -412,7 +413,7 @@ def _window_main(argv: list[str], *, leaving: bool) -> int:
         if not leaving:
             gc.collect()
         _stop_server(server, quiet=True)  # (amain has stopped it already, unless it failed early)
-    from gui import warmup
+    from livefill.gui import warmup
 
     unfinished = warmup.current() is not None and not warmup.current().ready  # its threads end with the process
     if os.environ.get("LIVEFILL_CHECK_THREADS") and not unfinished:
@@ -424,7 +425,7 @@ def _window_main(argv: list[str], *, leaving: bool) -> int:
 
 
 def run() -> None:
-    """The `livefill` console script (and `python -m gui.app`): `main()`, then leave at once.
+    """The `livefill` console script (and `python -m livefill.gui.app`): `main()`, then leave at once.
 
     Everything that must outlive the process is written before `main()` returns: history
     records are fsynced as each run commits, the settings are synced when the window closes,

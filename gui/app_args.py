@@ -3,7 +3,7 @@
 `parse_args(argv)` returns the options with every value checked (ranges, files that must exist or
 be writable, fault names and the wires they apply to, compare modes, option pairs); a bad one is
 one `livefill: error: ...` line on stderr and exit status 2, before a server, a window or a
-request exists. The app (`gui.app`) then fills in what the remembered settings decide.
+request exists. The app (`livefill.gui.app`) then fills in what the remembered settings decide.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from core.cli_types import Parser
-from core.modes import Mode
-from gui.cli_args import (
+from livefill.cli.arg_types import Parser
+from livefill.extraction.modes import Mode
+from livefill.gui.cli_args import (
     compare_modes,
     demo_fault,
     demo_slicing,
@@ -79,8 +79,8 @@ Qt could not start; 2 bad usage (one line saying why; nothing started)
 
 def build_parser() -> argparse.ArgumentParser:
     """The options of `livefill` (see `parse_args` for the checks that span options)."""
-    from core.scenarios import SCENARIO_NAMES
-    from core.settings import PROVIDERS
+    from livefill.extraction.scenarios import SCENARIO_NAMES
+    from livefill.session.settings import PROVIDERS
 
     parser = Parser(
         prog="livefill", usage=USAGE, description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -150,14 +150,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line options, every one checked (a bad one: one line, exit 2)."""
-    from core.settings import PROVIDERS
+    from livefill.session.settings import PROVIDERS
 
     parser = build_parser()
     args = parser.parse_args(argv)
     args.scenario_given = args.scenario is not None  # then the last launch's document is not reopened
     args.scenario = args.scenario or "invoice"
     if args.document:
-        from core.documents import DocumentError, load_document
+        from livefill.extraction.documents import DocumentError, load_document
 
         try:
             args.document = load_document(args.document)
@@ -165,8 +165,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             parser.error(f"--document: {exc.message}")
     _check_animate_args(parser, args)
     if args.replay:
-        from core.errors import TraceError
-        from core.trace import load_trace
+        from livefill.errors import TraceError
+        from livefill.recording.trace import load_trace
 
         try:
             args.replay_trace = load_trace(args.replay)
@@ -218,8 +218,8 @@ def _check_animate_args(parser: argparse.ArgumentParser, args: argparse.Namespac
         return
     if not args.replay:
         parser.error("--animate needs --replay TRACE (the recorded run to render)")
-    from core.animation import check_output
-    from core.errors import UsageError
+    from livefill.recording.animation import check_output
+    from livefill.errors import UsageError
 
     try:
         check_output(args.animate)
@@ -232,7 +232,7 @@ def _check_live_args(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     if args.base_url is not None:
         if not args.live:
             parser.error("--base-url: only for a live run (add --live)")
-        from core.keys import base_url_example, normalize_base_url
+        from livefill.wire.keys import base_url_example, normalize_base_url
 
         try:
             normalize_base_url(args.base_url, example=base_url_example(args.provider))
@@ -242,13 +242,13 @@ def _check_live_args(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     if args.model is not None and not args.model.strip():
         parser.error("--model: give a model name")
     if args.structured is not None and args.provider is not None:
-        from core.providers.request import STRUCTURED_CHOICES
+        from livefill.wire.providers.request import STRUCTURED_CHOICES
 
         choices = STRUCTURED_CHOICES[args.provider]
         if args.structured not in choices:
             parser.error(f"--structured: {args.provider} takes {' or '.join(choices)}, not {args.structured}")
     if args.schema is not None:
-        from core.user_schema import is_schema_path, resolve_schema
+        from livefill.extraction.user_schema import is_schema_path, resolve_schema
 
         spec = str(Path(args.schema).expanduser().resolve()) if is_schema_path(args.schema) else args.schema
         try:

@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from gui import warmup
+from livefill.gui import warmup
 
 __all__ = ["Autoplay", "DEFAULT_PAUSE"]
 

@@ -1,13 +1,13 @@
 """Command-line value checks shared by `livefill` and `livefill animate` (argparse `type=`
 converters: a bad value is one `error:` line and exit 2, before anything starts). The generic
-ones (numbers in a range, files) are `core.cli_types`, shared with `livefill extract` and
+ones (numbers in a range, files) are `livefill.cli.arg_types`, shared with `livefill extract` and
 `livefill-server`."""
 
 from __future__ import annotations
 
 import argparse
 
-from core.cli_types import existing_file, number, output_file, whole_number
+from livefill.cli.arg_types import existing_file, number, output_file, whole_number
 
 __all__ = [
     "compare_modes",
@@ -29,7 +29,7 @@ PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
 
 def compare_modes(text: str) -> list[str]:
     """`naive,partial,settled` -> the lanes' mode values (2 to 5 of them)."""
-    from core.session import parse_modes
+    from livefill.session.session import parse_modes
 
     try:
         return [m.value for m in parse_modes(text)]
@@ -39,7 +39,7 @@ def compare_modes(text: str) -> list[str]:
 
 def demo_fault(text: str) -> str | None:
     """`NAME[@FRACTION]`, checked as the demo provider checks it ("none": no fault)."""
-    from core.settings import check_fault
+    from livefill.session.settings import check_fault
 
     try:
         return check_fault(text)
@@ -49,7 +49,7 @@ def demo_fault(text: str) -> str | None:
 
 def demo_slicing(text: str) -> str:
     """`event | N | coalesce:MS`."""
-    from core.settings import check_slicing
+    from livefill.session.settings import check_slicing
 
     try:
         return check_slicing(text)
@@ -60,7 +60,7 @@ def demo_slicing(text: str) -> str:
 def fault_wire_problem(fault: str | None, provider: str | None, providers: tuple[str, ...]) -> str | None:
     """Why `--fault` cannot go with `--provider` (None: it can). Without a provider, a fault that
     applies to only some of `providers` asks for one of them to be named."""
-    from core.settings import fault_problem
+    from livefill.session.settings import fault_problem
 
     if fault is None:
         return None

@@ -2,7 +2,7 @@
 
 How this works
 --------------
-`CompareView` renders the compare lanes of a `core.session.Session`: one `gui.lane.Lane` per
+`CompareView` renders the compare lanes of a `livefill.session.session.Session`: one `livefill.gui.lane.Lane` per
 session lane, left to right in a splitter, the metrics table under them, and an "+ lane" button.
 It keeps nothing of its own: the lanes, their modes and the runs are the session's (adding or
 removing a lane, choosing a lane's mode are intents sent to the session; the view re-renders on
@@ -13,7 +13,7 @@ After a run with the demo provider the session asks the request log what the ser
 lane (`NotesReady`); each lane then shows "server stopped after 37 of 120 tokens".
 
 The view never widens the window: the lanes share the width there is and, when each cannot have
-`LANE_MIN_WIDTH`, scroll sideways; long texts in them elide (`widgets.elided_label`). Lanes and
+`LANE_MIN_WIDTH`, scroll sideways; long texts in them elide (`livefill.widgets.elided_label`). Lanes and
 the metrics table share the height in a splitter: the table takes at most `TABLE_SHARE` and
 scrolls, and below `COMPACT_BELOW` the lane headers show only their mode (the figures stay in the
 table), so the forms keep their height on a 720-px screen or with the docks open. "+ lane" adds
@@ -38,9 +38,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.modes import Mode
-from core.run import RunConfig, RunStatus
-from core.session import (
+from livefill.extraction.modes import Mode
+from livefill.session.run import RunConfig, RunStatus
+from livefill.session.session import (
     DEFAULT_MODES,
     MAX_LANES,
     MIN_LANES,
@@ -50,10 +50,10 @@ from core.session import (
     match_entries,
     parse_modes,
 )
-from core.timeline import TimelineModel
-from gui.lane import Lane
-from widgets.metrics_table import MetricsTable
-from widgets.turn_timer import next_turn_timer
+from livefill.session.timeline import TimelineModel
+from livefill.gui.lane import Lane
+from livefill.widgets.metrics_table import MetricsTable
+from livefill.widgets.turn_timer import next_turn_timer
 
 __all__ = ["CompareView", "LANE_MIN_WIDTH", "next_mode", "DEFAULT_MODES", "MIN_LANES", "MAX_LANES", "parse_modes", "match_entries"]
 

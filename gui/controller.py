@@ -1,6 +1,6 @@
 """The Qt side of a lane's runs: a session lane's events as Qt signals, status coalesced.
 
-`RunController(lane)` subscribes to a `core.session_lane.SessionLane` (which drives its `Run` as
+`RunController(lane)` subscribes to a `livefill.session.lane.SessionLane` (which drives its `Run` as
 an asyncio task). Status updates from the run (one per delta on a fast stream) are coalesced: a
 new phase (connecting, streaming, ...) is told within a frame; while the phase stays, only the
 counts and the elapsed time change, and those are told at most every `STEADY_MS` (a person reads
@@ -16,8 +16,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from core.run import Run, RunStatus
-from core.session_lane import LaneError, LaneFinished, LaneStarted, LaneStatus, SessionLane
+from livefill.session.run import Run, RunStatus
+from livefill.session.lane import LaneError, LaneFinished, LaneStarted, LaneStatus, SessionLane
 
 FRAME_MS = 16
 STEADY_MS = 100

@@ -32,11 +32,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.session import SINGLE, Session
-from core.timeline import TimelineModel
-from core.wiretap import WireRecorder
-from widgets.timeline import TimelineView
-from widgets.wire_inspector import WireInspector
+from livefill.session.session import SINGLE, Session
+from livefill.session.timeline import TimelineModel
+from livefill.recording.wiretap import WireRecorder
+from livefill.widgets.timeline import TimelineView
+from livefill.widgets.wire_inspector import WireInspector
 
 __all__ = ["InspectorDock", "TimelineDock", "DockFollower", "DOCK_HEIGHT"]
 
@@ -196,7 +196,7 @@ class TimelineDock(QDockWidget):
 
     def ask_export(self) -> None:
         """Ask where to write the timeline PNG (a non-modal dialog), then write it."""
-        from gui.saves import confirm_saved, save_folder
+        from livefill.gui.saves import confirm_saved, save_folder
 
         window = self.parent()
         dialog = QFileDialog(self, "Export the timeline as PNG", str(save_folder(window) / "livefill-timeline.png"),

@@ -2,7 +2,7 @@
 
 How this works
 --------------
-`DocumentActions(window, session)` turns each way in into one `core.documents` call and one
+`DocumentActions(window, session)` turns each way in into one `livefill.extraction.documents` call and one
 session intent: `session.replace(document=text, document_name=name, document_path=path)`. A file
 is read off the GUI thread (`asyncio.to_thread`: a PDF's text extraction can take seconds), so
 the window keeps painting; the bar over the source pane says "reading NAME…" meanwhile. Every
@@ -15,7 +15,7 @@ sent (`Session.document()`), the bar its name and `describe_size` for the curren
 Choosing a bundled scenario in the toolbar's picker goes back to the scenario's document.
 
 File → Open schema… makes a JSON Schema file of one's own the schema (`open_schema`): it is
-checked with `core.user_schema.resolve_schema` first (fast: on the GUI thread), so a schema
+checked with `livefill.extraction.user_schema.resolve_schema` first (fast: on the GUI thread), so a schema
 livefill cannot use is one line naming its keyword and pointer, and the schema before stays.
 The bar says which schema is in use; choosing a bundled scenario goes back to its schema.
 """
@@ -29,13 +29,13 @@ from typing import Any
 from PySide6.QtCore import QMimeData, QObject, QStandardPaths, Qt, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow
 
-from core.errors import InputError
-from core.user_schema import is_schema_path, resolve_schema
-from core.documents import SUPPORTED_SUFFIXES, Document, DocumentError, describe_size, document_from_text, load_document
-from core.scenarios import get_scenario
-from core.session import Session
-from widgets.document_bar import DocumentBar
-from widgets.source_view import SourceView
+from livefill.errors import InputError
+from livefill.extraction.user_schema import is_schema_path, resolve_schema
+from livefill.extraction.documents import SUPPORTED_SUFFIXES, Document, DocumentError, describe_size, document_from_text, load_document
+from livefill.extraction.scenarios import get_scenario
+from livefill.session.session import Session
+from livefill.widgets.document_bar import DocumentBar
+from livefill.widgets.source_view import SourceView
 
 __all__ = ["DocumentActions", "FILE_FILTER", "SCHEMA_FILTER", "start_folder"]
 

@@ -5,7 +5,7 @@ How this works
 The trace is the one open for replay (`session.replay`), else the last one a recorded run wrote
 (`session.record_paths`, the single form's lane first). The action is enabled only while there is
 one, no run is going and no export is running. The output path comes from a save dialog (`ask()`), or is given to
-`export(path)` directly (tests, scripts). The render is `python -m gui.app animate TRACE OUT
+`export(path)` directly (tests, scripts). The render is `python -m livefill.gui.app animate TRACE OUT
 [--compare MODES | --mode M]` in a QProcess, so the window stays responsive however long it takes:
 the view (compare lanes or the single form's mode) is the window's at the moment of export. The
 status bar says "rendering animation…" meanwhile, then the written path with an "Open folder"
@@ -23,13 +23,12 @@ from PySide6.QtCore import QEvent, QObject, QProcess, QProcessEnvironment, Qt, Q
 from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton
 
-from core.animation import check_output
-from core.errors import UsageError
-from gui.errors import reporting
+from livefill.recording.animation import check_output
+from livefill.errors import UsageError
+from livefill.gui.errors import reporting
 
 __all__ = ["AnimationExport"]
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class AnimationExport(QObject):
@@ -94,7 +93,7 @@ class AnimationExport(QObject):
         if trace is None:
             self._fail("no trace to export: open one (File → Recordings) or record a run first")
             return
-        from gui.saves import save_folder
+        from livefill.gui.saves import save_folder
 
         folder = save_folder(self.window)
         dialog = QFileDialog(self.window, "Export the run as an animation", str(Path(folder) / f"{trace.stem}.gif"),
@@ -109,7 +108,7 @@ class AnimationExport(QObject):
         """The render's argv (after the Python interpreter)."""
         trace = self.trace_path()
         assert trace is not None
-        argv = ["-m", "gui.app", "animate", str(trace), str(out)]
+        argv = ["-m", "livefill.gui.app", "animate", str(trace), str(out)]
         lanes = [lane.mode.value for lane in self.session.compare_lanes] if self.window.comparing else []
         if lanes:
             argv += ["--compare", ",".join(lanes)]
@@ -135,7 +134,7 @@ class AnimationExport(QObject):
         self._cancelled = False
         self.open_button.setVisible(False)
         process = QProcess(self)
-        process.setWorkingDirectory(str(ROOT))
+        process.setWorkingDirectory(str(out.parent))
         process.setProgram(sys.executable)
         process.setArguments(self.command(out))
         env = QProcessEnvironment.systemEnvironment()
@@ -173,7 +172,7 @@ class AnimationExport(QObject):
         self.process = None
         self.update_enabled()
         if ok:
-            from gui.saves import confirm_saved
+            from livefill.gui.saves import confirm_saved
 
             confirm_saved(self.window, text, "the animation")
             self.open_button.setVisible(True)

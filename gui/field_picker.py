@@ -1,6 +1,6 @@
 """Which field did the user pick? Names the pointer of the field a person pressed on or focused.
 
-`FieldPicker(view)` follows a `widgets.form_view.FormView` and emits `picked(pointer)`:
+`FieldPicker(view)` follows a `livefill.widgets.form_view.FormView` and emits `picked(pointer)`:
 
 - a press on a table cell: the cell's own pointer (`/line_items/0/qty`), from the table view's
   `pressed` signal;
@@ -21,7 +21,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QModelIndex, QObject, Signal
 from PySide6.QtWidgets import QApplication, QTableView, QWidget
 
-from widgets.field_base import FieldWidget
+from livefill.widgets.field_base import FieldWidget
 
 __all__ = ["FieldPicker"]
 

@@ -3,7 +3,7 @@ makes to the forms as a whole.
 
 How this works
 --------------
-The window has one `QUndoStack` (`gui.history_panel.undo_stack_of`). A clear is a `ClearCommand`
+The window has one `QUndoStack` (`livefill.gui.history_panel.undo_stack_of`). A clear is a `ClearCommand`
 on it (the session empties the forms and hands back what each held; the command keeps that and
 the session forgets it), and "Open into form" is an `OpenRunCommand` (gui/history_panel.py), so
 undo and redo walk one history, latest step first. A step is undone or redone only if the forms
@@ -23,8 +23,8 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QUndoCommand
 from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QTextEdit
 
-from core.form import FormModel, FormSnapshot
-from gui.errors import reporting
+from livefill.extraction.form import FormModel, FormSnapshot
+from livefill.gui.errors import reporting
 
 __all__ = ["ClearCommand", "add_clear", "add_undo", "clear_forms"]
 
@@ -68,7 +68,7 @@ class ClearCommand(QUndoCommand):
 
 def clear_forms(window: Any) -> bool:
     """Clear form (single view) or Clear all lanes (compare), undoably; False if refused."""
-    from gui.history_panel import undo_stack_of
+    from livefill.gui.history_panel import undo_stack_of
 
     session = window.session
     if session.active:
@@ -85,7 +85,7 @@ def clear_forms(window: Any) -> bool:
 
 def add_clear(window: Any, menu: Any) -> None:
     """Edit ▸ Clear form (Clear all lanes in compare), following the session."""
-    from core.session import ActiveChanged, ViewChanged
+    from livefill.session.session import ActiveChanged, ViewChanged
 
     session = window.session
     window.clear_action = QAction("Clear form", window)
@@ -113,8 +113,8 @@ def add_clear(window: Any, menu: Any) -> None:
 
 def add_undo(window: Any, edit: Any) -> None:
     """Edit ▸ Undo / Redo on the window's undo stack (refused, with a line, while a run is active)."""
-    from core.session import ActiveChanged
-    from gui.history_panel import undo_stack_of
+    from livefill.session.session import ActiveChanged
+    from livefill.gui.history_panel import undo_stack_of
 
     stack = undo_stack_of(window)
     session = window.session

@@ -3,7 +3,7 @@
 How this works
 --------------
 `HistoryPanel(window, session, history)` is a dock. Its top line is the history file's full path,
-with a button that opens its folder. The list has one row per committed run (`core.history_entries`:
+with a button that opens its folder. The list has one row per committed run (`livefill.recording.history_entries`:
 when, document, mode, wire, outcome), newest first; the selected run's values are shown below it
 as JSON, so a run whose document cannot be opened again can still be read. The file is read off
 the GUI thread (`asyncio.to_thread`) when the panel is shown, after every run, after a delete and
@@ -11,7 +11,7 @@ on Refresh. A torn or damaged line is skipped; the panel keeps saying how many, 
 run log say each one once (`History.new_problems`).
 
 Open into form (the button, Enter or a double click) brings the run's document and schema back
-(`core.history_entries.reopen_plan`: a bundled scenario, or a document file found again by its
+(`livefill.recording.history_entries.reopen_plan`: a bundled scenario, or a document file found again by its
 path; the single view is shown) and loads the run's values into that document's form, exactly,
 every value settled. It is one step on the window's undo stack (`window.undo_stack`): Undo puts the
 form back exactly as it was (`FormModel.snapshot` / `put_back`), marks included, and the document
@@ -52,15 +52,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.documents import DocumentError, load_document
-from core.form import FormModel, FormSnapshot
-from core.history import History, HistoryEntry, HistoryReadError, HistoryWriteError
-from core.history_entries import RunSummary, newest_first, recording_id, reopen_plan, summarize, text_sha256
-from core.session import ActiveChanged, AllDone, Session
-from core.session_replay import trace_settings
-from core.trace import TraceError, load_trace
-from gui import warmup
-from gui.saves import open_folder
+from livefill.extraction.documents import DocumentError, load_document
+from livefill.extraction.form import FormModel, FormSnapshot
+from livefill.recording.history import History, HistoryEntry, HistoryReadError, HistoryWriteError
+from livefill.recording.history_entries import RunSummary, newest_first, recording_id, reopen_plan, summarize, text_sha256
+from livefill.session.session import ActiveChanged, AllDone, Session
+from livefill.session.replay import trace_settings
+from livefill.recording.trace import TraceError, load_trace
+from livefill.gui import warmup
+from livefill.gui.saves import open_folder
 
 __all__ = ["HistoryPanel", "OpenRunCommand", "undo_stack_of", "RECORD_ALL_KEY"]
 

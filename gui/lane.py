@@ -2,7 +2,7 @@
 
 How this works
 --------------
-`Lane` renders one `core.session_lane.SessionLane`: the `FormView` of the lane's form model
+`Lane` renders one `livefill.session.lane.SessionLane`: the `FormView` of the lane's form model
 (re-made when the session lane shows another form), and, with `chrome=True` (a compare lane), a
 bar with the lane's mode and a remove button, a `LaneHeader` showing its metrics and a status
 label. The single form is the same widget with `chrome=False`: just the form. The lane keeps no
@@ -18,20 +18,20 @@ from typing import Any
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from core.form import FormModel
-from core.modes import Mode
-from core.run import Run, RunStatus
-from core.session import Session
-from core.session_lane import LaneFormReplaced, LaneModeChanged, SessionLane
-from gui.controller import RunController
-from gui.errors import reporting
-from gui.field_picker import FieldPicker
-from widgets.field_base import repolish
-from widgets.form_view import FormView
-from widgets.elided_label import ElidedLabel
-from widgets.lane_header import LaneHeader
-from widgets.status_line import status_text
-from widgets.turn_timer import next_turn_timer
+from livefill.extraction.form import FormModel
+from livefill.extraction.modes import Mode
+from livefill.session.run import Run, RunStatus
+from livefill.session.session import Session
+from livefill.session.lane import LaneFormReplaced, LaneModeChanged, SessionLane
+from livefill.gui.controller import RunController
+from livefill.gui.errors import reporting
+from livefill.gui.field_picker import FieldPicker
+from livefill.widgets.field_base import repolish
+from livefill.widgets.form_view import FormView
+from livefill.widgets.elided_label import ElidedLabel
+from livefill.widgets.lane_header import LaneHeader
+from livefill.widgets.status_line import status_text
+from livefill.widgets.turn_timer import next_turn_timer
 
 __all__ = ["Lane", "HEADER_REFRESH_MS"]
 

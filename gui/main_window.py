@@ -1,30 +1,30 @@
-"""The main window: it renders a `core.session.Session` and sends it the user's intents.
+"""The main window: it renders a `livefill.session.session.Session` and sends it the user's intents.
 
 How this works
 --------------
 The window makes one `Session` from its arguments and keeps no setting of its own: the Run
-toolbar (`gui.run_toolbar`) shows the session's settings and writes the user's choices to it, the
+toolbar (`livefill.gui.run_toolbar`) shows the session's settings and writes the user's choices to it, the
 wire inspector's slicing knob does the same, and Start / Stop / Compare are intents. The single
-form is the session's single lane, drawn by the same `gui.lane.Lane` a compare lane uses (without
-the lane's bar and header); the Compare toggle shows `gui.compare_view.CompareView`, which draws
+form is the session's single lane, drawn by the same `livefill.gui.lane.Lane` a compare lane uses (without
+the lane's bar and header); the Compare toggle shows `livefill.gui.compare_view.CompareView`, which draws
 the session's 2 to 5 compare lanes. The status line follows the single run (or every lane in one
 line), the run log gets a line when a run ends. Nothing here decides anything about a run: that
-is `core.session` and `core.run`.
+is `livefill.session.session` and `livefill.session.run`.
 
-Two docks follow whichever view is shown: the wire inspector (`gui.docks.InspectorDock`: a lane
+Two docks follow whichever view is shown: the wire inspector (`livefill.gui.docks.InspectorDock`: a lane
 selector and the selected lane's `WireRecorder`; pressing on a field in a form highlights the
 bytes that carried it) and the timeline (`TimelineDock`). Presentation mode (F11,
-`gui.presentation`), autoplay (`gui.autoplay`) and "Save picture" are actions of the View and
-File menus (`gui.window_menus`).
+`livefill.gui.presentation`), autoplay (`livefill.gui.autoplay`) and "Save picture" are actions of the View and
+File menus (`livefill.gui.window_menus`).
 
 The source pane is the session's document: a bar over it names it and gives its size and token
 estimate for the provider; File → Open document…, Edit → Paste document and a file dropped on the
-window make a document of one's own the session's (`gui.document_actions`). A dropped `.jsonl` file is a recorded
-trace instead: File → Record runs, File → Recordings and replay are `gui.recordings`. File → Settings…
-holds the keys (`gui.settings_dialog`, on the session's `KeyStore`); the remembered settings are
-written to the window's store as they change (`gui.window_documents`).
+window make a document of one's own the session's (`livefill.gui.document_actions`). A dropped `.jsonl` file is a recorded
+trace instead: File → Record runs, File → Recordings and replay are `livefill.gui.recordings`. File → Settings…
+holds the keys (`livefill.gui.settings_dialog`, on the session's `KeyStore`); the remembered settings are
+written to the window's store as they change (`livefill.gui.window_documents`).
 
-Every slot that can fail is wrapped by `gui.errors.reporting`, so an exception reaches the user as
+Every slot that can fail is wrapped by `livefill.gui.errors.reporting`, so an exception reaches the user as
 a message box. Closing the window emits `closed`; the application then shuts the runs down inside
 the event loop (`shutdown()`) before it stops the server.
 """
@@ -39,36 +39,36 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
-from core.app_settings import SavedSettings, SettingsStore
-from core.documents import Document
-from core.errors import InputError
-from core.form import FieldKind, FieldState, FormModel
-from core.history import History
-from core.keys import KeyStore
-from core.modes import Mode
-from core.run import RunConfig, RunStatus
-from core.session import SINGLE, LanesChanged, Session, SettingsChanged, ViewChanged
-from core.settings import RunSettings
-from core.wiretap import DEFAULT_MAX_BYTES
-from gui import warmup
-from gui.autoplay import DEFAULT_PAUSE, Autoplay
-from gui.controller import RunController
-from gui.docks import DockFollower, InspectorDock, TimelineDock
-from gui.document_actions import DocumentActions
-from gui.errors import reporting, show_error
-from gui.history_panel import HistoryPanel
-from gui.lane import Lane
-from gui.presentation import Presentation
-from gui.run_toolbar import RunToolbar
-from gui.window_documents import WindowDocuments
-from gui.window_menus import build_menus, save_picture
-from gui.window_views import ViewSwitching
-from widgets.document_bar import DocumentBar
-from widgets.legend import Legend
-from widgets.run_log import RunLog
-from widgets.source_view import SourceView
-from widgets.status_line import StatusLine
-from widgets.value_tips import install_value_tips
+from livefill.session.app_settings import SavedSettings, SettingsStore
+from livefill.extraction.documents import Document
+from livefill.errors import InputError
+from livefill.extraction.form import FieldKind, FieldState, FormModel
+from livefill.recording.history import History
+from livefill.wire.keys import KeyStore
+from livefill.extraction.modes import Mode
+from livefill.session.run import RunConfig, RunStatus
+from livefill.session.session import SINGLE, LanesChanged, Session, SettingsChanged, ViewChanged
+from livefill.session.settings import RunSettings
+from livefill.recording.wiretap import DEFAULT_MAX_BYTES
+from livefill.gui import warmup
+from livefill.gui.autoplay import DEFAULT_PAUSE, Autoplay
+from livefill.gui.controller import RunController
+from livefill.gui.docks import DockFollower, InspectorDock, TimelineDock
+from livefill.gui.document_actions import DocumentActions
+from livefill.gui.errors import reporting, show_error
+from livefill.gui.history_panel import HistoryPanel
+from livefill.gui.lane import Lane
+from livefill.gui.presentation import Presentation
+from livefill.gui.run_toolbar import RunToolbar
+from livefill.gui.window_documents import WindowDocuments
+from livefill.gui.window_menus import build_menus, save_picture
+from livefill.gui.window_views import ViewSwitching
+from livefill.widgets.document_bar import DocumentBar
+from livefill.widgets.legend import Legend
+from livefill.widgets.run_log import RunLog
+from livefill.widgets.source_view import SourceView
+from livefill.widgets.status_line import StatusLine
+from livefill.widgets.value_tips import install_value_tips
 
 __all__ = ["MainWindow", "SINGLE", "live_choices"]
 
@@ -81,7 +81,7 @@ def live_choices(provider: str, *, live: bool, base_url: str | None, model: str 
     """The settings a launch's live options make (`--live`, `--base-url`, `--model`, ...): the
     base URL and model go to the provider's own settings (the compatible server's, Ollama's, or
     Anthropic's / OpenAI's)."""
-    from core.settings import base_url_setting, model_setting
+    from livefill.session.settings import base_url_setting, model_setting
 
     changes: dict[str, Any] = {"live": live} if live else {}
     if base_url:
@@ -256,7 +256,7 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         layout = QVBoxLayout(self.form_holder)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        self.legend = Legend()  # what the markers mean (View ▸ Legend; gui.window_menus)
+        self.legend = Legend()  # what the markers mean (View ▸ Legend; livefill.gui.window_menus)
         layout.addWidget(self.legend)
         layout.addWidget(self.single_view)
         self.stack = QStackedWidget()
@@ -623,7 +623,7 @@ class MainWindow(ViewSwitching, WindowDocuments, QMainWindow):
         self.single_view.release()
 
     def dropEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
-        """A dropped `.jsonl` file is a trace to replay (gui.recordings); anything else a document."""
+        """A dropped `.jsonl` file is a trace to replay (livefill.gui.recordings); anything else a document."""
         urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
         local = [u.toLocalFile() for u in urls if u.isLocalFile()]
         if local and local[0].lower().endswith(".jsonl"):

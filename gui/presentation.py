@@ -16,7 +16,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication, QWidget
 
-from widgets.field_base import LABEL_WIDTH, FieldWidget
+from livefill.widgets.field_base import LABEL_WIDTH, FieldWidget
 
 __all__ = ["Presentation", "presentation_qss"]
 
@@ -41,7 +41,7 @@ QTableView#metricsTable, QHeaderView::section {{ font-size: {round(big * 0.9)}pt
 
 def label_widths_qss(width: int) -> str:
     """Labels beside their editor are a fixed width (`LABEL_WIDTH`): wider, for the larger type."""
-    from widgets.form_view import WIDGETS
+    from livefill.widgets.form_view import WIDGETS
 
     kinds = sorted({kind.value for kind, cls in WIDGETS.items() if not cls.stacked})
     selectors = ", ".join(f'QFrame[role="field"][fieldKind="{k}"][labelAbove="false"] > QLabel#fieldLabel' for k in kinds)

@@ -1,4 +1,4 @@
-"""The app's remembered settings kept by QSettings (a `core.app_settings.SettingsStore`).
+"""The app's remembered settings kept by QSettings (a `livefill.session.app_settings.SettingsStore`).
 
 `QSettingsStore()` uses the user's livefill settings (INI format, organisation and application
 "livefill"); `QSettingsStore(path)` an explicit INI file (tests, `--settings-file`), so a test

@@ -3,9 +3,9 @@
 How this works
 --------------
 `Recordings(window)` adds to the window: a checkable "Record runs" action (File menu; while on,
-the status bar shows "● recording" and every run's lanes get a trace file: core.session_replay),
+the status bar shows "● recording" and every run's lanes get a trace file: livefill.session.replay),
 a File → Recordings submenu (rebuilt each time it opens: the newest recordings of
-`core.trace.list_recordings()` with their date, provider, model, schema, document and ending, then
+`livefill.recording.trace.list_recordings()` with their date, provider, model, schema, document and ending, then
 the bundled real-model traces `assets/scenarios/*/trace-*.jsonl`, then "Open trace…"; a trace that
 cannot be used is listed disabled, its error as tooltip), a "replay: NAME ×1" indicator with a
 close button in the status bar, and a replay speed choice shown in the Run toolbar in place of the
@@ -29,17 +29,18 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QMenu, QToolButton, QWidget
 
-from core.errors import TraceError
-from core.session import ActiveChanged, AllDone, SettingsChanged
-from core.session_replay import RecordChanged, ReplayChanged, ReplaySource
-from core.settings import REPLAY_SPEEDS
-from core.trace import Trace, TraceSummary, list_recordings, load_trace, recordings_dir, summarize
-from gui.errors import reporting, show_error
+from livefill.errors import TraceError
+from livefill.session.session import ActiveChanged, AllDone, SettingsChanged
+from livefill.session.replay import RecordChanged, ReplayChanged, ReplaySource
+from livefill.session.settings import REPLAY_SPEEDS
+from livefill.recording.trace import Trace, TraceSummary, list_recordings, load_trace, recordings_dir, summarize
+from livefill.gui.errors import reporting, show_error
+from livefill.resources import SCENARIOS_DIR
 
 __all__ = ["Recordings", "bundled_traces", "summary_text", "MAX_LISTED"]
 
 MAX_LISTED = 15
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "scenarios"
+ASSETS = SCENARIOS_DIR
 _MODEL_NAMES = {"smollm2": "SmolLM2"}
 
 
@@ -177,7 +178,7 @@ class Recordings(QObject):
     # -- opening a trace ----------------------------------------------------------------------
 
     def ask_open(self) -> None:
-        from core.trace import recordings_dir
+        from livefill.recording.trace import recordings_dir
 
         dialog = QFileDialog(self.window, "Open a recorded trace", str(recordings_dir()), "Traces (*.jsonl)")
         dialog.setFileMode(QFileDialog.FileMode.ExistingFile)

@@ -12,7 +12,7 @@ while a run is active. The window connects Start, Stop and Compare.
 The provider picker offers the demo wires (the embedded demo provider) and the live providers
 (`live:NAME` entries: the real service, or a server by its base URL). For a live provider the
 demo-only controls (speed, faults) are hidden and the live ones shown: an editable model combo
-filled from the provider's model list (`core.providers.models.list_models`, an asyncio task on
+filled from the provider's model list (`livefill.wire.providers.models.list_models`, an asyncio task on
 qasync's loop; a failure is one line in the status bar, and a typed name always works), the
 structured-output choice where the provider has more than one, and Anthropic's fine-grained
 tool streaming.
@@ -37,13 +37,13 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QMenu, QPushButton, QSizePolicy, QToolBar, QToolButton
 
-from core.modes import Mode
-from core.scenarios import SCENARIO_NAMES, get_scenario
-from core.session import Session, SettingsChanged
-from core.session_replay import ReplayChanged
-from core.providers.request import STRUCTURED_CHOICES
-from core.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, faults_for, model_setting
-from gui.errors import reporting
+from livefill.extraction.modes import Mode
+from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
+from livefill.session.session import Session, SettingsChanged
+from livefill.session.replay import ReplayChanged
+from livefill.wire.providers.request import STRUCTURED_CHOICES
+from livefill.session.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, faults_for, model_setting
+from livefill.gui.errors import reporting
 
 __all__ = ["RunToolbar", "PROVIDER_LABELS", "LIVE_LABELS", "LIVE_PREFIX", "STRUCTURED_LABELS", "SPEEDS", "OWN_DOCUMENT"]
 
@@ -450,7 +450,7 @@ class RunToolbar(QObject):
     def _schema_label(s: RunSettings) -> str:
         from pathlib import Path
 
-        from core.user_schema import is_schema_path
+        from livefill.extraction.user_schema import is_schema_path
 
         if s.schema_name is None:
             return s.scenario
@@ -553,9 +553,9 @@ _NO_KEY = "no key yet"
 def _list_models(provider: str, base_url: str, key_of: Callable[[], str]) -> tuple[list[str], str | None]:
     """The provider's model names, or ([], the one line saying why not; `_NO_KEY` when the key
     the provider needs is not there yet). Runs in a worker thread, the key lookup included."""
-    from core.errors import InputError
-    from core.providers.models import list_models
-    from core.run import describe_failure
+    from livefill.errors import InputError
+    from livefill.wire.providers.models import list_models
+    from livefill.session.run import describe_failure
 
     try:
         key = key_of()

@@ -2,8 +2,8 @@
 
 How this works
 --------------
-`SettingsDialog(window, session)` renders `session.keys` (a `core.keys.KeyStore`) and
-`session.settings`, and keeps neither. Each key row (`widgets.key_field.KeyField`) is one key
+`SettingsDialog(window, session)` renders `session.keys` (a `livefill.wire.keys.KeyStore`) and
+`session.settings`, and keeps neither. Each key row (`livefill.widgets.key_field.KeyField`) is one key
 slot: Anthropic's, OpenAI's (Chat and Responses share it), and the compatible server's at its
 base URL (optional). A row with no key is an empty password box; a typed key goes straight to
 `KeyStore.set` and the box is cleared, so the secret is never shown again: the row then shows only
@@ -17,7 +17,7 @@ edited. A base URL that is not one is refused with one line under the fields tha
 did not change; the field keeps what was typed (marked `invalid`) so that it can be corrected, and
 is left alone by `render()` until it is edited into a base URL or emptied. A vendor's row uses the
 vendor's own host, or the base URL paired with it in the environment (`ANTHROPIC_BASE_URL` /
-`OPENAI_BASE_URL`), as `core.keys.key_slot` does.
+`OPENAI_BASE_URL`), as `livefill.wire.keys.key_slot` does.
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.app_settings import default_ollama_url
-from core.errors import InputError
-from core.keys import Key, KeySource, KeyStore, base_url_example, normalize_base_url, shown_url
-from core.session import Session, SettingsChanged
-from widgets.key_field import KeyField
+from livefill.session.app_settings import default_ollama_url
+from livefill.errors import InputError
+from livefill.wire.keys import Key, KeySource, KeyStore, base_url_example, normalize_base_url, shown_url
+from livefill.session.session import Session, SettingsChanged
+from livefill.widgets.key_field import KeyField
 
 __all__ = ["SettingsDialog", "key_source_text"]
 

@@ -23,10 +23,11 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
+from livefill.resources import STYLES_DIR
 
 __all__ = ["STYLES", "Theme", "dark_palette", "light_palette", "scheme_of", "stylesheet"]
 
-STYLES = Path(__file__).resolve().parent.parent / "assets" / "styles"
+STYLES = STYLES_DIR
 CHOICES = ("system", "light", "dark")
 
 

@@ -1,9 +1,9 @@
 """The window's part for documents and settings: drops, File → Settings…, and what is remembered.
 
-`WindowDocuments` is mixed into `gui.main_window.MainWindow`: a file or text dropped on the
-window becomes the document (`gui.document_actions`), `open_settings()` shows the one settings
-dialog (`gui.settings_dialog`), `save_settings()` writes the remembered settings (never a key:
-`core.app_settings`) to the window's store, and `restore_last_document()` reopens the document
+`WindowDocuments` is mixed into `livefill.gui.main_window.MainWindow`: a file or text dropped on the
+window becomes the document (`livefill.gui.document_actions`), `open_settings()` shows the one settings
+dialog (`livefill.gui.settings_dialog`), `save_settings()` writes the remembered settings (never a key:
+`livefill.session.app_settings`) to the window's store, and `restore_last_document()` reopens the document
 the last launch had.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
 
-from core.app_settings import SavedSettings, save_settings
-from core.keys import KeyStore
-from gui.document_actions import DocumentActions
+from livefill.session.app_settings import SavedSettings, save_settings
+from livefill.wire.keys import KeyStore
+from livefill.gui.document_actions import DocumentActions
 
 __all__ = ["WindowDocuments"]
 
@@ -46,7 +46,7 @@ class WindowDocuments:
 
     def open_settings(self) -> Any:
         """File → Settings…: the keys and the local servers' addresses (one dialog, non-modal)."""
-        from gui.settings_dialog import SettingsDialog
+        from livefill.gui.settings_dialog import SettingsDialog
 
         if self.session.keys is None:
             self.session.keys = KeyStore()

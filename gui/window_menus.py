@@ -1,14 +1,14 @@
 """The window's File and View menus, and "Save picture" (a PNG of the window).
 
 `build_menus(window)` adds File (Open document…, Open schema…, Settings…, Record runs, Recordings ▸
-(`gui.recordings`), Export animation… (`gui.export_animation`), Save picture…, Export timeline as PNG…,
+(`livefill.gui.recordings`), Export animation… (`livefill.gui.export_animation`), Save picture…, Export timeline as PNG…,
 Quit), Edit (Paste document, Clear form / Clear all lanes, Undo, Redo: the window's undo stack,
-and the last clear) and View (Compare, Wire inspector, Timeline, History (`gui.history_panel`),
+and the last clear) and View (Compare, Wire inspector, Timeline, History (`livefill.gui.history_panel`),
 Legend, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
 button to its Run toolbar, and window-level copies of the shortcuts so they work while the menu
 bar is hidden (presentation). The actions are kept on the window (`save_picture_action`,
 `present_action`, `autoplay_action`, `inspector_action`, `timeline_action`, `clear_action`,
-`undo_action`, `legend_action`, ...). Clear, Undo and Redo are `gui.form_undo`'s (one undo
+`undo_action`, `legend_action`, ...). Clear, Undo and Redo are `livefill.gui.form_undo`'s (one undo
 stack for the window). Whether the legend is shown
 is remembered in the window's settings store under `LEGEND_KEY`.
 """
@@ -23,8 +23,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QPixmap
 from PySide6.QtWidgets import QFileDialog, QToolButton, QWidget
 
-from gui.errors import reporting
-from gui.form_undo import add_clear, add_undo
+from livefill.gui.errors import reporting
+from livefill.gui.form_undo import add_clear, add_undo
 
 __all__ = ["build_menus", "save_picture", "save_and_confirm", "LEGEND_KEY"]
 
@@ -42,7 +42,7 @@ def save_picture(window: QWidget, path: str | Path, picture: QPixmap | None = No
 
 
 def _ask_and_save(window: Any) -> None:
-    from gui.saves import save_folder
+    from livefill.gui.saves import save_folder
 
     picture = window.grab()  # the moment asked for (mid-stream, say), not the one the name is confirmed at
     name = time.strftime("livefill-%Y%m%d-%H%M%S.png")
@@ -57,7 +57,7 @@ def _ask_and_save(window: Any) -> None:
 
 def save_and_confirm(window: Any, path: str | Path, picture: QPixmap | None = None) -> Path:
     """Save a picture of `window` (now, or `picture`) to `path` and say where, as a link that opens the folder."""
-    from gui.saves import confirm_saved
+    from livefill.gui.saves import confirm_saved
 
     written = window.save_picture(path, picture)
     confirm_saved(window, written, "a picture of the window")
@@ -92,10 +92,10 @@ def build_menus(window: Any) -> None:
     window.save_picture_action.setToolTip("Write a PNG picture of the window")
     window.save_picture_action.triggered.connect(reporting(lambda _checked=False: _ask_and_save(window)))
     file_menu.addAction(window.save_picture_action)
-    from gui.recordings import Recordings
+    from livefill.gui.recordings import Recordings
 
     window.recordings = Recordings(window, file_menu, before=window.save_picture_action)
-    from gui.export_animation import AnimationExport
+    from livefill.gui.export_animation import AnimationExport
 
     window.animation_export = AnimationExport(window, file_menu, before=window.save_picture_action)
     window.export_timeline_action = QAction("Export timeline as PNG…", window)
@@ -178,7 +178,7 @@ def _build_legend(window: Any, menu: Any) -> None:
     window.legend_action.toggled.connect(toggled)
 
     def marking(event: Any = None) -> None:  # the single form's mode decides whether it marks
-        from core.session import SettingsChanged
+        from livefill.session.session import SettingsChanged
 
         if event is None or isinstance(event, SettingsChanged) and "mode" in event.changed:
             window.legend.set_marking(window.session.single.mode.spec.marks_states)

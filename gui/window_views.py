@@ -1,6 +1,6 @@
 """The window's two views: the single form and the compare view, and the status line over them.
 
-`ViewSwitching` is the part of `gui.main_window.MainWindow` that shows whichever view the session
+`ViewSwitching` is the part of `livefill.gui.main_window.MainWindow` that shows whichever view the session
 is in (`ViewChanged`): it makes the `CompareView` on first use, says every lane's phase in the
 status line while comparing (and how many lanes there are, whenever that changes), and writes
 each lane's ending to the run log.
@@ -18,8 +18,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from core.run_status import RunStatus
-from gui.errors import show_error
+from livefill.session.run_status import RunStatus
+from livefill.gui.errors import show_error
 
 __all__ = ["ViewSwitching"]
 
@@ -70,7 +70,7 @@ class ViewSwitching:
     def _ensure_compare(self) -> None:
         if self.compare_view is not None:
             return
-        from gui.compare_view import CompareView
+        from livefill.gui.compare_view import CompareView
 
         view = CompareView(self.session)
         view.statusChanged.connect(self._on_lane_status)

@@ -122,8 +122,8 @@ def demo_server():
     fast; a test that needs timing sends `x-demo-speed` / `x-demo-ttft` itself. Use `.url`,
     `.relay_token` and `.requests()` (the request log).
     """
-    from core.server.knobs import DemoDefaults
-    from core.server.runner import EmbeddedServer
+    from livefill.demo.knobs import DemoDefaults
+    from livefill.serving.runner import EmbeddedServer
 
     server = EmbeddedServer(defaults=DemoDefaults(speed=0.0, ttft_ms=0.0))
     server.start()
@@ -135,7 +135,7 @@ def demo_server():
 def _one_ca_bundle():
     """Every httpx client (the tests' own, the SDKs') loads the CA bundle into a new SSL context,
     ~50 ms of CPU each, and the suite makes hundreds of loopback clients that never use it. Share
-    one default context for the session, as the app itself does (core/providers/transport.py)."""
+    one default context for the session, as the app itself does (livefill/wire/providers/transport.py)."""
     import importlib
 
     shared: dict[str, object] = {}
@@ -181,7 +181,7 @@ def _qt_garbage_on_the_gui_thread(request):
     if not {"qapp", "qtbot", "qloop"} & set(request.fixturenames) and not _qt_app_exists():
         yield
         return
-    from gui.gui_thread_gc import collect_between
+    from livefill.gui.gui_thread_gc import collect_between
 
     gc.collect()
     gc.freeze()

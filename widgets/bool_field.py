@@ -7,8 +7,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QWidget
 
-from core.form import FieldState
-from widgets.field_base import FieldWidget
+from livefill.extraction.form import FieldState
+from livefill.widgets.field_base import FieldWidget
 
 
 class BoolField(FieldWidget):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from widgets.field_base import repolish
+from livefill.widgets.field_base import repolish
 
 
 class Chip(QLabel):

@@ -6,10 +6,10 @@ from typing import Any
 
 from PySide6.QtWidgets import QLineEdit, QWidget
 
-from core.form import MISSING, FieldState
-from widgets.chip import Chip
-from widgets.field_base import FieldWidget
-from widgets.flow_layout import FlowLayout
+from livefill.extraction.form import MISSING, FieldState
+from livefill.widgets.chip import Chip
+from livefill.widgets.field_base import FieldWidget
+from livefill.widgets.flow_layout import FlowLayout
 
 
 class ChipsField(FieldWidget):

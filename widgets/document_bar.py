@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
-from widgets.elided_label import ElidedLabel
+from livefill.widgets.elided_label import ElidedLabel
 
 __all__ = ["DocumentBar"]
 

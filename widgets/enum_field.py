@@ -6,9 +6,9 @@ from typing import Any
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QWidget
 
-from core.form import MISSING, FieldState
-from widgets.chip import Chip
-from widgets.field_base import FieldWidget
+from livefill.extraction.form import MISSING, FieldState
+from livefill.widgets.chip import Chip
+from livefill.widgets.field_base import FieldWidget
 
 _NONE = "—"
 

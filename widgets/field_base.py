@@ -29,9 +29,9 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QVBoxLayout, QWidget
 
-from core.form import MISSING, FieldKind, FieldSpec, FieldState, FormModel, Origin
-from widgets.form_signals import FormSignals
-from widgets.value_tips import watch
+from livefill.extraction.form import MISSING, FieldKind, FieldSpec, FieldState, FormModel, Origin
+from livefill.widgets.form_signals import FormSignals
+from livefill.widgets.value_tips import watch
 
 MARKERS: dict[FieldState, str] = {
     FieldState.EMPTY: "",
@@ -100,7 +100,7 @@ class FieldWidget(QFrame):
         if not self.editor.objectName():  # a table keeps its own name ("fieldTable": its style, its tips)
             self.editor.setObjectName("fieldEditor")
         if isinstance(self.editor, QLineEdit):
-            watch(self.editor)  # a long value is cut: whole in its tooltip (widgets.value_tips)
+            watch(self.editor)  # a long value is cut: whole in its tooltip (livefill.widgets.value_tips)
 
         self.label_above = False  # set_label_above: a narrow compare lane puts it over the editor
         self.setProperty("labelAbove", False)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 
-from core.form import FormModel, FormUpdate
-from widgets.paint_probe import PaintProbe
+from livefill.extraction.form import FormModel, FormUpdate
+from livefill.widgets.paint_probe import PaintProbe
 
 FRAME_MS = 16
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QAbstractItemDelegate, QAbstractItemView, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from core.form import FieldKind, FieldSpec, FormModel
-from widgets.bool_field import BoolField
-from widgets.chips_field import ChipsField
-from widgets.enum_field import EnumField
-from widgets.field_base import FieldWidget
-from widgets.form_signals import FormSignals
-from widgets.group_field import GroupField
-from widgets.number_field import NumberField
-from widgets.prose_field import ProseField
-from widgets.table_field import TableField
-from widgets.text_field import TextField
-from widgets.turn_timer import next_turn_timer
+from livefill.extraction.form import FieldKind, FieldSpec, FormModel
+from livefill.widgets.bool_field import BoolField
+from livefill.widgets.chips_field import ChipsField
+from livefill.widgets.enum_field import EnumField
+from livefill.widgets.field_base import FieldWidget
+from livefill.widgets.form_signals import FormSignals
+from livefill.widgets.group_field import GroupField
+from livefill.widgets.number_field import NumberField
+from livefill.widgets.prose_field import ProseField
+from livefill.widgets.table_field import TableField
+from livefill.widgets.text_field import TextField
+from livefill.widgets.turn_timer import next_turn_timer
 
 WIDGETS: dict[FieldKind, type[FieldWidget]] = {
     FieldKind.STRING: TextField,

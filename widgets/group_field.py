@@ -7,9 +7,9 @@ from typing import Any
 
 from PySide6.QtWidgets import QGroupBox, QVBoxLayout, QWidget
 
-from core.form import FieldSpec, FieldState, FormModel
-from widgets.field_base import FieldWidget
-from widgets.form_signals import FormSignals
+from livefill.extraction.form import FieldSpec, FieldState, FormModel
+from livefill.widgets.field_base import FieldWidget
+from livefill.widgets.form_signals import FormSignals
 
 WidgetFactory = Callable[[FieldSpec, FormModel, FormSignals], QWidget]
 

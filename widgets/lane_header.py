@@ -1,6 +1,6 @@
 """A compare-view lane's header: its reading mode and its live metrics.
 
-`LaneHeader` renders a `core.metrics.LaneMetrics` (it owns no business state): the mode's name
+`LaneHeader` renders a `livefill.session.metrics.LaneMetrics` (it owns no business state): the mode's name
 and what it means (the naive mode says it is incorrect on purpose), an optional note that a live
 provider lane made its own request, and the figures: time to first visible value, time to all
 settled, values shown that were never true (with a warning sign when there are any, never colour
@@ -19,8 +19,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from core.metrics import LaneMetrics, MetricsSummary, format_seconds
-from widgets.elided_label import ElidedLabel
+from livefill.session.metrics import LaneMetrics, MetricsSummary, format_seconds
+from livefill.widgets.elided_label import ElidedLabel
 
 __all__ = ["LaneHeader", "MODE_TITLES", "LIVE_NOTE"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
-from core.form import FieldState
-from widgets.field_base import MARKERS, USER_MARKER, repolish
-from widgets.flow_layout import FlowLayout
+from livefill.extraction.form import FieldState
+from livefill.widgets.field_base import MARKERS, USER_MARKER, repolish
+from livefill.widgets.flow_layout import FlowLayout
 
 __all__ = ["Legend", "ENTRIES"]
 

@@ -1,6 +1,6 @@
 """The side-by-side metrics table under the compare-view lanes.
 
-`MetricsTable` renders one column per lane, one row per figure of `core.metrics.MetricsSummary`:
+`MetricsTable` renders one column per lane, one row per figure of `livefill.session.metrics.MetricsSummary`:
 first visible value, all settled, values shown that were never true, byte to pixel (from the
 network read carrying a value's settling byte to the paint showing it settled: p50 / p99, the
 worst in the tooltip), provisional later changed, values shown, and how the run ended. It owns no business state: `set_lanes([(title, metrics)])`
@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
-from core.metrics import LaneMetrics, MetricsSummary, format_ms, format_seconds
+from livefill.session.metrics import LaneMetrics, MetricsSummary, format_ms, format_seconds
 
 __all__ = ["MetricsTable", "ROWS"]
 

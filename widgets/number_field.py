@@ -7,8 +7,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QWidget
 
-from core.form import MISSING, FieldKind, FieldState
-from widgets.field_base import PLACEHOLDERS, FieldWidget
+from livefill.extraction.form import MISSING, FieldKind, FieldState
+from livefill.widgets.field_base import PLACEHOLDERS, FieldWidget
 
 
 def parse_number(text: str, kind: FieldKind) -> tuple[Any, str | None]:

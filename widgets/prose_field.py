@@ -7,8 +7,8 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from core.form import MISSING, FieldState
-from widgets.field_base import PLACEHOLDERS, FieldWidget
+from livefill.extraction.form import MISSING, FieldState
+from livefill.widgets.field_base import PLACEHOLDERS, FieldWidget
 
 MIN_LINES = 2
 MAX_LINES = 12

@@ -6,8 +6,8 @@ import time
 
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
-from core.run_status import RunStatus
-from widgets.status_line import COUNTS_HELP, PHASE_MARKS, counts_text, human_bytes, phase_words
+from livefill.session.run_status import RunStatus
+from livefill.widgets.status_line import COUNTS_HELP, PHASE_MARKS, counts_text, human_bytes, phase_words
 
 
 def log_line(number: int, status: RunStatus, label: str) -> str:

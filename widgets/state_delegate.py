@@ -15,8 +15,8 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from core.form import Origin
-from widgets.table_model import STATE_ROLE
+from livefill.extraction.form import Origin
+from livefill.widgets.table_model import STATE_ROLE
 
 AMBER = QColor("#d08a00")
 RED = QColor("#c62828")

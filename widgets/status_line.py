@@ -10,9 +10,9 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QWidget
 
-from core.run_status import Phase, RunStatus
-from widgets.elided_label import ElidedLabel
-from widgets.field_base import repolish
+from livefill.session.run_status import Phase, RunStatus
+from livefill.widgets.elided_label import ElidedLabel
+from livefill.widgets.field_base import repolish
 
 PHASE_MARKS = {
     Phase.READY: "○",

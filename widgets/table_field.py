@@ -9,13 +9,13 @@ from PySide6.QtCore import QAbstractItemModel, QEvent, QItemSelection, QModelInd
 from PySide6.QtGui import QFontMetrics, QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QScrollArea, QTableView, QWidget
 
-from core.form import FieldKind, FieldState
-from widgets.field_base import FieldWidget
-from widgets.paint_probe import on_screen
-from widgets.state_delegate import StateDelegate
-from widgets.table_model import FormTableModel
-from widgets.turn_timer import next_turn_timer
-from widgets.value_tips import watch
+from livefill.extraction.form import FieldKind, FieldState
+from livefill.widgets.field_base import FieldWidget
+from livefill.widgets.paint_probe import on_screen
+from livefill.widgets.state_delegate import StateDelegate
+from livefill.widgets.table_model import FormTableModel
+from livefill.widgets.turn_timer import next_turn_timer
+from livefill.widgets.value_tips import watch
 
 MAX_VISIBLE_ROWS = 8
 MIN_COLUMN_WIDTH = 72  # px: no column narrower (a narrow table scrolls sideways instead)
@@ -163,7 +163,7 @@ class TableField(FieldWidget):
         header = view.horizontalHeader()
         header.setStretchLastSection(False)
         # a long column title wraps onto a second line (then elides, whole in its tooltip:
-        # widgets.value_tips) rather than being cut at both ends ("nensions · Width")
+        # livefill.widgets.value_tips) rather than being cut at both ends ("nensions · Width")
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap)
         header.setTextElideMode(Qt.TextElideMode.ElideNone)  # eliding first would leave nothing to wrap
         watch(view.viewport())  # a cell or a title cut short: whole in its tooltip

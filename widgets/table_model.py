@@ -22,9 +22,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 
-from core.form import MISSING, FieldKind, FieldSpec, FieldState, FormModel
-from widgets.form_signals import FormSignals
-from widgets.number_field import parse_number
+from livefill.extraction.form import MISSING, FieldKind, FieldSpec, FieldState, FormModel
+from livefill.widgets.form_signals import FormSignals
+from livefill.widgets.number_field import parse_number
 
 INSERT_MS = 500
 STATE_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -1,6 +1,6 @@
 """The timeline: per field, per lane, a bar from the field's first byte to the moment it settled.
 
-`TimelineView` paints a `core.timeline.TimelineModel` with QPainter (it owns no business state):
+`TimelineView` paints a `livefill.session.timeline.TimelineModel` with QPainter (it owns no business state):
 one group of rows per field, one row per lane inside it; the pending span hatched, the
 provisional span filled amber with a dashed outline, an invalid span red and cross-hatched, a
 settle mark (a tick and a diamond) where the value settled, and a marker where each lane stopped
@@ -29,7 +29,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QImage, QPainter, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from core.timeline import TimelineModel
+from livefill.session.timeline import TimelineModel
 
 __all__ = ["TimelineView", "TimelineLayout", "STATE_COLORS"]
 

@@ -1,6 +1,6 @@
 """The wire inspector: one lane's stream as it arrived, byte by byte, frame by frame.
 
-`WireInspector` renders a `core.wiretap.WireRecorder` (it owns no business state): the raw bytes
+`WireInspector` renders a `livefill.recording.wiretap.WireRecorder` (it owns no business state): the raw bytes
 with every read boundary marked (`ByteView`, text or hex), beneath them the frames the bytes were
 cut into and the events each frame carried (`FrameTable`), a field selector that highlights the
 bytes that carried a field's value, a line saying how much the recorder kept and what its memory
@@ -28,11 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.wire_records import format_size
-from core.wiretap import ValueLocation, WireRecorder
-from widgets.wire_inspector_bytes import ByteView
-from widgets.wire_inspector_frames import FrameTable, FrameTableModel
-from widgets.wire_inspector_slicing import SlicingControl
+from livefill.recording.wire_records import format_size
+from livefill.recording.wiretap import ValueLocation, WireRecorder
+from livefill.widgets.wire_inspector_bytes import ByteView
+from livefill.widgets.wire_inspector_frames import FrameTable, FrameTableModel
+from livefill.widgets.wire_inspector_slicing import SlicingControl
 
 __all__ = ["WireInspector"]
 

@@ -18,7 +18,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QFontDatabase, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-from core.wiretap import Frame, TappedEvent, WireRecorder
+from livefill.recording.wiretap import Frame, TappedEvent, WireRecorder
 
 __all__ = ["FrameTable", "FrameTableModel", "describe_event"]
 

@@ -3,7 +3,7 @@
 `SlicingControl` shows three mutually exclusive buttons and a number for the chosen regime. It
 emits `slicingChanged(str)` with the value of the demo provider's `x-demo-slice` header
 ("event", "N", or "coalesce:MS") whenever the user changes it. `bind(session)` makes it render a
-`core.session.Session`'s `settings.slicing` and send the user's changes to the session as intents
+`livefill.session.session.Session`'s `settings.slicing` and send the user's changes to the session as intents
 (the setting is the session's; the control only remembers each regime's last number to show).
 `value()` / `set_value(text)` read and set what it shows without the user.
 """
@@ -15,8 +15,8 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QSpinBox, QToolButton, QWidget
 
-from core.session import Session, SettingsChanged
-from core.settings import parse_slicing
+from livefill.session.session import Session, SettingsChanged
+from livefill.session.settings import parse_slicing
 
 __all__ = ["SlicingControl", "parse_slicing"]
 

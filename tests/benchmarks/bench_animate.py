@@ -24,12 +24,12 @@ TRACE = REPO / "docs" / "traces" / "invoice-demo.jsonl"
 
 
 async def _record(path: Path, speed: float) -> None:
-    from core.demo_protocol import DemoKnobs
-    from core.form import FormModel
-    from core.run import Mode, Phase, Run, RunConfig
-    from core.scenarios import get_scenario
-    from core.schemas import schema_model
-    from core.server.runner import EmbeddedServer
+    from livefill.demo.protocol import DemoKnobs
+    from livefill.extraction.form import FormModel
+    from livefill.session.run import Mode, Phase, Run, RunConfig
+    from livefill.extraction.scenarios import get_scenario
+    from livefill.extraction.schemas import schema_model
+    from livefill.serving.runner import EmbeddedServer
 
     server = EmbeddedServer()
     server.start()
@@ -72,7 +72,7 @@ def main() -> int:
         env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
         started = time.monotonic()
         done = subprocess.run(
-            [sys.executable, "-c", "import sys; from gui.app import main; sys.exit(main())", "animate", str(trace),
+            [sys.executable, "-c", "import sys; from livefill.gui.app import main; sys.exit(main())", "animate", str(trace),
              str(out), "--compare", "naive,partial,settled", "--width", args.width, "--fps", args.fps],
             cwd=REPO, env=env, capture_output=True, text=True,
         )
@@ -83,7 +83,7 @@ def main() -> int:
             return done.returncode
         from PIL import Image
 
-        from core.trace import load_trace
+        from livefill.recording.trace import load_trace
 
         with Image.open(out) as gif:
             frames = gif.n_frames

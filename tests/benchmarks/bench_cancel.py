@@ -31,9 +31,9 @@ from collections.abc import Iterator
 
 import httpx
 
-from core.scenarios import get_scenario
-from core.server.knobs import DemoDefaults
-from core.server.runner import EmbeddedServer
+from livefill.extraction.scenarios import get_scenario
+from livefill.demo.knobs import DemoDefaults
+from livefill.serving.runner import EmbeddedServer
 
 
 def _body() -> dict:
@@ -78,7 +78,7 @@ def serve(kind: str) -> Iterator[str]:
             yield server.url
         return
     process = subprocess.Popen(
-        [sys.executable, "-m", "core.server.cli", "--port", "0"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "livefill.cli.server", "--port", "0"], stdout=subprocess.PIPE, text=True
     )
     try:
         assert process.stdout is not None

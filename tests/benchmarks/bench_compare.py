@@ -4,7 +4,7 @@ Run:  python tests/benchmarks/bench_compare.py [--modes naive,partial,settled] [
       [--scenario catalog] [--server embedded|process|both]
 
 Every lane reads its own stream of the same generation, on the GUI thread (as the app does) and,
-side by side, on the net thread (core.net_thread; `--reads`); this measures how late
+side by side, on the net thread (livefill.wire.net_thread; `--reads`); this measures how late
 a 5 ms QTimer probe fires while they run (p50 / p99 / max lag), with the docks hidden and then with
 the wire inspector and the timeline shown (they poll / repaint while the lanes stream), and the
 CPU share of the process and of the GUI thread. Targets: p99 < 16 ms (one frame at 60 Hz), max
@@ -27,14 +27,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
-import core.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see gui.app)
-import core.relay_client  # noqa: E402,F401
+import livefill.wire.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see livefill.gui.app)
+import livefill.relay.client  # noqa: E402,F401
 from bench_ui import _ProcessServer, gui_thread_collection, latency_figures, probe_run  # noqa: E402
-from core.server.runner import EmbeddedServer  # noqa: E402
+from livefill.serving.runner import EmbeddedServer  # noqa: E402
 
 
 async def measure(window, docks: bool, reads: str = "gui") -> dict[str, float | str]:  # noqa: ANN001
-    os.environ["LIVEFILL_READ_THREAD"] = "1" if reads == "thread" else "0"  # core.net_thread.enabled()
+    os.environ["LIVEFILL_READ_THREAD"] = "1" if reads == "thread" else "0"  # livefill.wire.net_thread.enabled()
     window.inspector_dock.setVisible(docks)
     window.timeline_dock.setVisible(docks)
     await asyncio.sleep(0.3)
@@ -59,8 +59,8 @@ async def measure(window, docks: bool, reads: str = "gui") -> dict[str, float | 
 
 
 async def bench(args: argparse.Namespace, server) -> list[dict[str, float | str]]:  # noqa: ANN001
-    from gui.loop import asyncgen_hooks
-    from gui.main_window import MainWindow
+    from livefill.gui.loop import asyncgen_hooks
+    from livefill.gui.main_window import MainWindow
 
     with gui_thread_collection() as collector, asyncgen_hooks(asyncio.get_running_loop()):
         window = MainWindow(base_url=server.url, relay_token=server.relay_token, history=None, scenario=args.scenario,
@@ -71,7 +71,7 @@ async def bench(args: argparse.Namespace, server) -> list[dict[str, float | str]
         try:
             window.start()  # a first run pays the SDKs' first-request costs; not measured
             await window.wait_runs()
-            collector.freeze_survivors()  # what the app has once it is up (see gui.gui_thread_gc)
+            collector.freeze_survivors()  # what the app has once it is up (see livefill.gui.gui_thread_gc)
             for docks in (False, True):
                 for reads in args.reads.split(","):
                     results.append(await measure(window, docks, reads))
@@ -89,8 +89,8 @@ def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float |
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from gui.app import _install_qt_message_filter
-    from gui.theme import Theme
+    from livefill.gui.app import _install_qt_message_filter
+    from livefill.gui.theme import Theme
 
     _install_qt_message_filter()
     app = QApplication.instance() or QApplication([sys.argv[0]])
@@ -110,10 +110,10 @@ def main() -> int:
     parser.add_argument("--modes", default="naive,partial,settled")
     parser.add_argument("--server", choices=["embedded", "process", "both"], default="both")
     parser.add_argument("--reads", default="gui,thread",
-                        help="where the lanes read their streams: on the net thread (core.net_thread, LIVEFILL_READ_THREAD=1), "
+                        help="where the lanes read their streams: on the net thread (livefill.wire.net_thread, LIVEFILL_READ_THREAD=1), "
                              "on the GUI thread (as the app does), or both side by side (default)")
     args = parser.parse_args()
-    from gui.app import SWITCH_INTERVAL
+    from livefill.gui.app import SWITCH_INTERVAL
 
     sys.setswitchinterval(SWITCH_INTERVAL)
     rows = []

@@ -2,7 +2,7 @@
 
 Run:  DISPLAY=:95 python tests/benchmarks/bench_launch.py [--repo /work/main] [--trials 3]
 
-Each trial spawns `python -m gui.app --compare naive,partial,settled` (as a user does, with a
+Each trial spawns `python -m livefill.gui.app --compare naive,partial,settled` (as a user does, with a
 fresh settings file and history) and watches it through the X server (tests/benchmarks/xprobe.py):
 
 - map:      launch -> its main window is mapped (and the GUI thread's CPU seconds until then,
@@ -85,7 +85,7 @@ def bench_env(tmp: Path) -> dict[str, str]:
 def compile_once(repo: Path) -> None:
     """Launch and close the app once, untimed: its bytecode is then cached (see bench_env)."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-launch-"))
-    subprocess.run([sys.executable, "-m", "gui.app", "--settings-file", str(tmp / "s.ini"), "--close-after", "0.5"],
+    subprocess.run([sys.executable, "-m", "livefill.gui.app", "--settings-file", str(tmp / "s.ini"), "--close-after", "0.5"],
                    cwd=repo, env=dict(bench_env(tmp), QT_QPA_PLATFORM="offscreen"), capture_output=True, timeout=120)
 
 
@@ -94,7 +94,7 @@ def trial(repo: Path, args: argparse.Namespace) -> dict[str, object]:
     tmp = Path(tempfile.mkdtemp(prefix="bench-launch-"))
     env = bench_env(tmp)
     sampler = [str(Path(__file__).resolve().parent / "stack_sampler.py"), str(tmp / "stacks.txt")] if args.sample else []
-    cmd = [sys.executable, *sampler, "-m", "gui.app", "--settings-file", str(tmp / "settings.ini"),
+    cmd = [sys.executable, *sampler, "-m", "livefill.gui.app", "--settings-file", str(tmp / "settings.ini"),
            "--history", str(tmp / "history.jsonl"), "--speed", str(args.speed),
            "--compare", "naive,partial,settled"]
     load = os.getloadavg()[0]

@@ -1,4 +1,4 @@
-"""Benchmark for core/prefix.py. Run: python tests/benchmarks/bench_prefix.py
+"""Benchmark for livefill/extraction/prefix.py. Run: python tests/benchmarks/bench_prefix.py
 
 Measures side by side, in one run, on a realistic extraction document cut into 4-character deltas:
   (a) our incremental parse vs re-parsing the growing buffer per delta with jiter's partial mode
@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from core.prefix import Change, PrefixParser, ValueState, _change  # noqa: E402
+from livefill.extraction.prefix import Change, PrefixParser, ValueState, _change  # noqa: E402
 
 DELTA = 4
 

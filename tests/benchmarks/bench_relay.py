@@ -3,7 +3,7 @@
 Three processes on loopback:
 
 - the demo provider: `livefill-server` (its own process, so its work is not charged to the relay);
-- the relay: `uvicorn --factory core.server.relay_app:create_relay_app` on a socket this script
+- the relay: `uvicorn --factory livefill.relay.app:create_relay_app` on a socket this script
   binds (127.0.0.1, a free port) and hands over with `--fd`; its demo upstream is the process
   above; the opt-in timing log (LIVEFILL_RELAY_TIMING_LOG) is on;
 - this script: N concurrent `open_relay` clients (default 200), the scenario `invoice` at 50
@@ -50,9 +50,9 @@ from pathlib import Path
 
 import httpx
 
-from core.relay_client import RecordAssembler, open_relay
-from core.relay_records import CompleteRecord, FieldRecord
-from core.scenarios import get_scenario
+from livefill.relay.client import RecordAssembler, open_relay
+from livefill.relay.records import CompleteRecord, FieldRecord
+from livefill.extraction.scenarios import get_scenario
 
 PROVIDERS = ["anthropic", "openai-chat", "openai-responses", "ollama"]
 
@@ -68,7 +68,7 @@ def ms(x: float) -> str:
 
 def start_demo() -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "core.server.cli", "--port", "0"],
+        [sys.executable, "-m", "livefill.cli.server", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -95,7 +95,7 @@ def start_relay(demo_url: str, token: str, timing_log: str, workers: int) -> tup
         "LIVEFILL_RELAY_IDLE_TIMEOUT": "30",
     }
     cmd = [
-        sys.executable, "-m", "uvicorn", "--factory", "core.server.relay_app:create_relay_app",
+        sys.executable, "-m", "uvicorn", "--factory", "livefill.relay.app:create_relay_app",
         "--fd", str(sock.fileno()), "--log-level", "warning", "--no-access-log", "--backlog", "1024",
     ]
     if workers > 1:
@@ -270,7 +270,7 @@ def main() -> int:
     runs = summary.pop("runs")
     print(f"  load phase: {summary.pop('elapsed'):.1f} s; outcomes: {summary}")
     if durations:
-        from core.server.generation import tokenize
+        from livefill.demo.generation import tokenize
 
         tokens = len(tokenize(get_scenario("invoice").output_text))
         print(f"  one stream ({tokens} tokens, {tokens / args.speed:.1f} s at the nominal rate): "

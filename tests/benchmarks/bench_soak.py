@@ -1,6 +1,6 @@
 """A bounded soak: the demo provider + relay serving N concurrent relay streams, with random cancels.
 
-One `livefill-server` process (`python -m core.server.cli`, 127.0.0.1, a free port) serves both
+One `livefill-server` process (`python -m livefill.cli.server`, 127.0.0.1, a free port) serves both
 the relay and its demo upstream, so its RSS and open file descriptors can be read from /proc/PID.
 This script keeps `--streams` (default 100) settled-mode relay streams open for `--seconds`
 (default 60): each a bundled scenario (cycling over `--scenarios`; `catalog` is left out by
@@ -59,9 +59,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from core.relay_client import RecordAssembler, open_relay
-from core.relay_records import CompleteRecord
-from core.scenarios import SCENARIO_NAMES, get_scenario
+from livefill.relay.client import RecordAssembler, open_relay
+from livefill.relay.records import CompleteRecord
+from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 
 PROVIDERS = ["anthropic", "openai-chat", "openai-responses", "ollama"]
 
@@ -92,7 +92,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def start_server(token: str, stderr_file, root: Path = ROOT) -> tuple[subprocess.Popen, str]:
     """`livefill-server` from the source tree `root` (this checkout, or another one to compare)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "core.server.cli", "--host", "127.0.0.1", "--port", "0"],
+        [sys.executable, "-m", "livefill.cli.server", "--host", "127.0.0.1", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=stderr_file,
         text=True,

@@ -7,7 +7,7 @@ Each repository (default: this one and /work/main) runs in its own process, one 
 as the app runs: the window on the embedded server's address, then
 
 - warm-up: the event-loop lag of an idle window while the server starts and the SDKs load (this
-  repository's `gui.warmup`; on a checkout without it, the server is started before the window as
+  repository's `livefill.gui.warmup`; on a checkout without it, the server is started before the window as
   that app did, and its prewarm thread runs as it did), and how long that took;
 - Stop: `--trials` runs of the invoice scenario in partial mode at `--speed` tokens/s; each is
   stopped with Esc (a key event through the window's shortcut) once values are streaming, and
@@ -45,8 +45,8 @@ def child(args: argparse.Namespace) -> dict[str, object]:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
-    import gui.app as A
-    from core.demo_client import embedded_server
+    import livefill.gui.app as A
+    from livefill.embedded.client import embedded_server
 
     has_warmup = Path("gui/warmup.py").exists()
     server = embedded_server()
@@ -97,9 +97,9 @@ def child(args: argparse.Namespace) -> dict[str, object]:
             return False
 
     async def main() -> None:
-        from gui.gui_thread_gc import GuiThreadCollector
-        from gui.loop import asyncgen_hooks
-        from gui.main_window import MainWindow
+        from livefill.gui.gui_thread_gc import GuiThreadCollector
+        from livefill.gui.loop import asyncgen_hooks
+        from livefill.gui.main_window import MainWindow
 
         collector = GuiThreadCollector(app)
         collector.start()

@@ -7,7 +7,7 @@ A 5 ms QTimer (PreciseTimer) probes the event loop: each firing records how late
 partial: p99 < 4 ms, max < 16 ms), the run's outcome and length, and CPU: the whole process (which
 also hosts the demo server's thread) and the GUI thread alone, as a share of one core (target for
 partial: < 20 %). Then the byte-to-pixel latency of every value shown settled (from the network
-read that carried its settling byte to the first paint showing it settled; core.metrics): p50 /
+read that carried its settling byte to the first paint showing it settled; livefill.session.metrics): p50 /
 p99 / max and how many values were measured (the single form measures nothing in the app; here it
 is switched on, as in a compare lane, unless --no-latency).
 
@@ -35,11 +35,11 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import core.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see gui.app)
-import core.relay_client  # noqa: E402,F401
-from core.server.runner import EmbeddedServer  # noqa: E402
+import livefill.wire.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see livefill.gui.app)
+import livefill.relay.client  # noqa: E402,F401
+from livefill.serving.runner import EmbeddedServer  # noqa: E402
 
-core.providers.transport.prewarm()  # as the app does in its prewarm thread before a first run
+livefill.wire.providers.transport.prewarm()  # as the app does in its prewarm thread before a first run
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -203,14 +203,14 @@ async def probe_run(start, active) -> dict[str, float | str]:  # noqa: ANN001 (c
     }
 
 
-def latency_figures(metrics) -> dict[str, float | int]:  # noqa: ANN001 (core.metrics.LaneMetrics)
+def latency_figures(metrics) -> dict[str, float | int]:  # noqa: ANN001 (livefill.session.metrics.LaneMetrics)
     """Byte-to-pixel p50 / p99 / max (ms) and how many values were measured / not painted."""
     s = metrics.summary()
     p50, p99, worst = (x * 1000 for x in s.byte_to_pixel) if s.byte_to_pixel else (float("nan"),) * 3
     return {"b2p_p50": p50, "b2p_p99": p99, "b2p_max": worst, "b2p_n": s.painted, "b2p_unpainted": s.unpainted}
 
 
-def measure_latency(lane) -> None:  # noqa: ANN001 (core.session_lane.SessionLane)
+def measure_latency(lane) -> None:  # noqa: ANN001 (livefill.session.lane.SessionLane)
     """Switch a lane's metrics on (the single form has none in the app) so its latency is measured."""
     if not lane.measure:
         lane.measure = True
@@ -218,7 +218,7 @@ def measure_latency(lane) -> None:  # noqa: ANN001 (core.session_lane.SessionLan
 
 
 async def measure(window, mode: str, reads: str = "gui") -> dict[str, float | str]:  # noqa: ANN001 (MainWindow)
-    os.environ["LIVEFILL_READ_THREAD"] = "1" if reads == "thread" else "0"  # core.net_thread.enabled()
+    os.environ["LIVEFILL_READ_THREAD"] = "1" if reads == "thread" else "0"  # livefill.wire.net_thread.enabled()
     window.mode_combo.setCurrentIndex(window.mode_combo.findData(mode))
     await asyncio.sleep(0.3)
     figures = await probe_run(window.start, lambda: window.controller.active)
@@ -240,11 +240,11 @@ async def measure(window, mode: str, reads: str = "gui") -> dict[str, float | st
 
 @contextmanager
 def gui_thread_collection() -> Iterator[object]:
-    """The app's cyclic collector on the GUI thread (gui.gui_thread_gc) for the block; then how many
+    """The app's cyclic collector on the GUI thread (livefill.gui.gui_thread_gc) for the block; then how many
     full (generation 2) collections ran there and the longest, on stderr."""
     from PySide6.QtWidgets import QApplication
 
-    from gui.gui_thread_gc import GuiThreadCollector
+    from livefill.gui.gui_thread_gc import GuiThreadCollector
 
     collector = GuiThreadCollector(QApplication.instance())
     collector.start()
@@ -268,8 +268,8 @@ def gui_thread_collection() -> Iterator[object]:
 
 
 async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[str, float | str]]:
-    from gui.loop import asyncgen_hooks
-    from gui.main_window import MainWindow
+    from livefill.gui.loop import asyncgen_hooks
+    from livefill.gui.main_window import MainWindow
 
     with gui_thread_collection() as collector, asyncgen_hooks(asyncio.get_running_loop()):
         window = MainWindow(base_url=server.url, relay_token=server.relay_token, history=None,
@@ -278,7 +278,7 @@ async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[s
         if args.latency:
             measure_latency(window.session.single)
         await asyncio.sleep(0.3)
-        collector.freeze_survivors()  # what the app has once it is up (see gui.gui_thread_gc)
+        collector.freeze_survivors()  # what the app has once it is up (see livefill.gui.gui_thread_gc)
         results = []
         try:
             for mode in args.modes.split(","):
@@ -298,18 +298,18 @@ def main() -> int:
     parser.add_argument("--provider", default="anthropic")
     parser.add_argument("--modes", default="partial,naive,blocking")
     parser.add_argument("--reads", default="gui,thread",
-                        help="where the stream is read: on the net thread (core.net_thread, LIVEFILL_READ_THREAD=1), "
+                        help="where the stream is read: on the net thread (livefill.wire.net_thread, LIVEFILL_READ_THREAD=1), "
                              "on the GUI thread (as the app does), or both side by side (default)")
     parser.add_argument("--no-latency", dest="latency", action="store_false",
                         help="leave the single form's metrics off, as the app does (no byte-to-pixel figures; "
                              "the GUI thread's CPU as the app spends it)")
     parser.add_argument("--switch-interval", type=float, default=None,
-                        help="sys.setswitchinterval (seconds) for this process; default: what gui.app sets")
+                        help="sys.setswitchinterval (seconds) for this process; default: what livefill.gui.app sets")
     parser.add_argument("--server", choices=["embedded", "process", "both"], default="both",
                         help="the demo server in this process's background thread (as the app runs it), "
                              "in its own process (the GUI thread alone), or both one after the other")
     args = parser.parse_args()
-    from gui.app import SWITCH_INTERVAL
+    from livefill.gui.app import SWITCH_INTERVAL
 
     sys.setswitchinterval(args.switch_interval if args.switch_interval is not None else SWITCH_INTERVAL)
     placements = ["embedded", "process"] if args.server == "both" else [args.server]
@@ -344,7 +344,7 @@ class _ProcessServer:
 
         self.relay_token = secrets.token_urlsafe(16)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.server.cli", "--port", "0", "--relay-token", self.relay_token],
+            [sys.executable, "-m", "livefill.cli.server", "--port", "0", "--relay-token", self.relay_token],
             stdout=subprocess.PIPE, text=True, cwd=str(Path(__file__).resolve().parents[2]),
         )
         line = self.proc.stdout.readline() if self.proc.stdout else ""
@@ -365,7 +365,7 @@ def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float |
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from gui.app import STYLE, _install_qt_message_filter
+    from livefill.gui.app import STYLE, _install_qt_message_filter
 
     _install_qt_message_filter()
     app = QApplication.instance() or QApplication([sys.argv[0]])

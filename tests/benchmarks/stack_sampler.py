@@ -1,6 +1,6 @@
 """Run a module with its main thread's stack sampled every few ms, written as it goes.
 
-Usage:  python tests/benchmarks/stack_sampler.py OUT.txt -m gui.app [args...]
+Usage:  python tests/benchmarks/stack_sampler.py OUT.txt -m livefill.gui.app [args...]
 
 A daemon thread writes one line per sample to OUT.txt: the monotonic time, then the main
 thread's innermost frames (file:line function, innermost last), `|`-separated. The file is

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import qasync
 
-from core.history import History
-from gui.loop import asyncgen_hooks
+from livefill.recording.history import History
+from livefill.gui.loop import asyncgen_hooks
 
 STYLE = Path(__file__).resolve().parents[2] / "assets" / "styles" / "livefill.qss"
 
@@ -30,7 +30,7 @@ def qloop(qapp):
         qapp.setStyleSheet(STYLE.read_text(encoding="utf-8"))
     loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
-    with asyncgen_hooks(loop):  # as gui.app does: qasync on 3.11 installs none
+    with asyncgen_hooks(loop):  # as livefill.gui.app does: qasync on 3.11 installs none
         yield loop
         loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()
@@ -55,7 +55,7 @@ async def wait_until(predicate: Callable[[], bool], timeout: float = 15.0, inter
 @pytest.fixture
 def make_window(qapp, qloop, demo_server, tmp_path):
     """A factory for a MainWindow on the session's demo server (history in tmp_path)."""
-    from gui.main_window import MainWindow
+    from livefill.gui.main_window import MainWindow
 
     windows = []
 

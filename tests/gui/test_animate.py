@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from core.animation import (
+from livefill.recording.animation import (
     CaptureKeeper,
     Frame,
     ReadClock,
@@ -19,8 +19,8 @@ from core.animation import (
     write_animation,
     write_gif,
 )
-from core.errors import UsageError
-from core.trace import TraceRead, load_trace
+from livefill.errors import UsageError
+from livefill.recording.trace import TraceRead, load_trace
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_TRACE = REPO / "docs" / "traces" / "invoice-demo.jsonl"
@@ -99,7 +99,7 @@ def test_a_gif_has_every_frame_with_its_duration_and_one_palette(tmp_path):
 
 
 def test_an_export_stopped_half_way_leaves_the_file_that_was_there(tmp_path, monkeypatch):
-    import core.animation as animation
+    import livefill.recording.animation as animation
 
     out = tmp_path / "demo.gif"
     out.write_bytes(b"the user's earlier export")
@@ -143,7 +143,7 @@ def test_mp4_without_imageio_ffmpeg_says_what_to_install(tmp_path, monkeypatch):
 
 
 def _one_line_exit_2(capsys, argv, *expected):
-    from gui.app import main
+    from livefill.gui.app import main
 
     assert main(["animate", *argv]) == 2
     err = capsys.readouterr().err
@@ -186,7 +186,7 @@ def test_a_rendered_compare_gif_plays_at_the_recorded_speed_with_a_caption(tmp_p
     out = tmp_path / "compare.gif"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     done = subprocess.run(
-        [sys.executable, "-m", "gui.app", "animate", str(DEMO_TRACE), str(out),
+        [sys.executable, "-m", "livefill.gui.app", "animate", str(DEMO_TRACE), str(out),
          "--compare", "naive,partial,settled", "--width", "800", "--fps", "10"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=240,
     )
@@ -226,7 +226,7 @@ def test_an_mp4_repeats_each_frame_for_its_duration_at_a_constant_rate(tmp_path)
 
 
 def test_captures_keep_their_pictures_packed_and_give_them_back_unchanged(tmp_path):
-    from core.animation import Capture
+    from livefill.recording.animation import Capture
 
     picture = Image.new("RGB", (300, 200), "white")
     picture.paste(solid("#123456", (50, 20)), (10, 10))
@@ -242,7 +242,7 @@ def test_captures_keep_their_pictures_packed_and_give_them_back_unchanged(tmp_pa
 def test_the_apps_replay_and_animate_options_become_this_commands_argv():
     import argparse
 
-    from gui.animate import argv_from_app, parse_args
+    from livefill.gui.animate import argv_from_app, parse_args
 
     app = argparse.Namespace(replay="t.jsonl", animate="o.gif", mode="settled", compare=["naive", "partial"], fps=5.0)
     argv = argv_from_app(app)

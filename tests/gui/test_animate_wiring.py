@@ -1,5 +1,5 @@
 """`livefill --replay TRACE --animate OUT.gif` and File → Export animation…: options checked up
-front, the render handed to `gui.animate`, the window's export in a background process."""
+front, the render handed to `livefill.gui.animate`, the window's export in a background process."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from core.run_status import Phase
+from livefill.session.run_status import Phase
 from tests.gui.conftest import arun, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def _frames(path: Path) -> int:
 
 
 def _parse_error(capsys, argv: list[str]) -> str:
-    from gui.app import parse_args
+    from livefill.gui.app import parse_args
 
     with pytest.raises(SystemExit) as exc:
         parse_args(argv)
@@ -65,11 +65,11 @@ def test_animate_options_are_checked_before_anything_starts(capsys, tmp_path, mo
 
 
 def test_animate_hands_the_replay_and_view_options_to_the_renderer(tmp_path, monkeypatch):
-    import gui.animate
-    from gui.app import main
+    import livefill.gui.animate
+    from livefill.gui.app import main
 
     seen: list[list[str]] = []
-    monkeypatch.setattr(gui.animate, "main", lambda argv: seen.append(list(argv)) or 0)
+    monkeypatch.setattr(livefill.gui.animate, "main", lambda argv: seen.append(list(argv)) or 0)
     out = tmp_path / "run.gif"
     code = main(["--replay", str(DEMO_TRACE), "--animate", str(out), "--compare", "naive,settled",
                  "--fps", "5", "--width", "640"])
@@ -83,7 +83,7 @@ def test_replay_animate_renders_a_gif_headless_and_prints_its_path(tmp_path):
     out = tmp_path / "weather.gif"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     result = subprocess.run(
-        [sys.executable, "-m", "gui.app", "--replay", str(WEATHER_TRACE), "--animate", str(out),
+        [sys.executable, "-m", "livefill.gui.app", "--replay", str(WEATHER_TRACE), "--animate", str(out),
          "--fps", "5", "--width", "480"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
     )
@@ -113,7 +113,7 @@ def test_export_is_enabled_only_with_a_trace_and_bad_paths_are_one_line(make_win
     assert not export.running and not (tmp_path / "x.png").exists()
 
     argv = export.command(tmp_path / "x.gif")
-    assert argv[:5] == ["-m", "gui.app", "animate", str(DEMO_TRACE.resolve()), str(tmp_path / "x.gif")]
+    assert argv[:5] == ["-m", "livefill.gui.app", "animate", str(DEMO_TRACE.resolve()), str(tmp_path / "x.gif")]
     assert argv[5:] == ["--mode", "partial"]
     window.set_compare(True, ["naive", "settled"])
     assert export.command(tmp_path / "x.gif")[5:] == ["--compare", "naive,settled"]

@@ -23,7 +23,7 @@ def run_app(tmp_path: Path, *args: str, timeout: float = 90) -> subprocess.Compl
         LIVEFILL_CHECK_THREADS="1",
     )
     return subprocess.run(
-        [sys.executable, "-m", "gui.app", *args],
+        [sys.executable, "-m", "livefill.gui.app", *args],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -60,7 +60,7 @@ HEAVY = ("anthropic", "openai", "httpx", "httpx2", "httpcore", "uvicorn", "starl
 
 SHOW_PROBE = """
 import os, sys, threading
-import gui.main_window as mw
+import livefill.gui.main_window as mw
 
 def show(self):
     heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}))
@@ -68,7 +68,7 @@ def show(self):
     os._exit(0)
 
 mw.MainWindow.show = show
-from gui.app import main
+from livefill.gui.app import main
 main(["--settings-file", {settings!r}])
 """
 
@@ -83,7 +83,7 @@ def test_the_window_is_shown_before_any_sdk_http_stack_or_server_is_imported(tmp
 
 CHANGE_AND_CLOSE = """
 import sys
-import gui.main_window as mw
+import livefill.gui.main_window as mw
 from PySide6.QtCore import QTimer
 
 shown = mw.MainWindow.show
@@ -97,8 +97,8 @@ def show(self):
 
 mw.MainWindow.show = show
 sys.argv = ["livefill", "--settings-file", {settings!r}]
-import gui.app
-gui.app.run()  # the console script: leaves with os._exit once main() returns
+import livefill.gui.app
+livefill.gui.app.run()  # the console script: leaves with os._exit once main() returns
 """
 
 

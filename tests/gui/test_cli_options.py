@@ -17,7 +17,7 @@ TRACE = REPO / "docs" / "traces" / "invoice-demo.jsonl"
 
 
 def _app_error(capsys, argv: list[str]) -> str:
-    from gui.app_args import parse_args
+    from livefill.gui.app_args import parse_args
 
     with pytest.raises(SystemExit) as exc:
         parse_args(argv)
@@ -60,7 +60,7 @@ def test_livefill_refuses_a_bad_option_in_one_line(capsys, argv, words):
 
 
 def test_livefill_accepts_good_options_and_fills_the_defaults(tmp_path):
-    from gui.app_args import parse_args
+    from livefill.gui.app_args import parse_args
 
     args = parse_args(["--provider", "ollama", "--fault", "blank_line@0.25", "--speed", "0", "--screenshot",
                        str(tmp_path / "new" / "shot.png"), "--history", str(tmp_path / "h.jsonl")])
@@ -80,20 +80,20 @@ def test_a_bad_screenshot_folder_is_refused_without_making_it(capsys, tmp_path):
 def _help(program: str, capsys) -> str:
     """The program's --help text, from its own parser (in process)."""
     if program == "livefill":
-        from gui.app_args import build_parser
+        from livefill.gui.app_args import build_parser
 
         return build_parser().format_help()
     if program == "livefill extract":
-        from cli.extract import build_parser
+        from livefill.cli.extract import build_parser
 
         return build_parser().format_help()
     if program == "livefill animate":
-        from gui.animate import parse_args
+        from livefill.gui.animate import parse_args
 
         with pytest.raises(SystemExit):
             parse_args(["--help"])
         return capsys.readouterr().out
-    from core.server.cli import _parser
+    from livefill.cli.server import _parser
 
     return _parser().format_help()
 
@@ -137,17 +137,17 @@ def _run(argv: list[str], tmp_path: Path, timeout: float = 60) -> subprocess.Com
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (["-m", "gui.app", "--speed", "-5", "--screenshot", "{tmp}/x.png"], "livefill: error: argument --speed"),
-        (["-m", "gui.app", "--provider", "anthropic", "--fault", "blank_line", "--screenshot", "{tmp}/x.png"],
+        (["-m", "livefill.gui.app", "--speed", "-5", "--screenshot", "{tmp}/x.png"], "livefill: error: argument --speed"),
+        (["-m", "livefill.gui.app", "--provider", "anthropic", "--fault", "blank_line", "--screenshot", "{tmp}/x.png"],
          "applies only to the Ollama wire"),
-        (["-m", "gui.app", "extract", "--scenario", "invoice", "--schema", "invoice", "--speed", "-5"],
+        (["-m", "livefill.gui.app", "extract", "--scenario", "invoice", "--schema", "invoice", "--speed", "-5"],
          "livefill extract: argument --speed"),
-        (["-m", "gui.app", "extract", "--scenario", "invoice", "--schema", "invoice", "--fault", "blank_line"],
+        (["-m", "livefill.gui.app", "extract", "--scenario", "invoice", "--schema", "invoice", "--fault", "blank_line"],
          "speaks Anthropic's wire"),
-        (["-m", "gui.app", "animate", str(TRACE), "{tmp}/o.gif", "--render-speed", "-1"], "--render-speed"),
-        (["-m", "core.server.cli", "--port", "70000"], "livefill-server: error: argument --port"),
-        (["-m", "core.server.cli", "--speed", "-5"], "livefill-server: error: argument --speed"),
-        (["-m", "core.server.cli", "--relay-token-file", "{tmp}/missing"], "--relay-token-file: no such file"),
+        (["-m", "livefill.gui.app", "animate", str(TRACE), "{tmp}/o.gif", "--render-speed", "-1"], "--render-speed"),
+        (["-m", "livefill.cli.server", "--port", "70000"], "livefill-server: error: argument --port"),
+        (["-m", "livefill.cli.server", "--speed", "-5"], "livefill-server: error: argument --speed"),
+        (["-m", "livefill.cli.server", "--relay-token-file", "{tmp}/missing"], "--relay-token-file: no such file"),
     ],
 )
 def test_each_program_exits_2_with_one_line_before_starting(tmp_path, argv, words):
@@ -160,7 +160,7 @@ def test_each_program_exits_2_with_one_line_before_starting(tmp_path, argv, word
 @pytest.mark.slow
 def test_a_screenshot_of_a_failed_run_says_why_it_exits_1(tmp_path):
     out = tmp_path / "shot.png"
-    proc = _run(["-m", "gui.app", "--screenshot", str(out), "--fault", "http_429", "--speed", "0"], tmp_path, timeout=90)
+    proc = _run(["-m", "livefill.gui.app", "--screenshot", str(out), "--fault", "http_429", "--speed", "0"], tmp_path, timeout=90)
     assert proc.returncode == 1
     assert "livefill: --screenshot: the run failed: rate limited" in proc.stderr, proc.stderr
     assert out.exists() and out.with_name("shot-mid.png").exists()

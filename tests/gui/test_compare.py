@@ -13,11 +13,11 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
-from core.events import ArgsDelta
-from core.form import MISSING
-from core.run import Mode, Phase
-from core.scenarios import get_scenario
-from core.session import MAX_LANES, MIN_LANES, match_entries, parse_modes
+from livefill.wire.events import ArgsDelta
+from livefill.extraction.form import MISSING
+from livefill.session.run import Mode, Phase
+from livefill.extraction.scenarios import get_scenario
+from livefill.session.session import MAX_LANES, MIN_LANES, match_entries, parse_modes
 from tests.gui.conftest import arun, wait_until
 
 INVOICE = get_scenario("invoice")

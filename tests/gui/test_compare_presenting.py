@@ -7,8 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage, QPalette
 from PySide6.QtTest import QTest
 
-from core.run import Phase
-from gui.theme import Theme, dark_palette, scheme_of
+from livefill.session.run import Phase
+from livefill.gui.theme import Theme, dark_palette, scheme_of
 from tests.gui.conftest import arun, wait_until
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -174,7 +174,7 @@ def test_themes_follow_the_system_palette_and_can_be_forced(restore_app_look):
 
 def test_a_forced_theme_greys_what_is_disabled(make_window, restore_app_look):
     # With --theme light a greyed Start (a run active) was drawn exactly like a pressable one.
-    from gui.theme import light_palette
+    from livefill.gui.theme import light_palette
 
     for palette in (light_palette(), dark_palette()):
         for role in (QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText, QPalette.ColorRole.Text):
@@ -196,7 +196,7 @@ def test_a_forced_theme_greys_what_is_disabled(make_window, restore_app_look):
 
 
 def test_both_style_sheets_say_every_state_in_shape_not_only_colour():
-    from gui.theme import stylesheet
+    from livefill.gui.theme import stylesheet
 
     for name in ("light", "dark"):
         qss = stylesheet(name)

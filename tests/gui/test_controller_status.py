@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-from core.modes import Mode
-from core.run_status import Phase, RunStatus
-from core.session_lane import LaneFinished, LaneStatus
-from gui.controller import RunController
+from livefill.extraction.modes import Mode
+from livefill.session.run_status import Phase, RunStatus
+from livefill.session.lane import LaneFinished, LaneStatus
+from livefill.gui.controller import RunController
 
 
 class FakeLane:

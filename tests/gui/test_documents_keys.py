@@ -15,17 +15,17 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QStyle, QStyleOptionComboBox
 
-from core.documents import describe_size, load_document
-from core.keys import KeyStore, mask
-from core.modes import Mode
-from core.providers.request import ExtractionRequest
-from core.run import RunConfig
-from core.run_status import Phase
-from gui.document_actions import BUSY
-from gui.qsettings_store import QSettingsStore
-from gui.run_toolbar import OWN_DOCUMENT
-from tests.core.test_documents import make_pdf
-from tests.core.test_keys import MemoryKeyring
+from livefill.extraction.documents import describe_size, load_document
+from livefill.wire.keys import KeyStore, mask
+from livefill.extraction.modes import Mode
+from livefill.wire.providers.request import ExtractionRequest
+from livefill.session.run import RunConfig
+from livefill.session.run_status import Phase
+from livefill.gui.document_actions import BUSY
+from livefill.gui.qsettings_store import QSettingsStore
+from livefill.gui.run_toolbar import OWN_DOCUMENT
+from tests.extraction.test_documents import make_pdf
+from tests.wire.test_keys import MemoryKeyring
 from tests.gui.conftest import arun, wait_until
 
 
@@ -456,7 +456,7 @@ def test_a_unique_key_never_reaches_a_file_or_the_output(make_window, qloop, qtb
 def test_the_menus_open_a_document_and_the_settings(make_window, qloop, tmp_path):
     from PySide6.QtWidgets import QFileDialog
 
-    from gui.settings_dialog import SettingsDialog
+    from livefill.gui.settings_dialog import SettingsDialog
 
     path = tmp_path / "chosen.txt"
     path.write_text("chosen text", encoding="utf-8")
@@ -486,7 +486,7 @@ def test_the_open_dialog_starts_in_a_folder_that_exists(make_window, qloop, tmp_
     from PySide6.QtCore import QStandardPaths
     from PySide6.QtWidgets import QFileDialog
 
-    from gui.document_actions import start_folder
+    from livefill.gui.document_actions import start_folder
 
     gone = tmp_path / "gone"
     monkeypatch.setattr(QStandardPaths, "writableLocation", staticmethod(lambda _where: str(tmp_path / "Documents")))

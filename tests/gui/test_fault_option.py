@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.run import Phase
+from livefill.session.run import Phase
 from tests.gui.conftest import arun, wait_until
 from tests.gui.test_app_process import run_app
 from tests.gui.test_window import finished
@@ -46,7 +46,7 @@ def _offered(window) -> list[str | None]:
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama"])
 def test_the_fault_menu_offers_only_the_faults_of_the_current_wire(make_window, provider):
-    from core.settings import faults_for
+    from livefill.session.settings import faults_for
 
     window = make_window(provider=provider)
     offered = _offered(window)

@@ -6,7 +6,7 @@ import gc
 import threading
 import weakref
 
-from gui.gui_thread_gc import GuiThreadCollector, collect_between
+from livefill.gui.gui_thread_gc import GuiThreadCollector, collect_between
 
 
 class Node:

@@ -13,12 +13,12 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from core.app_settings import MemoryStore
-from core.form import FieldState
-from core.history import History
-from core.run import Phase
-from core.scenarios import get_scenario
-from gui.window_menus import save_and_confirm
+from livefill.session.app_settings import MemoryStore
+from livefill.extraction.form import FieldState
+from livefill.recording.history import History
+from livefill.session.run import Phase
+from livefill.extraction.scenarios import get_scenario
+from livefill.gui.window_menus import save_and_confirm
 from tests.gui.conftest import arun, wait_until
 
 WEATHER = get_scenario("weather")
@@ -228,10 +228,10 @@ def test_compare_and_autoplay_runs_are_recorded_only_when_asked(make_window, qlo
 
 def test_save_picture_opens_in_pictures_remembers_the_folder_and_confirms_with_a_link(
         make_window, qloop, tmp_path, monkeypatch, opened_urls):
-    import gui.saves
+    import livefill.gui.saves
 
     pictures = tmp_path / "home" / "Pictures"  # not there yet: made, not the working directory
-    monkeypatch.setattr(gui.saves, "_pictures", lambda: pictures)
+    monkeypatch.setattr(livefill.gui.saves, "_pictures", lambda: pictures)
     window = make_window()
     window.store = MemoryStore()
     window.save_picture_action.trigger()
@@ -259,10 +259,10 @@ def test_save_picture_saves_the_window_as_it_was_when_asked_not_when_the_name_is
         make_window, qloop, tmp_path, monkeypatch):
     # Asked mid-stream, the picture came out as the end state: it was taken once the file dialog
     # was confirmed.
-    import gui.saves
+    import livefill.gui.saves
     from PySide6.QtGui import QImage
 
-    monkeypatch.setattr(gui.saves, "_pictures", lambda: tmp_path)
+    monkeypatch.setattr(livefill.gui.saves, "_pictures", lambda: tmp_path)
     window = make_window()
     window.session.form.set_value("/customer_name", "As it was when asked")
     window.refresh_now()
@@ -328,7 +328,7 @@ def test_a_start_waiting_for_the_warm_up_is_dropped_when_a_past_run_is_opened(ma
     run over the opened values once the warm-up ends; it is dropped instead, and said."""
     import threading
 
-    from gui import warmup
+    from livefill.gui import warmup
 
     monkeypatch.setattr(warmup, "_current", None)
     window = make_window()

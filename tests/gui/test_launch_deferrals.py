@@ -3,7 +3,7 @@
 Each probe runs the real `main()` in its own process and stops it at the window's first `show()`:
 by then only the scenario's bundled schema is built, the relay's demo-body model is not, no
 application-wide event filter in Python has run for the events of building the window, and the
-cyclic garbage collector has not run (it finds nothing there; see gui.app.main).
+cyclic garbage collector has not run (it finds nothing there; see livefill.gui.app.main).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 AT_SHOW = """
 import gc, os, sys
-import gui.main_window as mw
-import gui.theme as theme
-import widgets.value_tips as value_tips
+import livefill.gui.main_window as mw
+import livefill.gui.theme as theme
+import livefill.widgets.value_tips as value_tips
 
 calls = {{"theme": 0, "tips": 0}}
 theme_filter, tips_filter = theme.Theme.eventFilter, value_tips.ValueTips.eventFilter
@@ -36,8 +36,8 @@ theme.Theme.eventFilter = counted("theme", theme_filter)
 value_tips.ValueTips.eventFilter = counted("tips", tips_filter)
 
 def show(self):
-    import core.demo_protocol as dp
-    schemas = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("core.schemas."))
+    import livefill.demo.protocol as dp
+    schemas = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("livefill.extraction.schemas."))
     print("schemas:", ",".join(schemas), flush=True)
     print("relay demo body built:", dp._relay_demo_body is not None, flush=True)
     print("filter calls:", calls["theme"], calls["tips"], flush=True)
@@ -45,7 +45,7 @@ def show(self):
     os._exit(0)
 
 mw.MainWindow.show = show
-from gui.app import main
+from livefill.gui.app import main
 collections = sum(s["collections"] for s in gc.get_stats())
 main(["--settings-file", {settings!r}, "--history", {history!r}, *{args!r}])
 """
@@ -78,7 +78,7 @@ def test_the_relay_body_model_and_the_app_wide_filters_wait_for_the_window(tmp_p
 def test_main_turns_automatic_collection_back_on_when_it_returns():
     code = (
         "import gc\n"
-        "from gui.app import main\n"
+        "from livefill.gui.app import main\n"
         "assert gc.isenabled()\n"
         "try:\n    main(['--speed', '-5'])\nexcept SystemExit as exc:\n    assert exc.code == 2\n"
         "print('ok' if gc.isenabled() else 'gc left off')\n"
@@ -91,13 +91,13 @@ def test_main_turns_automatic_collection_back_on_when_it_returns():
 def test_bundled_schemas_are_imported_on_first_lookup():
     code = (
         "import sys\n"
-        "from core.schemas import SCHEMAS, schema_model\n"
-        "loaded = lambda: sorted(m for m in sys.modules if m.startswith('core.schemas.'))\n"
+        "from livefill.extraction.schemas import SCHEMAS, schema_model\n"
+        "loaded = lambda: sorted(m for m in sys.modules if m.startswith('livefill.extraction.schemas.'))\n"
         "assert loaded() == [], loaded()\n"
         "assert 'weather' in SCHEMAS and list(SCHEMAS) == ['invoice', 'weather', 'ticket', 'multilingual', 'catalog']\n"
         "assert loaded() == [], loaded()\n"
         "assert schema_model('ticket').__name__ == 'Ticket' and SCHEMAS['ticket'] is schema_model('ticket')\n"
-        "assert loaded() == ['core.schemas.ticket'], loaded()\n"
+        "assert loaded() == ['livefill.extraction.schemas.ticket'], loaded()\n"
         "try:\n    SCHEMAS['nope']\nexcept KeyError:\n    pass\nelse:\n    raise AssertionError('no KeyError')\n"
         "assert [m.__name__ for m in SCHEMAS.values()] == ['Invoice', 'WeatherQuery', 'Ticket', 'ContactCard', 'Catalog']\n"
         "print('ok')\n"
@@ -108,11 +108,11 @@ def test_bundled_schemas_are_imported_on_first_lookup():
 
 def test_the_relay_demo_body_is_built_on_first_use():
     code = (
-        "import core.demo_protocol as dp\n"
+        "import livefill.demo.protocol as dp\n"
         "assert dp._relay_demo_body is None\n"
         "knobs = dp.DemoKnobs.from_relay_demo({'speed': 5})\n"
         "assert knobs.speed == 5 and dp._relay_demo_body is not None\n"
-        "from core.demo_protocol import RelayDemoBody\n"
+        "from livefill.demo.protocol import RelayDemoBody\n"
         "assert RelayDemoBody is dp.relay_demo_body()\n"
         "print('ok')\n"
     )
@@ -123,7 +123,7 @@ def test_the_relay_demo_body_is_built_on_first_use():
 def test_the_theme_follows_the_palette_without_filtering_every_event(qapp, monkeypatch):
     from PySide6.QtWidgets import QLabel
 
-    from gui.theme import Theme, dark_palette, light_palette
+    from livefill.gui.theme import Theme, dark_palette, light_palette
 
     seen = []
     monkeypatch.setattr(Theme, "eventFilter", lambda self, obj, event: seen.append(event.type()) or False)

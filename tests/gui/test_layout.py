@@ -14,13 +14,13 @@ import pytest
 from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QApplication, QLineEdit, QStyle, QStyleOptionComboBox, QToolButton
 
-from core.modes import Mode
-from core.run_status import Phase
-from gui.compare_view import LANE_MIN_WIDTH, next_mode
+from livefill.extraction.modes import Mode
+from livefill.session.run_status import Phase
+from livefill.gui.compare_view import LANE_MIN_WIDTH, next_mode
 from tests.gui.conftest import arun, wait_until
-from widgets.elided_label import ElidedLabel
-from widgets.source_view import MIN_SCALE, SourceView, font_size, is_prose
-from widgets.value_tips import cut_text
+from livefill.widgets.elided_label import ElidedLabel
+from livefill.widgets.source_view import MIN_SCALE, SourceView, font_size, is_prose
+from livefill.widgets.value_tips import cut_text
 
 LONG = ("connection lost: Anthropic Messages: peer closed connection without sending complete message body "
         "(incomplete chunked read) — server still sending: 106 of 213 tokens")
@@ -380,7 +380,7 @@ def test_a_prose_document_wraps_and_a_columned_one_fits_or_scrolls(qtbot):
 
 @pytest.mark.parametrize("size", [(1280, 720), (1024, 768)])
 def test_the_inspector_shows_a_picked_fields_bytes_and_summary_without_scrolling(make_window, qloop, size):
-    from core.session import SINGLE
+    from livefill.session.session import SINGLE
 
     window = make_window()
     sized(window, *size)

@@ -10,14 +10,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.keys import KeyStore
-from core.modes import Mode
-from core.run_status import Phase
-from core.scenarios import get_scenario
-from core.settings import RunSettings
-from gui.app import parse_args
-from gui.run_toolbar import LIVE_PREFIX
-from tests.core.test_keys import MemoryKeyring
+from livefill.wire.keys import KeyStore
+from livefill.extraction.modes import Mode
+from livefill.session.run_status import Phase
+from livefill.extraction.scenarios import get_scenario
+from livefill.session.settings import RunSettings
+from livefill.gui.app import parse_args
+from livefill.gui.run_toolbar import LIVE_PREFIX
+from tests.wire.test_keys import MemoryKeyring
 from tests.gui.conftest import arun, wait_until
 
 RECEIPT = Path(__file__).resolve().parents[2] / "docs" / "examples" / "receipt.schema.json"
@@ -270,8 +270,8 @@ def test_live_settings_need_a_live_provider():
 
 
 def test_live_run_config_per_provider(monkeypatch):
-    from core.errors import InputError
-    from core.session import Session
+    from livefill.errors import InputError
+    from livefill.session.session import Session
 
     _unset_live_env(monkeypatch)
     monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:11500")

@@ -10,8 +10,8 @@ from pathlib import Path
 import PySide6
 import pytest
 
-from gui import platform_check
-from gui.platform_check import XCB_LIBRARIES, missing_libraries, platform_is_xcb, xcb_problem
+from livefill.gui import platform_check
+from livefill.gui.platform_check import XCB_LIBRARIES, missing_libraries, platform_is_xcb, xcb_problem
 
 REPO = Path(__file__).resolve().parents[2]
 QT = Path(PySide6.__file__).parent / "Qt"
@@ -81,8 +81,8 @@ def test_no_display_is_said_in_one_line():
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the xcb plugin is Linux's")
 def test_livefill_prints_the_hint_and_exits_before_starting_anything(monkeypatch, capsys):
-    import core.demo_client
-    import gui.app
+    import livefill.embedded.client
+    import livefill.gui.app
 
     monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
     monkeypatch.delenv("XDG_SESSION_TYPE", raising=False)
@@ -92,8 +92,8 @@ def test_livefill_prints_the_hint_and_exits_before_starting_anything(monkeypatch
     def no_server():
         raise AssertionError("the embedded server started before the platform was checked")
 
-    monkeypatch.setattr(core.demo_client, "embedded_server", no_server)
-    assert gui.app.main(["--scenario", "invoice"]) == 1
+    monkeypatch.setattr(livefill.embedded.client, "embedded_server", no_server)
+    assert livefill.gui.app.main(["--scenario", "invoice"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "libxcb-keysyms.so.1" in err[0] and "libxcb-keysyms1" in err[0]
 
@@ -102,6 +102,6 @@ def test_livefill_prints_the_hint_and_exits_before_starting_anything(monkeypatch
 @pytest.mark.skipif(sys.platform != "linux", reason="the xcb plugin is Linux's")
 def test_livefill_without_a_display_says_so_instead_of_aborting(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
-    proc = subprocess.run([sys.executable, "-m", "gui.app"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-m", "livefill.gui.app"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "DISPLAY is not set" in proc.stderr, proc.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.run import Phase
+from livefill.session.run import Phase
 from tests.gui.conftest import arun, wait_until
 from tests.gui.test_window import finished
 
@@ -23,7 +23,7 @@ CASES = [
 
 @pytest.mark.parametrize(("fault", "provider", "mode", "line"), CASES)
 def test_an_http_fault_is_one_line_in_the_status_and_the_run_log(make_window, qloop, demo_server, fault, provider, mode, line):
-    from core.providers import DEFAULT_MODELS
+    from livefill.wire.providers import DEFAULT_MODELS
 
     line = line.format(host=host(demo_server.url))
     if fault == "http_404":

@@ -11,10 +11,10 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from core.history import History
-from core.run_status import Phase
-from core.scenarios import get_scenario
-from core.trace import load_trace
+from livefill.recording.history import History
+from livefill.session.run_status import Phase
+from livefill.extraction.scenarios import get_scenario
+from livefill.recording.trace import load_trace
 from tests.gui.conftest import arun, wait_until
 
 INVOICE = get_scenario("invoice").output
@@ -130,8 +130,8 @@ def test_compare_recording_records_every_lane_the_relay_ones_by_the_embedded_rel
     assert not any("not recorded" in l for l in window.run_log.lines())
     assert any("lane settled: trace written to" in l for l in window.run_log.lines())
     # File → Recordings tells the three apart (they were three identical lines)
-    from core.trace import summarize
-    from gui.recordings import summary_text
+    from livefill.recording.trace import summarize
+    from livefill.gui.recordings import summary_text
 
     lines = {summary_text(summarize(p)) for p in paths}
     assert {line.rsplit(" · ", 2)[1] for line in lines} == {"naive mode", "partial mode", "settled mode"}
@@ -274,7 +274,7 @@ def test_a_dropped_trace_opens_for_replay_and_a_scenario_choice_leaves_it(make_w
 
 
 def test_app_options_record_replay_and_speed(make_window, qloop, demo_server, tmp_path, capsys):
-    from gui.app import parse_args
+    from livefill.gui.app import parse_args
 
     window = make_window(speed=0)
     path = _record(window, qloop, str(tmp_path / "opt.jsonl"))
@@ -316,7 +316,7 @@ def test_the_app_records_then_replays_in_its_own_process(tmp_path):
     trace = tmp_path / "app.jsonl"
 
     def app(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "gui.app", "--settings-file", str(tmp_path / "s.ini"), *args],
+        return subprocess.run([sys.executable, "-m", "livefill.gui.app", "--settings-file", str(tmp_path / "s.ini"), *args],
                               cwd=repo, env=env, capture_output=True, text=True, timeout=120)
 
     proc = app("--speed", "0", "--record", str(trace), "--exit-after-run")
@@ -328,7 +328,7 @@ def test_the_app_records_then_replays_in_its_own_process(tmp_path):
 
 
 def test_choosing_a_replay_speed_keeps_the_demo_speed_box_hidden(make_window, tmp_path):
-    from gui.recordings import bundled_traces
+    from livefill.gui.recordings import bundled_traces
 
     window = make_window()
     bar = window.run_toolbar
@@ -347,7 +347,7 @@ def test_choosing_a_replay_speed_keeps_the_demo_speed_box_hidden(make_window, tm
 
 
 def test_ending_a_replay_takes_back_its_press_start_message(make_window, tmp_path):
-    from gui.recordings import bundled_traces
+    from livefill.gui.recordings import bundled_traces
 
     window = make_window()
     window.recordings.open_trace(bundled_traces()[0][1])
@@ -359,7 +359,7 @@ def test_ending_a_replay_takes_back_its_press_start_message(make_window, tmp_pat
 
 def test_a_replayed_run_opens_again_from_the_history_with_its_recordings_document(make_window, qloop, tmp_path):
     # It could not: "replay: trace-smollm2.jsonl was not read from a file (pasted text is not kept)".
-    from gui.recordings import bundled_traces
+    from livefill.gui.recordings import bundled_traces
     from tests.gui.test_history_panel import _show
 
     window = make_window(speed=0)
@@ -397,7 +397,7 @@ def test_a_replayed_run_opens_again_from_the_history_with_its_recordings_documen
 
 def test_while_a_recording_is_replayed_the_provider_box_shows_the_one_it_was_recorded_from(make_window):
     # It went on showing the settings' provider ("Anthropic (demo)") for an OpenAI-compatible recording.
-    from gui.recordings import bundled_traces
+    from livefill.gui.recordings import bundled_traces
 
     window = make_window(speed=0, provider="anthropic")
     combo = window.toolbar.provider_combo

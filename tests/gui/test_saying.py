@@ -12,13 +12,13 @@ import re
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from core.app_settings import MemoryStore
-from core.form import FieldState, Origin
-from core.run import Phase
-from gui.window_menus import LEGEND_KEY
+from livefill.session.app_settings import MemoryStore
+from livefill.extraction.form import FieldState, Origin
+from livefill.session.run import Phase
+from livefill.gui.window_menus import LEGEND_KEY
 from tests.gui.conftest import arun, wait_until
-from widgets.field_base import MARKERS, USER_MARKER
-from widgets.legend import ENTRIES
+from livefill.widgets.field_base import MARKERS, USER_MARKER
+from livefill.widgets.legend import ENTRIES
 
 
 def type_into(qtbot, window, pointer: str, text: str) -> None:
@@ -268,7 +268,7 @@ def test_clear_open_into_form_then_undo_twice_gives_back_the_typed_values(make_w
     window.clear_action.trigger()
     empty = window.form.snapshot()
     window.form.load({"customer_name": "From history"})  # what Open into form does to the form, as a step:
-    from gui.history_panel import OpenRunCommand
+    from livefill.gui.history_panel import OpenRunCommand
 
     settings = {"scenario": window.session.settings.scenario}
     window.undo_stack.push(OpenRunCommand(window.session, "Open run", settings, settings, window.form, empty,
@@ -315,7 +315,7 @@ def test_undo_keys_in_a_field_with_nothing_to_undo_go_to_the_window(make_window)
 def test_the_undo_keys_filter_sits_on_the_focused_field_not_on_the_application(make_window, monkeypatch):
     """On the application a Python filter runs for every event of every object (~1,500 a second
     while a run streams); Qt asks only the focused widget about a shortcut's key."""
-    import gui.form_undo as form_undo
+    import livefill.gui.form_undo as form_undo
     from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QApplication
 

@@ -6,12 +6,12 @@ import uuid
 
 import pytest
 
-from core.app_settings import KEYS, MemoryStore, SavedSettings, default_ollama_url, load_settings, save_settings
-from core.keys import KeyStore
-from core.settings import RunSettings
-from gui.app import parse_args, remember
-from gui.qsettings_store import QSettingsStore
-from tests.core.test_keys import MemoryKeyring
+from livefill.session.app_settings import KEYS, MemoryStore, SavedSettings, default_ollama_url, load_settings, save_settings
+from livefill.wire.keys import KeyStore
+from livefill.session.settings import RunSettings
+from livefill.gui.app import parse_args, remember
+from livefill.gui.qsettings_store import QSettingsStore
+from tests.wire.test_keys import MemoryKeyring
 from tests.gui.conftest import arun
 
 

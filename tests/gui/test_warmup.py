@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from gui import warmup
-from gui.gui_thread_gc import GuiThreadCollector
+from livefill.gui import warmup
+from livefill.gui.gui_thread_gc import GuiThreadCollector
 from tests.gui.conftest import arun, wait_until
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from core.run import Phase
-from core.scenarios import get_scenario
+from livefill.session.run import Phase
+from livefill.extraction.scenarios import get_scenario
 from tests.gui.conftest import Recorder, arun, error_messages, wait_until
 
 INVOICE = get_scenario("invoice")

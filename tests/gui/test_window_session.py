@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.modes import Mode
-from core.session import SINGLE
+from livefill.extraction.modes import Mode
+from livefill.session.session import SINGLE
 from tests.gui.conftest import error_messages
 
 

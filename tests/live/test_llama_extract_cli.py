@@ -12,13 +12,13 @@ import sys
 
 import pytest
 
-from core.schema import check_document
-from core.schemas import schema_model
+from livefill.extraction.schema import check_document
+from livefill.extraction.schemas import schema_model
 from tests.live.conftest import REPO
 
 pytestmark = [pytest.mark.realserver, pytest.mark.slow]
 
-CLI = [sys.executable, "-m", "gui.app", "extract"]
+CLI = [sys.executable, "-m", "livefill.gui.app", "extract"]
 RUN_LIMIT = 240.0
 
 

@@ -19,16 +19,16 @@ from typing import Any
 
 import pytest
 
-from core.events import ArgsDelta
-from core.form import FieldState, FormModel
-from core.modes import Mode
-from core.providers.request import ExtractionRequest
-from core.run import Run, RunConfig
-from core.run_status import Phase
-from core.scenarios import get_scenario
-from core.schema import check_document
-from core.schemas import schema_model
-from core.taps import WireFrame
+from livefill.wire.events import ArgsDelta
+from livefill.extraction.form import FieldState, FormModel
+from livefill.extraction.modes import Mode
+from livefill.wire.providers.request import ExtractionRequest
+from livefill.session.run import Run, RunConfig
+from livefill.session.run_status import Phase
+from livefill.extraction.scenarios import get_scenario
+from livefill.extraction.schema import check_document
+from livefill.extraction.schemas import schema_model
+from livefill.wire.taps import WireFrame
 
 pytestmark = [pytest.mark.realserver, pytest.mark.slow]
 
@@ -218,7 +218,7 @@ async def test_json_object_output_streams_through_content_into_the_form_like_too
 async def test_settled_mode_through_the_embedded_relay_commits(llama_server):
     """The app's embedded relay reads the llama server (handed the run's key over loopback) and
     sends each value once, whole: the form only ever shows settled values."""
-    from core.demo_client import embedded_server
+    from livefill.embedded.client import embedded_server
 
     relay = embedded_server()
     await asyncio.to_thread(relay.start)

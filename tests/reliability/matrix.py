@@ -11,7 +11,7 @@ MODES = ["partial", "blocking", "settled", "hybrid"]
 
 def full_size() -> int:
     """Cells of the whole matrix: every fault on every wire it applies to (FAULT_SCOPES), in every mode."""
-    from core.demo_protocol import FaultName, fault_applies
+    from livefill.demo.protocol import FaultName, fault_applies
 
     return sum(len(MODES) for f in FaultName for w in WIRES if fault_applies(f, w))
 
@@ -69,7 +69,7 @@ def render(results: dict[tuple[str, str, str], dict[str, Any]]) -> str:
 
 
 def _order(key: tuple[str, str, str]) -> tuple[int, int, int]:
-    from core.demo_protocol import FaultName
+    from livefill.demo.protocol import FaultName
 
     faults = [f.value for f in FaultName]
     return faults.index(key[0]), WIRES.index(key[1]), MODES.index(key[2])

@@ -17,9 +17,9 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from core.errors import ProtocolError, ProviderUnavailable, StreamTimeout
-from core.providers.transport import open_httpx
-from core.relay_client import open_relay
+from livefill.errors import ProtocolError, ProviderUnavailable, StreamTimeout
+from livefill.wire.providers.transport import open_httpx
+from livefill.relay.client import open_relay
 
 MB = 1024 * 1024
 PEAK_LIMIT = 50 * MB

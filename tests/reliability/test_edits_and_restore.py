@@ -7,10 +7,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
-from core.form import MISSING, FieldState, FormModel
-from core.run import Phase
-from core.schemas import schema_model
-from tests.core.test_run import INVOICE, Script, complete, make_run
+from livefill.extraction.form import MISSING, FieldState, FormModel
+from livefill.session.run import Phase
+from livefill.extraction.schemas import schema_model
+from tests.session.test_run import INVOICE, Script, complete, make_run
 from tests.gui.conftest import arun, wait_until
 
 S = FieldState

@@ -8,7 +8,7 @@ the demo provider (its request log shows none still streaming); nothing reached 
 threading.excepthook or the loop's exception handler. The results are printed as a table at the
 end of the session (tests/reliability/conftest.py) and written to tests/reliability/fault_matrix.md.
 
-A fault runs only on the wires `core.demo_protocol.FAULT_SCOPES` gives it (`blank_line`: Ollama;
+A fault runs only on the wires `livefill.demo.protocol.FAULT_SCOPES` gives it (`blank_line`: Ollama;
 the demo provider refuses it elsewhere with a 400): its other cells are not in the matrix. The
 full matrix is `slow`; FAST keeps one cell per fault (cycling through the wires and modes) in the
 fast loop.
@@ -23,12 +23,12 @@ import time
 
 import pytest
 
-from core.demo_client import demo_requests
-from core.demo_protocol import DemoKnobs, FaultName, fault_applies
-from core.form import FormModel
-from core.run import Mode, Phase, Run, RunConfig
-from core.scenarios import get_scenario
-from core.schemas import schema_model
+from livefill.embedded.client import demo_requests
+from livefill.demo.protocol import DemoKnobs, FaultName, fault_applies
+from livefill.extraction.form import FormModel
+from livefill.session.run import Mode, Phase, Run, RunConfig
+from livefill.extraction.scenarios import get_scenario
+from livefill.extraction.schemas import schema_model
 from tests.reliability.matrix import MODES, RESULTS, WIRES, full_size
 FAULTS = [f.value for f in FaultName]
 OPEN = {"pending", "streaming"}

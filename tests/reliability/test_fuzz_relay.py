@@ -29,14 +29,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.errors import ProtocolError, RunFailure
-from core.form import FormModel
-from core.readers import RelayReader
-from core.relay_client import RecordAssembler, RecordReader, failure_from_record, open_relay
-from core.relay_records import CompleteRecord, ErrorRecord
-from core.scenarios import SCENARIO_NAMES, get_scenario
-from core.schema import check_document
-from core.schemas import schema_model
+from livefill.errors import ProtocolError, RunFailure
+from livefill.extraction.form import FormModel
+from livefill.extraction.readers import RelayReader
+from livefill.relay.client import RecordAssembler, RecordReader, failure_from_record, open_relay
+from livefill.relay.records import CompleteRecord, ErrorRecord
+from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
+from livefill.extraction.schema import check_document
+from livefill.extraction.schemas import schema_model
 from tests.reliability.test_fuzz_streams import slices
 
 WIRES = ["anthropic", "openai-chat", "openai-responses", "ollama"]

@@ -27,18 +27,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.errors import LivefillError
-from core.events import ArgsDelta, ProviderError
-from core.form import FormModel
-from core.demo_protocol import DemoKnobs
-from core.modes import Mode
-from core.providers import _WIRES, open_stream
-from core.providers.request import ExtractionRequest
-from core.readers import READERS
-from core.run import RunConfig
-from core.scenarios import SCENARIO_NAMES, get_scenario
-from core.schema import check_document
-from core.schemas import schema_model
+from livefill.errors import LivefillError
+from livefill.wire.events import ArgsDelta, ProviderError
+from livefill.extraction.form import FormModel
+from livefill.demo.protocol import DemoKnobs
+from livefill.extraction.modes import Mode
+from livefill.wire.providers import _WIRES, open_stream
+from livefill.wire.providers.request import ExtractionRequest
+from livefill.extraction.readers import READERS
+from livefill.session.run import RunConfig
+from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
+from livefill.extraction.schema import check_document
+from livefill.extraction.schemas import schema_model
 
 WIRES = ["anthropic", "openai-chat", "openai-responses", "ollama"]
 FAST_SCENARIO = "invoice"  # the fast loop's scenario; the others (and the 20 KB catalog) are slow
@@ -98,7 +98,7 @@ def commit_of(request: ExtractionRequest, pieces: list[bytes], mode: str = "part
     def events(evs: list[Any]) -> None:
         for event in evs:
             if isinstance(event, ProviderError):
-                from core.errors import UpstreamError
+                from livefill.errors import UpstreamError
 
                 raise UpstreamError(f"{event.kind}: {event.message}", kind=event.kind)
             if said is not None and isinstance(event, ArgsDelta):
@@ -163,7 +163,7 @@ def test_any_reslicing_commits_the_same_object(body, scenario, wire):
 def test_truncation_at_any_byte_never_commits(body, scenario, wire):
     request, data = body
     # An NDJSON body whose last line lost only its newline still holds every byte of its terminal
-    # line, and the framer takes a final line without newline (core.ndjson): that is not a cut.
+    # line, and the framer takes a final line without newline (livefill.wire.ndjson): that is not a cut.
     content = len(data.rstrip(b"\r\n")) if wire == "ollama" else len(data)
 
     @FUZZ

@@ -19,18 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from core.form import FormModel
-from core.history import History, HistoryWriteError
-from core.run import Phase
-from core.schemas import schema_model
-from tests.core.test_run import INVOICE, Script, complete, make_run
+from livefill.extraction.form import FormModel
+from livefill.recording.history import History, HistoryWriteError
+from livefill.session.run import Phase
+from livefill.extraction.schemas import schema_model
+from tests.session.test_run import INVOICE, Script, complete, make_run
 from tests.gui.conftest import arun, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
 import sys
-from core.history import History
+from livefill.recording.history import History
 history = History(sys.argv[1])
 tag, count, size = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 pad = "é" * size  # multi-byte characters: a tear can fall inside one
@@ -124,7 +124,7 @@ def test_a_full_disk_says_which_file_and_why(tmp_path, monkeypatch):
     def full(fd, data):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("core.history.os.write", full)
+    monkeypatch.setattr("livefill.recording.history.os.write", full)
     with pytest.raises(HistoryWriteError) as info:
         History(path).append({"i": 1})
     message = str(info.value)
@@ -145,7 +145,7 @@ async def test_a_history_that_cannot_be_written_keeps_the_result_and_says_so(tmp
     def full(fd, data):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("core.history.os.write", full)
+    monkeypatch.setattr("livefill.recording.history.os.write", full)
     form = FormModel(schema_model("invoice"))
     run = make_run(form, "blocking", Script(complete()), tmp_path)
     status = await run.run()
@@ -174,7 +174,7 @@ def test_the_window_keeps_the_result_and_says_the_history_could_not_be_written(m
     def full(fd, data):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("core.history.os.write", full)
+    monkeypatch.setattr("livefill.recording.history.os.write", full)
     window = make_window(provider="anthropic", mode="partial")
 
     async def scenario():

@@ -1,12 +1,12 @@
-"""A relay served by plain uvicorn, and by `livefill-relay` (core.server.relay_serve): what holds.
+"""A relay served by plain uvicorn, and by `livefill-relay` (livefill.relay.serve): what holds.
 
 Subprocess tests run the real command lines on 127.0.0.1, port 0, each wait bounded:
 
-- `uvicorn --factory core.server.relay_app:create_relay_app` with the documented flags: the ASGI
+- `uvicorn --factory livefill.relay.app:create_relay_app` with the documented flags: the ASGI
   guard holds (401, 421, 403, 415, 413), `--limit-concurrency` answers 503 beyond the cap; a
   connection that never sends its request head stays open (uvicorn has no head deadline: the
   README says so, and this test keeps it honest);
-- `python -m core.server.relay_serve` (livefill-relay): the same guard and cap, and a silent or
+- `python -m livefill.relay.serve` (livefill-relay): the same guard and cap, and a silent or
   trickling client is closed after `--head-timeout`.
 
 In-process tests check TCP_NODELAY on the server side of each accepted connection: uvicorn's own
@@ -31,9 +31,9 @@ import pytest
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from core.server.connection import GuardedH11Protocol
-from core.server.relay_app import create_relay_app
-from core.server.relay_serve import uvicorn_settings
+from livefill.serving.connection import GuardedH11Protocol
+from livefill.relay.app import create_relay_app
+from livefill.relay.serve import uvicorn_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 RELAY = "/relay/v1/extract"
@@ -150,7 +150,7 @@ def _env(**extra: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def plain():
     served = _Served(
-        [sys.executable, "-m", "uvicorn", "--factory", "core.server.relay_app:create_relay_app",
+        [sys.executable, "-m", "uvicorn", "--factory", "livefill.relay.app:create_relay_app",
          "--host", "127.0.0.1", "--port", "0", "--limit-concurrency", "4", "--timeout-keep-alive", "2",
          "--log-level", "info", "--no-access-log"],
         r"Uvicorn running on http://127\.0\.0\.1:(\d+)",
@@ -163,7 +163,7 @@ def plain():
 @pytest.fixture(scope="module")
 def launcher():
     served = _Served(
-        [sys.executable, "-m", "core.server.relay_serve", "--port", "0", "--head-timeout", "0.5",
+        [sys.executable, "-m", "livefill.relay.serve", "--port", "0", "--head-timeout", "0.5",
          "--max-connections", "4", "--keep-alive", "1"],
         r"livefill-relay listening on http://127\.0\.0\.1:(\d+)",
         _env(),
@@ -257,7 +257,7 @@ def test_livefill_relay_closes_a_silent_or_trickling_client(launcher):
 
 
 def test_livefill_relay_refuses_bad_options_before_binding():
-    from core.server.relay_serve import main
+    from livefill.relay.serve import main
 
     assert main(["--host", "0.0.0.0"]) == 2
     assert main(["--workers", "0"]) == 2
@@ -265,7 +265,7 @@ def test_livefill_relay_refuses_bad_options_before_binding():
 
 
 def test_livefill_relay_needs_the_token(monkeypatch, capsys):
-    from core.server.relay_serve import main
+    from livefill.relay.serve import main
 
     monkeypatch.delenv("LIVEFILL_RELAY_TOKEN", raising=False)
     assert main(["--port", "0"]) == 2

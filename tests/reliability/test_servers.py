@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from core.server.connection import install_quiet_logs
-from core.server.guard import JSON_PATHS, GuardLimits, RefusalLog
-from core.server.knobs import DemoDefaults
-from core.server.runner import EmbeddedServer
+from livefill.serving.connection import install_quiet_logs
+from livefill.serving.guard import JSON_PATHS, GuardLimits, RefusalLog
+from livefill.demo.knobs import DemoDefaults
+from livefill.serving.runner import EmbeddedServer
 
 ROOT = Path(__file__).resolve().parents[2]
 PROVIDER_PATHS = sorted(JSON_PATHS - {"/relay/v1/extract"})
@@ -383,7 +383,7 @@ def test_client_goodbyes_are_kept_out_of_the_log():
 
 def _spawn(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "core.server.cli", *args],
+        [sys.executable, "-m", "livefill.cli.server", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -442,7 +442,7 @@ def test_the_first_relay_request_does_not_block_the_cold_server(tmp_path, how):
 
 
 def test_a_deployed_relay_takes_its_allowed_hosts_from_the_environment():
-    from core.server.guard import limits_from_env
+    from livefill.serving.guard import limits_from_env
 
     limits = limits_from_env({"LIVEFILL_ALLOWED_HOSTS": "relay.example.com, relay.example.com:443", "LIVEFILL_MAX_BODY_BYTES": "1000"})
     assert limits.allowed_hosts == frozenset({"relay.example.com", "relay.example.com:443"})

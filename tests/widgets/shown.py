@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.form import FormModel
-from core.schemas import SCHEMAS
-from widgets.form_view import FormView
+from livefill.extraction.form import FormModel
+from livefill.extraction.schemas import SCHEMAS
+from livefill.widgets.form_view import FormView
 
 
 def shown_catalog(qtbot, width: int = 700, height: int = 600) -> tuple[FormModel, FormView]:  # noqa: ANN001

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from widgets.elided_label import ElidedLabel
+from livefill.widgets.elided_label import ElidedLabel
 
 LONG = "connection lost: the peer closed the connection without sending complete message body: incomplete chunked read " * 2
 

@@ -9,13 +9,13 @@ from PySide6.QtCore import QEvent, QEventLoop, QObject, QPoint, QRect, Qt, QTime
 from PySide6.QtGui import QColor, QRegion
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QWidget
 
-from core.form import FieldState, FormModel
-from core.schemas import SCHEMAS
+from livefill.extraction.form import FieldState, FormModel
+from livefill.extraction.schemas import SCHEMAS
 from tests.widgets.conftest import STYLE
 from tests.widgets.shown import shown_catalog
-from widgets.field_base import MARKERS
-from widgets.form_view import FormView
-from widgets.table_model import STATE_ROLE
+from livefill.widgets.field_base import MARKERS
+from livefill.widgets.form_view import FormView
+from livefill.widgets.table_model import STATE_ROLE
 
 S = FieldState
 
@@ -134,7 +134,7 @@ def test_table_rows_appear_as_items_start_and_cells_carry_states(view):
 def test_a_pending_table_that_holds_settled_rows_says_more_are_to_come_not_waiting(view):
     """Settled mode leaves a container PENDING (it never shows provisional values) while its rows
     arrive settled: the table said "◌ waiting" (no value yet) over rows of values."""
-    from widgets.field_base import FILLING_MARKER
+    from livefill.widgets.field_base import FILLING_MARKER
 
     form = view.form
     form.begin_run()
@@ -209,9 +209,9 @@ def test_naive_form_shows_no_state_markers(qtbot):
 
 
 def test_status_line_and_run_log_text(qtbot):
-    from core.run import Mode, Phase, RunStatus
-    from widgets.run_log import RunLog
-    from widgets.status_line import StatusLine
+    from livefill.session.run import Mode, Phase, RunStatus
+    from livefill.widgets.run_log import RunLog
+    from livefill.widgets.status_line import StatusLine
 
     line = StatusLine()
     log = RunLog()
@@ -405,8 +405,8 @@ def test_a_table_in_a_larger_font_shows_its_values_and_rows_whole_and_back_again
     # Presentation mode makes every font larger: the table kept 24 px rows and columns sized for
     # the small font (prices cut to "385.…", a 3-row table with a scroll bar), and after leaving it
     # a header two lines high.
-    from gui.presentation import presentation_qss
-    from widgets.state_delegate import GLYPH_SPACE
+    from livefill.gui.presentation import presentation_qss
+    from livefill.widgets.state_delegate import GLYPH_SPACE
 
     form = FormModel(SCHEMAS["invoice"])
     form.load({"line_items": [{"sku": "DSK-140", "description": "Height-adjustable desk", "quantity": 2, "unit_price": 385.0},
@@ -626,7 +626,7 @@ def test_the_cell_delegate_remembers_elided_texts_for_its_font_only(qtbot):
     # answers, and forgets them when the font changes (else a bigger font would overflow).
     from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter
 
-    from widgets.state_delegate import StateDelegate
+    from livefill.widgets.state_delegate import StateDelegate
 
     delegate = StateDelegate()
     image = QImage(20, 20, QImage.Format.Format_ARGB32)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from widgets.flow_layout import FlowLayout
+from livefill.widgets.flow_layout import FlowLayout
 
 
 def _box(qtbot, n: int):

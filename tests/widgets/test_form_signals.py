@@ -6,9 +6,9 @@ import time
 
 from PySide6.QtWidgets import QApplication
 
-from core.form import FieldState, FormModel
-from core.schemas import schema_model
-from widgets.form_signals import FormSignals
+from livefill.extraction.form import FieldState, FormModel
+from livefill.extraction.schemas import schema_model
+from livefill.widgets.form_signals import FormSignals
 
 
 def _signals(qtbot, frame_ms: int = 40):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.metrics import LaneMetrics
-from widgets.lane_header import LIVE_NOTE, LaneHeader
+from livefill.session.metrics import LaneMetrics
+from livefill.widgets.lane_header import LIVE_NOTE, LaneHeader
 
 FINAL = {"customer_name": "Martinez SA", "amount": 1200}
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.metrics import LaneMetrics
-from widgets.metrics_table import ROWS, MetricsTable
+from livefill.session.metrics import LaneMetrics
+from livefill.widgets.metrics_table import ROWS, MetricsTable
 
 FINAL = {"customer_name": "Martinez SA", "amount": 1200}
 

@@ -6,9 +6,9 @@ import time
 
 from PySide6.QtWidgets import QApplication
 
-from core.form import FieldState, FormModel
-from core.schemas import schema_model
-from widgets.form_view import FormView
+from livefill.extraction.form import FieldState, FormModel
+from livefill.extraction.schemas import schema_model
+from livefill.widgets.form_view import FormView
 
 
 def _shown_form(qtbot, height: int = 900) -> tuple[FormModel, FormView, list[tuple[str, float]]]:
@@ -95,7 +95,7 @@ def test_without_a_sink_nothing_is_armed(qtbot):
 def test_clearing_after_an_armed_widget_was_deleted_does_not_raise(qtbot):
     from PySide6.QtWidgets import QLabel
 
-    from widgets.paint_probe import PaintProbe
+    from livefill.widgets.paint_probe import PaintProbe
 
     host = QLabel("host")
     qtbot.addWidget(host)

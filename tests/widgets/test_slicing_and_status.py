@@ -6,11 +6,11 @@ import collections
 
 from PySide6.QtCore import QEvent, QObject, Qt
 
-from core.modes import Mode
-from core.run_status import Phase, RunStatus
-from core.session import Session
-from widgets.status_line import StatusLine, compare_text
-from widgets.wire_inspector_slicing import SlicingControl
+from livefill.extraction.modes import Mode
+from livefill.session.run_status import Phase, RunStatus
+from livefill.session.session import Session
+from livefill.widgets.status_line import StatusLine, compare_text
+from livefill.widgets.wire_inspector_slicing import SlicingControl
 
 
 def status(phase: Phase, deltas: int = 0, mode: Mode = Mode.PARTIAL, records: int = 0) -> RunStatus:
@@ -75,7 +75,7 @@ def test_a_streaming_status_repaints_the_line_alone_and_asks_no_layout_again(qtb
     # animation objects) and, the label being transparent, repainted what is behind it.
     from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
-    from gui.app import STYLE
+    from livefill.gui.app import STYLE
 
     QApplication.instance().setStyleSheet(STYLE.read_text(encoding="utf-8"))
     try:
@@ -124,7 +124,7 @@ def test_a_long_status_is_elided_and_whole_in_the_tooltip(qtbot):
 
 def test_a_long_document_name_ends_in_an_ellipsis_and_is_whole_in_its_tooltip(qtbot):
     # It was cut mid-letter with no mark ("Scenario document: invoice — Invoice fror").
-    from widgets.document_bar import DocumentBar
+    from livefill.widgets.document_bar import DocumentBar
 
     bar = DocumentBar()
     qtbot.addWidget(bar)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor, QImage
 
-from core.timeline import TimelineModel
-from widgets.timeline import STATE_COLORS, TimelineView
+from livefill.session.timeline import TimelineModel
+from livefill.widgets.timeline import STATE_COLORS, TimelineView
 
 FIELDS = ["/customer_name", "/amount", "/notes"]
 
@@ -167,7 +167,7 @@ def test_new_data_asks_for_a_new_size_only_when_rows_change(qtbot, monkeypatch):
 
 def test_ticks_are_written_exactly_and_an_end_line_says_how_the_run_ended():
     # Quarter-second ticks read 0.0 / 0.2 / 0.5 / 0.8; a run that failed was marked "Stop".
-    from widgets.timeline import _decimals, _end_word
+    from livefill.widgets.timeline import _decimals, _end_word
 
     assert [f"{k * 0.25:.{_decimals(0.25)}f}" for k in range(4)] == ["0.00", "0.25", "0.50", "0.75"]
     assert (_decimals(1.0), _decimals(0.5), _decimals(0.2), _decimals(0.05)) == (0, 1, 1, 2)

@@ -8,9 +8,9 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication, QLineEdit, QTableView, QToolTip, QWidget
 
-import widgets.value_tips as value_tips
+import livefill.widgets.value_tips as value_tips
 from tests.widgets.shown import shown_catalog
-from widgets.value_tips import cut_text, install_value_tips
+from livefill.widgets.value_tips import cut_text, install_value_tips
 
 LONG = "a very long product name that cannot fit in a narrow column, not even nearly"
 

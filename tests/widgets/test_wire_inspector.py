@@ -7,13 +7,13 @@ import random
 
 import pytest
 
-from core.events import ArgsDelta
-from core.scenarios import get_scenario
-from core.wiretap import WireRecorder
-from tests.core.test_wiretap import anthropic_wire, play, random_cuts, split_text, text_frame
-from widgets.wire_inspector import WireInspector
-from widgets.wire_inspector_bytes import MARK, parse_rendered, render_bytes
-from widgets.wire_inspector_slicing import SlicingControl, parse_slicing
+from livefill.wire.events import ArgsDelta
+from livefill.extraction.scenarios import get_scenario
+from livefill.recording.wiretap import WireRecorder
+from tests.recording.test_wiretap import anthropic_wire, play, random_cuts, split_text, text_frame
+from livefill.widgets.wire_inspector import WireInspector
+from livefill.widgets.wire_inspector_bytes import MARK, parse_rendered, render_bytes
+from livefill.widgets.wire_inspector_slicing import SlicingControl, parse_slicing
 
 # every kind of byte the renderer treats specially, UTF-8 characters of 2, 3 and 4 bytes, the
 # view's own glyphs as content, and bytes that are not UTF-8 at all
@@ -224,7 +224,7 @@ def test_memory_stays_bounded_on_a_50_mb_stream_at_max_speed(qtbot):
 
 @pytest.mark.slow
 async def test_catalog_at_max_speed_through_the_demo_provider_stays_under_the_ceiling(qtbot, demo_server):
-    from core.providers import ExtractionRequest, open_stream
+    from livefill.wire.providers import ExtractionRequest, open_stream
 
     sc = get_scenario("catalog")
     ceiling = 256 * 1024

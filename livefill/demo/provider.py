@@ -1,0 +1,368 @@
+"""The demo provider's routes: the provider endpoints, `/_demo/scenarios`, `/_demo/requests` and
+`POST /_demo/traces` (a trace to replay, for a server in another process).
+
+Every provider endpoint follows the same path (`DemoProvider.handle`): parse the knobs, the body
+and the request's wire vocabulary; pick the scenario (the `x-demo-scenario` header, else the
+scenario whose document is the user text); refuse anything it cannot serve in the wire's own error
+shape; log the request; then answer with a `StepResponse` (streamed) or a `DelayedResponse`.
+A document that is none of its scenarios', or a schema (the forced tool's input schema, or the
+structured-output format's) whose properties are not the scenario's, is refused with HTTP 400
+saying it only knows its scenarios: it has nothing to answer a person's own document or schema with.
+An HTTP fault (`http_401`, `overloaded`, ...: `livefill.demo.protocol.HTTP_FAULTS`) is answered as
+soon as the body is read, before any scenario is matched, with the wire's `refusal`: the status,
+error body and headers (`retry-after`) the real provider sends.
+A request with `x-demo-replay: <trace id>` (a trace kept with `add_trace`) is answered by that
+recorded trace instead (livefill/demo/replay.py), on the wire it was recorded on; no scenario is
+matched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from livefill.demo.protocol import HTTP_FAULTS, Fault, FaultName, KnobError
+from livefill.extraction.scenarios import Scenario, load_scenarios
+from livefill.demo.faults import check_fault, make_plan, program
+from livefill.demo.knobs import DemoDefaults, Knobs, parse_knobs
+from livefill.demo.replay import ReplayResponse, TraceShelf
+from livefill.demo.request_log import LogEntry, RequestLog, credential_fingerprint
+from livefill.demo.streaming import DelayedResponse, StepResponse, install_log_filter
+from livefill.demo.wires import BadRequest, StopKind, WireSpec, dumps, new_id
+from livefill.demo.wires.anthropic import AnthropicWire
+from livefill.demo.wires.ollama import OllamaWire, ollama_body
+from livefill.demo.wires.models import anthropic_models, ollama_tags, openai_models, wants_anthropic
+from livefill.demo.wires.openai_chat import ChatWire
+from livefill.demo.wires.openai_responses import ResponsesWire
+from livefill.demo.wires.raw import RawWire
+
+__all__ = ["DemoProvider", "UNKNOWN_DOCUMENT", "UNKNOWN_SCHEMA"]
+
+UNKNOWN_DOCUMENT = (
+    "The demo provider knows only its bundled scenarios ({names}); this document is not one of them. "
+    "A live provider extracts any document: choose a live provider and give it an API key."
+)
+
+UNKNOWN_SCHEMA = (
+    "The demo provider knows only its bundled scenarios ({names}); the schema asked for "
+    "(properties {asked}) is not the {scenario} scenario's ({expected}). "
+    "A live provider extracts with any schema: choose a live provider and give it an API key."
+)
+
+_ERROR_STATUS = {"anthropic": 529, "openai-chat": 500, "openai-responses": 500}
+
+
+def _auth_scheme(request: Request) -> str | None:
+    # Only which form of credential was used is ever looked at; the value is never read or kept.
+    if "x-api-key" in request.headers:
+        return "x-api-key"
+    if request.headers.get("authorization", "").lower().startswith("bearer "):
+        return "bearer"
+    return None
+
+
+def _requested_schema(body: Any, tool: str) -> Mapping[str, Any] | None:
+    """The JSON Schema the request asks its output to follow: the tool `tool`'s (Anthropic
+    `input_schema`, OpenAI `parameters`), else a structured-output format's (Chat
+    `response_format`, Responses `text.format`, Ollama `format`); None when it gives none."""
+    if not isinstance(body, Mapping):
+        return None
+    found: list[Any] = []
+    for entry in body.get("tools") or ():
+        if isinstance(entry, Mapping):
+            fn = entry.get("function") if isinstance(entry.get("function"), Mapping) else entry
+            if fn.get("name") == tool:
+                found.append(fn.get("input_schema") or fn.get("parameters"))
+    fmt = body.get("response_format")
+    if isinstance(fmt, Mapping):
+        inner = fmt.get("json_schema")
+        found.append(inner.get("schema") if isinstance(inner, Mapping) else fmt.get("schema"))
+    text = body.get("text")
+    if isinstance(text, Mapping) and isinstance(text.get("format"), Mapping):
+        found.append(text["format"].get("schema"))
+    found.append(body.get("format"))
+    for schema in found:
+        if isinstance(schema, Mapping) and isinstance(schema.get("properties"), Mapping):
+            return schema
+    return None
+
+
+def _input_tokens(text: str) -> int:
+    return max(1, len(text) // 4) + 12
+
+
+class DemoProvider:
+    """The demo provider: its routes, its request log and its knob defaults.
+
+    `shutdown()` ends every response in progress (called by the embedded server when it stops).
+    """
+
+    def __init__(self, defaults: DemoDefaults | None = None) -> None:
+        self.defaults = defaults or DemoDefaults()
+        self.log = RequestLog()
+        self.scenarios: dict[str, Scenario] = load_scenarios()
+        self.traces = TraceShelf()
+        self._shutdown: asyncio.Event | None = None
+        install_log_filter()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _shutdown_event(self) -> asyncio.Event:
+        if self._shutdown is None:
+            self._shutdown = asyncio.Event()
+        return self._shutdown
+
+    def shutdown(self) -> None:
+        """Stop every response in progress (call on the server's event loop)."""
+        self._shutdown_event().set()
+
+    def add_trace(self, trace: Any, trace_id: str | None = None) -> str:
+        """Keep a loaded trace (livefill.recording.trace.Trace) for `x-demo-replay`; return its id (any thread)."""
+        return self.traces.add(trace, trace_id)
+
+    # -- routes ------------------------------------------------------------------------------
+
+    def routes(self) -> list[Route]:
+        anthropic, chat, responses = AnthropicWire(), ChatWire(), ResponsesWire()
+        ollama_chat, ollama_generate, raw = OllamaWire(generate=False), OllamaWire(generate=True), RawWire()
+
+        def endpoint(wire: WireSpec) -> Any:
+            async def handler(request: Request) -> Any:
+                return await self.handle(request, wire)
+
+            return handler
+
+        return [
+            Route("/v1/messages", endpoint(anthropic), methods=["POST"]),
+            Route("/v1/chat/completions", endpoint(chat), methods=["POST"]),
+            Route("/v1/responses", endpoint(responses), methods=["POST"]),
+            Route("/api/chat", endpoint(ollama_chat), methods=["POST"]),
+            Route("/api/generate", endpoint(ollama_generate), methods=["POST"]),
+            Route("/raw/v1/extract", endpoint(raw), methods=["POST"]),
+            Route("/_demo/scenarios", self.list_scenarios, methods=["GET"]),
+            Route("/_demo/requests", self.list_requests, methods=["GET"]),
+            Route("/_demo/traces", self.post_trace, methods=["POST"]),
+            Route("/v1/models", self.list_models, methods=["GET"]),
+            Route("/api/tags", self.list_tags, methods=["GET"]),
+        ]
+
+    async def list_scenarios(self, request: Request) -> Response:
+        return JSONResponse(
+            [
+                {
+                    "name": s.name,
+                    "title": s.title,
+                    "document": s.document,
+                    "schema": s.json_schema(),
+                    "output": s.output,
+                    "schema_name": s.schema_name,
+                    "tool_name": s.tool_name,
+                }
+                for s in self.scenarios.values()
+            ]
+        )
+
+    async def list_requests(self, request: Request) -> Response:
+        return JSONResponse(self.log.snapshot())
+
+    async def post_trace(self, request: Request) -> Response:
+        """POST a trace file's contents: `{"id": ...}` to replay it with, or 400 with its one line."""
+        from livefill.errors import TraceError
+        from livefill.recording.trace import parse_trace
+
+        name = request.query_params.get("name") or "<posted trace>"
+        try:
+            trace = parse_trace(await request.body(), name=name)
+        except TraceError as exc:
+            error = {"type": "invalid_trace", "message": str(exc), "line": exc.line}
+            return JSONResponse({"error": error}, status_code=400)
+        return JSONResponse({"id": self.add_trace(trace), "reads": len(trace.reads), "wire": trace.wire})
+
+    async def list_models(self, request: Request) -> Response:
+        if wants_anthropic(request.headers):
+            return JSONResponse(anthropic_models(request.query_params), headers={"request-id": new_id("req_01")})
+        return JSONResponse(openai_models(), headers={"x-request-id": new_id("req_")})
+
+    async def list_tags(self, request: Request) -> Response:
+        return JSONResponse(ollama_tags())
+
+    # -- the provider endpoints --------------------------------------------------------------
+
+    def _match(self, user_text: str) -> Scenario | None:
+        text = user_text.strip()
+        for scenario in self.scenarios.values():
+            if scenario.document.strip() == text:
+                return scenario
+        # Lenient fallback: a prompt that quotes exactly one bundled document in full.
+        found = [s for s in self.scenarios.values() if text and s.document.strip() in text]
+        return found[0] if len(found) == 1 else None
+
+    def _check_schema(self, body: Any, tool: str, scenario: Scenario) -> None:
+        """BadRequest when the request's schema is not the scenario's (other properties)."""
+        asked = _requested_schema(body, tool)
+        if asked is None:
+            return
+        expected = _scenario_properties(scenario.schema_name)
+        if set(asked["properties"]) != set(expected):
+            raise BadRequest(
+                UNKNOWN_SCHEMA.format(
+                    names=", ".join(self.scenarios),
+                    asked=", ".join(asked["properties"]) or "none",
+                    scenario=scenario.name,
+                    expected=", ".join(expected),
+                )
+            )
+
+    def _refuse(self, wire: WireSpec, entry: LogEntry, error: BadRequest) -> Response:
+        entry.status = error.status
+        entry.error = error.message
+        entry.outcome = "refused"
+        body = wire.error_body(error.kind, error.message, entry.id)
+        headers = dict(wire.response_headers(entry.id))
+        content = ollama_body(body) if isinstance(wire, OllamaWire) else dumps(body).encode()
+        return Response(content, status_code=error.status, headers=headers, media_type="application/json")
+
+    def _refuse_with_status(self, wire: WireSpec, entry: LogEntry, fault: Fault, model: str) -> Response:
+        refusal = wire.refusal(fault.name, model, entry.id)
+        entry.model = model
+        entry.status = refusal.status
+        entry.error = dumps(refusal.body)
+        entry.outcome = "refused"
+        headers = dict(wire.response_headers(entry.id))
+        headers.update(refusal.headers)
+        content = ollama_body(refusal.body) if isinstance(wire, OllamaWire) else dumps(refusal.body).encode()
+        return Response(content, status_code=refusal.status, headers=headers, media_type="application/json")
+
+    async def handle(self, request: Request, wire: WireSpec) -> Any:
+        entry = self.log.new(
+            path=request.url.path,
+            wire=wire.name,
+            auth=_auth_scheme(request),
+            auth_sha256=credential_fingerprint(request.headers),
+        )
+        entry.tag = request.headers.get("x-demo-tag") or None  # logged even when another knob is refused
+        try:
+            knobs = parse_knobs(request.headers, self.defaults)
+        except KnobError as exc:
+            return self._refuse(wire, entry, BadRequest(str(exc)))
+        entry.knobs = knobs.as_log()
+        entry.fault = str(knobs.fault) if knobs.fault else None
+        raw = await request.body()
+        try:
+            if isinstance(wire, RawWire) and not raw.lstrip().startswith(b"{"):
+                body: Any = raw.decode("utf-8")
+            else:
+                body = json.loads(raw)
+        except RecursionError:
+            return self._refuse(wire, entry, BadRequest("The request body is nested too deeply."))
+        except ValueError:
+            return self._refuse(wire, entry, BadRequest("The request body is not valid JSON."))
+        try:
+            parsed = wire.parse(body, request.headers)
+            if knobs.replay is not None:
+                return self._replay(wire, entry, knobs, parsed.model)
+            if knobs.fault is not None and knobs.fault.name in HTTP_FAULTS:
+                return self._refuse_with_status(wire, entry, knobs.fault, parsed.model)
+            if knobs.scenario is not None:
+                scenario = self.scenarios.get(knobs.scenario)
+                if scenario is None:
+                    raise BadRequest(
+                        f"x-demo-scenario: unknown scenario {knobs.scenario!r}; known: {', '.join(self.scenarios)}"
+                    )
+            else:
+                scenario = self._match(parsed.user_text)
+                if scenario is None:
+                    raise BadRequest(UNKNOWN_DOCUMENT.format(names=", ".join(self.scenarios)))
+            self._check_schema(body, parsed.resolve_tool(scenario.tool_name), scenario)
+            check_fault(knobs.fault, wire, stream=parsed.stream)
+        except BadRequest as exc:
+            return self._refuse(wire, entry, exc)
+
+        plan = make_plan(scenario, knobs)
+        tool_name = parsed.resolve_tool(scenario.tool_name)
+        input_tokens = _input_tokens(parsed.user_text)
+        entry.scenario = scenario.name
+        entry.model = parsed.model
+        entry.stream = parsed.stream
+        entry.fine_grained = parsed.fine_grained
+        entry.tokens_total = plan.tokens_total
+        entry.fault_at = plan.cut
+        headers = [*wire.response_headers(entry.id)]
+        shutdown = self._shutdown_event()
+
+        if parsed.stream:
+            stream = wire.open_stream(parsed, tool_name=tool_name, input_tokens=input_tokens, seed=knobs.seed)
+            headers += [("content-type", wire.content_type), ("cache-control", "no-cache"), ("x-accel-buffering", "no")]
+            return StepResponse(
+                steps=program(plan, stream),
+                keepalive=stream.keepalive(),
+                pings_while_streaming=stream.pings_while_streaming,
+                knobs=knobs,
+                entry=entry,
+                headers=headers,
+                shutdown=shutdown,
+            )
+
+        # A whole response, after the time the tokens would have taken.
+        fault = knobs.fault.name if knobs.fault else None
+        tokens = plan.tokens_total if plan.cut is None else plan.cut
+        delay: float | None = knobs.ttft_ms / 1000.0 + (tokens / knobs.speed if knobs.speed > 0 else 0.0)
+        status = 200
+        if fault in (FaultName.STALL, FaultName.STALL_SILENT):
+            delay = None
+        if fault is FaultName.ERROR:
+            status = _ERROR_STATUS.get(wire.name, 500)
+            kind = "overloaded_error" if wire.name == "anthropic" else "server_error"
+            message = "Overloaded" if wire.name == "anthropic" else "The server had an error while processing your request."
+            body_out = wire.error_body(kind, message, entry.id)
+        else:
+            stop = StopKind.LENGTH if fault is FaultName.MAX_TOKENS else StopKind.COMPLETE
+            text = "".join(plan.head)
+            body_out = wire.complete(
+                parsed, tool_name=tool_name, text=text, stop=stop, tokens=tokens, input_tokens=input_tokens
+            )
+        content = ollama_body(body_out) if isinstance(wire, OllamaWire) else dumps(body_out).encode()
+        headers.append(("content-type", "application/json"))
+        return DelayedResponse(
+            status=status,
+            body=content,
+            headers=headers,
+            delay=delay,
+            entry=entry,
+            tokens=tokens,
+            shutdown=shutdown,
+            abort=fault is FaultName.DISCONNECT,
+        )
+
+    def _replay(self, wire: WireSpec, entry: LogEntry, knobs: Knobs, model: str) -> Any:
+        assert knobs.replay is not None
+        trace = self.traces.get(knobs.replay)
+        entry.replay = knobs.replay
+        entry.model = model
+        if trace is None:
+            raise BadRequest(f"x-demo-replay: no trace {knobs.replay!r} on this server (add it first)")
+        if trace.wire != wire.name:
+            raise BadRequest(
+                f"x-demo-replay: the trace {trace.name or knobs.replay} was recorded on the {trace.wire} wire; "
+                f"replay it there, not on {wire.name}"
+            )
+        entry.tokens_total = len(trace.reads)
+        return ReplayResponse(trace=trace, speed=knobs.replay_speed, entry=entry, shutdown=self._shutdown_event())
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The request log, oldest first (any thread)."""
+        return self.log.snapshot()
+
+
+def _scenario_properties(schema_name: str) -> list[str]:
+    """The top-level property names of a bundled schema, from livefill.extraction.user_schema's cache (building a
+    model's JSON Schema costs about a millisecond, once per request before)."""
+    from livefill.extraction.user_schema import resolve_schema
+
+    return list(resolve_schema(schema_name).json_schema.get("properties", {}))

@@ -1,0 +1,5 @@
+"""The embedded server: the demo provider and the relay in one app, and the app's side of it.
+
+    app.py      build_app(...) / create_app(): demo provider routes + relay routes behind the guard
+    client.py   start the embedded server in this process and read its request log
+"""

@@ -1,0 +1,1 @@
+"""Serving: the loopback HTTP plumbing every local server shares (guard, connection, runner)."""

@@ -1,0 +1,331 @@
+"""One lane of a session: a form read in one mode, with its own run, wire recorder and metrics.
+
+How this works
+--------------
+A `SessionLane` is what the single form and every compare lane are made of. It holds the form
+model of the document shown (`show(key, schema_name)`; the single form keeps one form per
+document so what a person typed survives a look at another one, a compare lane starts fresh),
+its `LaneMetrics` (fed from the form by a `FormProbe`, which also reports to the lane's timeline
+feed), and, per run, a fresh `WireRecorder` and the `Run` itself, driven as an asyncio task.
+
+The mode decides whether the form marks field states (`mode.spec.marks_states`), and this is the
+one place that says so. `start(config, t0, ...)` puts the lane's mode and label into the session's
+`RunConfig` and starts the run, its elapsed time counted from that shared `t0` (one compare run
+has one start) and refreshed every `TICK_SECONDS` while it runs, so the clock moves during a stall
+too; `stop()` is the real cancel. Everything the lane does is told to
+its subscribers as small frozen events (`LaneStatus`, `LaneFinished`, ...) by plain callbacks, so
+a window can render a lane without the lane knowing about Qt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from livefill.errors import LivefillError
+from livefill.extraction.form import MISSING, FormModel
+from livefill.recording.history import History
+from livefill.session.metrics import FormProbe, LaneMetrics
+from livefill.extraction.modes import Mode, parse_mode
+from livefill.session.run import Run, RunConfig, Source
+from livefill.session.run_status import Phase, RunStatus
+from livefill.extraction.schemas import schema_model
+from livefill.recording.settle_reads import SettleReads
+from livefill.wire.taps import tee
+from livefill.recording.wiretap import DEFAULT_MAX_BYTES, WireRecorder
+
+__all__ = [
+    "SessionLane",
+    "LaneEvent",
+    "LaneStatus",
+    "LaneStarted",
+    "LaneFinished",
+    "LaneError",
+    "LaneFormReplaced",
+    "LaneModeChanged",
+    "outcome_of",
+]
+
+
+TICK_SECONDS = 0.1
+"""How often a running lane refreshes its run's elapsed time (10 Hz: the clock never freezes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LaneStatus:
+    lane: str
+    status: RunStatus  # the run's newest status (one per change: coalesce before painting)
+
+
+@dataclass(frozen=True, slots=True)
+class LaneStarted:
+    lane: str
+    run: Run
+
+
+@dataclass(frozen=True, slots=True)
+class LaneFinished:
+    lane: str
+    status: RunStatus  # the final status (COMMITTED / STOPPED / FAILED, or READY if it never began)
+
+
+@dataclass(frozen=True, slots=True)
+class LaneError:
+    lane: str
+    message: str  # the run could not start, or broke: a sentence for the user
+
+
+@dataclass(frozen=True, slots=True)
+class LaneFormReplaced:
+    lane: str
+    form: FormModel  # the form now shown (another document, or the first one)
+
+
+@dataclass(frozen=True, slots=True)
+class LaneModeChanged:
+    lane: str
+    mode: Mode
+
+
+LaneEvent = LaneStatus | LaneStarted | LaneFinished | LaneError | LaneFormReplaced | LaneModeChanged
+
+
+def outcome_of(status: RunStatus) -> str:
+    """How a run ended, for the metrics and the timeline ("committed", "stopped", "failed: ...")."""
+    if status.phase is Phase.FAILED:
+        return f"failed: {status.reason}" if status.reason else "failed"
+    return status.phase.value
+
+
+class SessionLane:
+    """A form, a mode, and the lane's runs (see the module docstring).
+
+    `keep_forms`: keep one form per document (the single form) instead of a fresh one each time.
+    `measure`: feed the lane's `metrics` from its form (the single form shows none: False spares
+    the GUI thread that work on every change).
+    `extra_tap`: another wire tap that sees every run's wire with the recorder (observers, tests).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        mode: Mode | str = Mode.PARTIAL,
+        keep_forms: bool = False,
+        measure: bool = True,
+        recorder_max_bytes: int = DEFAULT_MAX_BYTES,
+        source: Source | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.mode = parse_mode(mode)
+        self.title = self.mode.value
+        self.keep_forms = keep_forms
+        self.measure = measure
+        self.recorder_max_bytes = recorder_max_bytes
+        self.source = source
+        self.clock = clock
+        self.metrics = LaneMetrics()
+        self.recorder: WireRecorder | None = None
+        self.extra_tap: Any = None
+        self.timeline: Any = None  # a TimelineFeed / TimelineModel the probe reports to
+        self.server_note = ""
+        self.run: Run | None = None
+        self.status: RunStatus | None = None
+        self.final: Any = MISSING
+        self.key: Any = None
+        self._forms: dict[Any, FormModel] = {}
+        self._form: FormModel | None = None
+        self._probe: FormProbe | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._ticker: asyncio.Task[Any] | None = None
+        self._callbacks: list[Callable[[LaneEvent], None]] = []
+
+    # -- observing ------------------------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[LaneEvent], None]) -> Callable[[], None]:
+        """Call `callback(event)` for every lane event; returns an unsubscribe function."""
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+
+    def _emit(self, event: LaneEvent) -> None:
+        for cb in list(self._callbacks):
+            cb(event)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @property
+    def form(self) -> FormModel:
+        """The form model shown now."""
+        assert self._form is not None, "the lane shows no document yet"
+        return self._form
+
+    @property
+    def has_form(self) -> bool:
+        """True once the lane shows a document."""
+        return self._form is not None
+
+    @property
+    def active(self) -> bool:
+        """True while the lane's run is running."""
+        return self._task is not None and not self._task.done()
+
+    # -- set-up ---------------------------------------------------------------------------------
+
+    def show(self, key: Any, schema_name: str) -> FormModel:
+        """Show the document `key` (read with schema `schema_name`): its kept form or a fresh one."""
+        if self.active:
+            raise RuntimeError(f"lane {self.name}: cannot change the document while a run is active")
+        if key == self.key and self._form is not None:
+            return self._form
+        form = self._forms.get(key) if self.keep_forms else None
+        if form is None:
+            form = FormModel(schema_model(schema_name))
+            if self.keep_forms:
+                self._forms[key] = form
+        self.key = key
+        self._set_form(form)
+        return form
+
+    def set_mode(self, mode: Mode | str) -> None:
+        """Read the next run in `mode` (not while a run is active)."""
+        mode = parse_mode(mode)
+        if self.active:
+            raise RuntimeError(f"lane {self.name}: cannot change the mode while a run is active")
+        if mode is self.mode:
+            return
+        self.mode = mode
+        if self._form is not None:
+            self._mark(self._form)
+            self._emit(LaneFormReplaced(self.name, self._form))
+        self._emit(LaneModeChanged(self.name, mode))
+
+    def set_timeline(self, timeline: Any) -> None:
+        """Report field transitions to `timeline` (a feed or a TimelineModel) from now on."""
+        self.timeline = timeline
+        if self._probe is not None:
+            self._probe.timeline = timeline
+
+    def _mark(self, form: FormModel) -> None:
+        form.marking = self.mode.spec.marks_states
+
+    def _set_form(self, form: FormModel) -> None:
+        if self._probe is not None:
+            self._probe.close()
+        self._mark(form)
+        self._form = form
+        self._probe = FormProbe(form, self.metrics if self.measure else None, lane=self.name, timeline=self.timeline, clock=self.clock)
+        self._emit(LaneFormReplaced(self.name, form))
+
+    # -- a run ----------------------------------------------------------------------------------
+
+    def start(
+        self,
+        config: RunConfig,
+        t0: float,
+        *,
+        label: str | None = None,
+        final: Any = MISSING,
+        history: History | None = None,
+    ) -> Run:
+        """Start this lane's run of `config` (its own mode and `label` put in) at the shared `t0`."""
+        if self.active:
+            raise RuntimeError(f"lane {self.name}: a run is already active")
+        form = self.form
+        self.recorder = WireRecorder(t0=t0, max_bytes=self.recorder_max_bytes)
+        self.server_note = ""
+        self.metrics.start(t0)
+        self.final = final
+        if final is not MISSING:
+            self.metrics.set_final(final)
+        self._mark(form)
+        cfg = replace(config, mode=self.mode, label=config.label if label is None else label)
+        settle_reads = SettleReads(self.clock) if self.measure else None  # byte-to-pixel: the wire side
+        self.metrics.read_time = settle_reads.time_of if settle_reads is not None else None
+        tap = tee(self.recorder, settle_reads, self.extra_tap)
+        run = Run(form, cfg, history=history, source=self.source, tap=tap, clock=self.clock, t0=t0)
+        self.run = run
+        self.status = run.status
+        run.subscribe(self._on_status)
+        self._task = asyncio.ensure_future(self._drive(run))
+        self._ticker = asyncio.ensure_future(self._tick(run, t0))
+        self._emit(LaneStarted(self.name, run))
+        return run
+
+    def stop(self) -> bool:
+        """Stop the active run (a real cancel: its connection closes). False if none is active."""
+        return self.run.stop() if self.run is not None and self.active else False
+
+    async def wait(self) -> RunStatus | None:
+        """Wait for the active run (if any) to end; the latest status."""
+        task = self._task
+        if task is not None and not task.done():
+            await asyncio.shield(task)
+        return self.status
+
+    async def shutdown(self) -> None:
+        """Cancel the active run and wait until its stream is closed."""
+        task = self._task
+        if task is not None and not task.done():
+            if not self.stop():
+                task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+
+    def release(self) -> None:
+        """Stop following the form (before the lane is thrown away)."""
+        if self._probe is not None:
+            self._probe.close()
+            self._probe = None
+        self._callbacks.clear()
+
+    def set_server_note(self, note: str) -> None:
+        """What the demo provider saw of this lane's request."""
+        self.server_note = note
+
+    def _on_status(self, status: RunStatus) -> None:
+        self.status = status
+        self._emit(LaneStatus(self.name, status))
+
+    async def _tick(self, run: Run, t0: float) -> None:
+        """Refresh the run's elapsed time every TICK_SECONDS while it runs, bytes or not, on a grid
+        counted from the shared `t0`: the lanes of one compare run tick at the same moments."""
+        while True:
+            delay = TICK_SECONDS - (self.clock() - t0) % TICK_SECONDS
+            await asyncio.sleep(delay if delay >= TICK_SECONDS / 2 else delay + TICK_SECONDS)
+            run.tick()
+
+    async def _drive(self, run: Run) -> None:
+        try:
+            await run.run()
+        except LivefillError as exc:  # the run could not start (e.g. a mode whose part is missing)
+            self._emit(LaneError(self.name, str(exc)))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug: the user must hear of it
+            self._emit(LaneError(self.name, f"{type(exc).__name__}: {exc}"))
+        finally:
+            if self._ticker is not None:
+                self._ticker.cancel()
+                self._ticker = None
+            self._task = None
+            self.status = run.status
+            self._finish(run)
+
+    def _finish(self, run: Run) -> None:
+        status = run.status
+        now = self.clock()
+        outcome = outcome_of(status)
+        self.metrics.finish(now, outcome)
+        timeline = self.timeline
+        model = getattr(timeline, "model", timeline)
+        if model is not None and status.phase is not Phase.READY:
+            model.stop(self.name, now, outcome)
+        if status.phase is Phase.COMMITTED and run.result is not MISSING and run.result != self.final:
+            self.metrics.set_final(run.result)  # (re-judging every display: only when it tells something new)
+        self._emit(LaneFinished(self.name, status))

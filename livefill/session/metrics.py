@@ -1,0 +1,505 @@
+"""Lane metrics: how soon a lane showed something, when it had it all, and how often it lied.
+
+A compare-view lane reports every value it displays for a field (`LaneMetrics.display`): the
+pointer, the value shown, whether it was visibly marked provisional, and when. Once the fields'
+final values are known (`set_final`: the committed object, or the scenario's expected output)
+each display is judged:
+
+- equal to the field's final value                      -> true (counts nowhere)
+- different, and visibly marked provisional             -> "provisional, later changed"
+- different, and NOT visibly marked provisional         -> "never true": the naive lane's "Mar"
+                                                           for "Martinez SA", and 12 for 1200
+
+How this works
+--------------
+Only changes count as displays: showing the same value with the same marking again is one
+display. Showing nothing (None; "", [] or {} unless that is the final value) is not a value. A display of
+a container (a table row from a relay `item` record) counts as one display per leaf under it.
+Until the final value of a field is known, a display that a later, different display of the same
+field replaced is judged against that replacement (it was certainly not the final value); the
+lane's last display of each field stays unjudged until `set_final`. Judgements are kept as running
+counters (and which fields show their final value, unmarked) and recomputed from the display log
+when `set_final` is called, so `summary()` is O(1) until every field has settled.
+
+A field counts as settled in a lane at its last display, if that display is unmarked and equals
+the final value; the lane's "all settled" time is the latest of those, once every final leaf is
+settled. Times are seconds after `start(t)`, on whatever clock the caller uses.
+
+Byte to pixel. For each value a marking lane shows settled (`settled(pointer, t)`, from the
+`FormProbe`), the first paint of its widget that shows it settled (`painted(pointer, t)`, from the
+widget) is timed against the arrival of the network read that carried its settling byte
+(`read_time(pointer)`, a `livefill.recording.settle_reads.SettleReads` of the run): the latency from the wire to
+the screen. Values whose widget is never painted settled (scrolled out of view, or the run ended
+without committing first) are not counted; `summary()` says how many were.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from livefill.extraction import pointer as jp
+
+__all__ = [
+    "Display",
+    "FormProbe",
+    "LaneMetrics",
+    "MetricsSummary",
+    "Verdict",
+    "format_ms",
+    "format_seconds",
+    "percentile",
+    "leaves",
+    "same_value",
+]
+
+
+class Verdict(Enum):
+    TRUE = "true"  # the display equals the field's final value
+    PROVISIONAL_CHANGED = "provisional_changed"  # differs from the final value, marked provisional
+    NEVER_TRUE = "never_true"  # differs from the final value, shown as if it were true
+    UNKNOWN = "unknown"  # the final value is not known yet
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Display:
+    """A lane showed `value` for `pointer` at `t` (seconds after start), marked provisional or not."""
+
+    pointer: str
+    value: Any
+    provisional: bool
+    t: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MetricsSummary:
+    """A lane's figures at one moment.
+
+    `first_value`: seconds from start to the first visible value (None: nothing shown yet).
+    `all_settled`: seconds from start until every field showed its final value unmarked (None:
+    not (yet) reached, or final values unknown). `never_true` / `provisional_changed`: the counts
+    described in the module docstring. `displays`: value changes shown. `settled` / `fields`:
+    leaves showing their final value unmarked / leaves in the final object (0 if unknown).
+    `examples`: the first few never-true displays as (pointer, value). `outcome`: None while the
+    lane runs, else how it ended ("committed", "stopped", "failed: ..."); `elapsed` the run time.
+    `byte_to_pixel`: (p50, p99, max) seconds from the read carrying a value's settling byte to the
+    paint showing it settled, over `painted` values (None: none measured); `unpainted`: values
+    shown settled in the form whose paint was not (yet) seen.
+    """
+
+    first_value: float | None
+    all_settled: float | None
+    never_true: int
+    provisional_changed: int
+    displays: int
+    settled: int
+    fields: int
+    final_known: bool
+    examples: tuple[tuple[str, Any], ...]
+    outcome: str | None
+    elapsed: float | None
+    started: bool = False  # a run of this lane has begun (False: nothing has run yet)
+    byte_to_pixel: tuple[float, float, float] | None = None
+    painted: int = 0
+    unpainted: int = 0
+
+
+_NOTHING = object()
+_MAX_EXAMPLES = 5
+
+
+def same_value(shown: Any, final: Any) -> bool:
+    """Whether a shown value is the final value (1200 == 1200.0 == "1200"; True != 1; "" != None)."""
+    if isinstance(shown, bool) or isinstance(final, bool):
+        if isinstance(shown, str) and isinstance(final, bool):
+            return shown.strip().lower() == ("true" if final else "false")
+        return isinstance(shown, bool) and isinstance(final, bool) and shown == final
+    if _is_number(shown) and _is_number(final):
+        return shown == final or (math.isnan(shown) and math.isnan(final))
+    if isinstance(shown, str) and _is_number(final):
+        try:
+            return float(shown.strip().replace(",", "")) == final
+        except ValueError:
+            return False
+    if isinstance(shown, str) and final is None:
+        return shown.strip().lower() in ("null", "none")
+    if isinstance(shown, (list, tuple)) and isinstance(final, list):
+        return len(shown) == len(final) and all(same_value(a, b) for a, b in zip(shown, final))
+    if isinstance(shown, dict) and isinstance(final, dict):
+        return shown.keys() == final.keys() and all(same_value(shown[k], final[k]) for k in shown)
+    return shown == final
+
+
+def percentile(ordered: list[float], q: float) -> float:
+    """The `q`-th percentile (0-100) of an ascending list, nearest rank."""
+    k = min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))
+    return ordered[k]
+
+
+def format_ms(value: float) -> str:
+    """0.0042 -> "4.2 ms", 0.0421 -> "42 ms", 1.5 -> "1.50 s"."""
+    ms = value * 1000
+    if ms < 10:
+        return f"{ms:.1f} ms"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return format_seconds(value)
+
+
+def format_seconds(value: float | None) -> str:
+    """0.2149 -> "0.21 s", 12.3 -> "12.3 s", None -> "—"."""
+    if value is None:
+        return "—"
+    if value < 10:
+        return f"{value:.2f} s"
+    return f"{value:.1f} s"
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def leaves(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
+    """(pointer, value) of every leaf under `value`: scalars, and empty lists/objects."""
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            yield from leaves(v, jp.child(pointer, k))
+    elif isinstance(value, (list, tuple)) and value:
+        for i, v in enumerate(value):
+            yield from leaves(v, f"{pointer}/{i}")
+    else:
+        yield pointer, value
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value == ""
+
+
+def _is_blank(value: Any) -> bool:
+    """"" and empty containers: a field, row or table with nothing in it yet."""
+    return isinstance(value, (str, list, dict, tuple)) and not value
+
+
+class LaneMetrics:
+    """Collects one lane's displays and judges them (see the module docstring).
+
+    Plain-Python observers: `subscribe(callback)` returns an unsubscribe function; callbacks get
+    no arguments and run synchronously after every change (a widget should coalesce repaints).
+    """
+
+    def __init__(self, *, final: Any = _NOTHING) -> None:
+        self._callbacks: list[Callable[[], None]] = []
+        self._final: dict[str, Any] | None = None
+        self._required: dict[str, Any] = {}  # final leaves that must show their value (not empty)
+        self._start = 0.0
+        self._started = False
+        #: when the read carrying a pointer's settling byte arrived (set per run; None: unknown)
+        self.read_time: Callable[[str], float | None] | None = None
+        self._reset()
+        if final is not _NOTHING:
+            self.set_final(final)
+
+    # -- feeding --------------------------------------------------------------------------------
+
+    def start(self, t: float) -> None:
+        """A new run begins at `t`: forget earlier displays (the final values are kept)."""
+        self._start = t
+        self._started = True
+        self._reset()
+        self._notify()
+
+    def display(self, pointer: str, value: Any, *, provisional: bool, t: float) -> None:
+        """The lane now shows `value` for `pointer` (visibly marked provisional or not) at `t`."""
+        if isinstance(value, (dict, list, tuple)) and value:
+            for leaf, v in leaves(value, pointer):
+                self._display_leaf(leaf, v, provisional, t)
+        else:
+            self._display_leaf(pointer, value, provisional, t)
+        self._notify()
+
+    def set_final(self, document: Any) -> None:
+        """The fields' final values: the whole extracted object (e.g. the committed value)."""
+        self._final = dict(leaves(document))
+        self._required = {p: v for p, v in self._final.items() if not _is_empty(v)}
+        self._rejudge()
+        self._notify()
+
+    def finish(self, t: float, outcome: str) -> None:
+        """The lane's run ended at `t` ("committed", "stopped", "failed: <reason>")."""
+        self._outcome = outcome
+        self._end = t
+        if outcome != "committed":
+            self._awaiting.clear()  # the form shows the values from before the run now
+        self._notify()
+
+    def settled(self, pointer: str, t: float) -> None:
+        """The form shows `pointer` settled from `t` on; its widget's next paint will show it. A
+        value settles once a run: later reports of the same pointer (the form re-announcing it
+        with a neighbour's update) are not new values to measure."""
+        if pointer in self._settled_once:
+            return
+        self._settled_once.add(pointer)
+        self._awaiting[pointer] = t
+
+    def forget_unpainted(self) -> None:
+        """The form was cleared or put back outside a run: a value still waiting for its first paint
+        (its widget was off screen) will never be painted as the stream showed it; a later paint of
+        the same pointer is not a byte-to-pixel latency."""
+        if self._awaiting:
+            self._awaiting.clear()
+            self._notify()
+
+    def painted(self, pointer: str, t: float) -> None:
+        """A widget painted `pointer` showing it settled at `t` (only the first paint counts)."""
+        if self._awaiting.pop(pointer, None) is None:
+            return
+        read = self.read_time(pointer) if self.read_time is not None else None
+        if read is None:
+            return
+        self._latencies.append(max(0.0, t - read))
+        self._latency_log.append((pointer, read - self._start, t - self._start))
+        self._sorted = None
+        self._notify()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @property
+    def log(self) -> tuple[Display, ...]:
+        """Every counted display, in order."""
+        return tuple(self._log)
+
+    def verdicts(self) -> list[tuple[Display, Verdict]]:
+        """Each counted display with its verdict."""
+        return [(d, self._judge(i, d)) for i, d in enumerate(self._log)]
+
+    def summary(self) -> MetricsSummary:
+        """The figures now."""
+        final = self._final
+        ok = self._ok
+        all_settled = None
+        if self._required and len(ok) == len(self._required):
+            all_settled = max(ok.values()) - self._start
+        return MetricsSummary(
+            first_value=None if self._first is None else self._first - self._start,
+            all_settled=all_settled,
+            never_true=self._counts[Verdict.NEVER_TRUE],
+            provisional_changed=self._counts[Verdict.PROVISIONAL_CHANGED],
+            displays=len(self._log),
+            settled=len(ok),
+            fields=len(self._required),
+            final_known=final is not None,
+            examples=tuple(self._examples),
+            outcome=self._outcome,
+            elapsed=None if self._end is None else self._end - self._start,
+            started=self._started,
+            byte_to_pixel=self.byte_to_pixel(),
+            painted=len(self._latencies),
+            unpainted=len(self._awaiting),
+        )
+
+    def byte_to_pixel(self) -> tuple[float, float, float] | None:
+        """(p50, p99, max) seconds from settling read to paint (None: nothing measured)."""
+        if not self._latencies:
+            return None
+        if self._sorted is None:
+            self._sorted = sorted(self._latencies)
+        ordered = self._sorted
+        return percentile(ordered, 50), percentile(ordered, 99), ordered[-1]
+
+    @property
+    def latency_log(self) -> tuple[tuple[str, float, float], ...]:
+        """(pointer, settling read, paint) of each measured value, seconds after start."""
+        return tuple(self._latency_log)
+
+    @property
+    def latencies(self) -> tuple[float, ...]:
+        """Every byte-to-pixel latency measured this run, in paint order (seconds)."""
+        return tuple(self._latencies)
+
+    def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback()` after every change; returns a function that unsubscribes it."""
+        self._callbacks.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return unsubscribe
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self._log: list[Display] = []
+        self._last: dict[str, Display] = {}
+        self._replaced: set[int] = set()  # log positions a later, different display replaced
+        self._last_pos: dict[str, int] = {}
+        self._first: float | None = None
+        self._counts = {v: 0 for v in Verdict}
+        self._examples: list[tuple[str, Any]] = []
+        self._outcome: str | None = None
+        self._end: float | None = None
+        self._ok: dict[str, float] = {}  # required leaves whose latest display is their final value, unmarked
+        self._awaiting: dict[str, float] = {}
+        self._settled_once: set[str] = set()
+        self._latencies: list[float] = []
+        self._latency_log: list[tuple[str, float, float]] = []
+        self._sorted: list[float] | None = None
+
+    def _display_leaf(self, pointer: str, value: Any, provisional: bool, t: float) -> None:
+        final = self._final_of(pointer)
+        if value is None or (_is_blank(value) and not (final is not _NOTHING and _identical(final, value))):
+            if pointer in self._last:  # the field was cleared: the next value is a new display
+                self._last_pos.pop(pointer, None)
+                del self._last[pointer]
+                self._ok.pop(pointer, None)
+            return
+        last = self._last.get(pointer)
+        if last is not None and last.provisional == provisional and _identical(last.value, value):
+            return
+        d = Display(pointer=pointer, value=value, provisional=provisional, t=t)
+        if self._first is None:
+            self._first = t
+        pos = len(self._log)
+        prev = self._last_pos.get(pointer)
+        if prev is not None and self._final is None and not _identical(self._log[prev].value, value):
+            # without the final value, a replaced value is judged against what replaced it
+            self._count(prev, self._log[prev], +1, replaced=True)
+        self._log.append(d)
+        self._last[pointer] = d
+        self._last_pos[pointer] = pos
+        self._count(pos, d, +1)
+        self._judge_settled(d)
+
+    def _final_of(self, pointer: str) -> Any:
+        if self._final is None:
+            return _NOTHING
+        return self._final.get(pointer, _NOTHING)
+
+    def _judge(self, pos: int, d: Display) -> Verdict:
+        if self._final is None:
+            if pos not in self._replaced:
+                return Verdict.UNKNOWN
+            return Verdict.PROVISIONAL_CHANGED if d.provisional else Verdict.NEVER_TRUE
+        final = self._final.get(d.pointer, _NOTHING)
+        if final is not _NOTHING and same_value(d.value, final):
+            return Verdict.TRUE
+        return Verdict.PROVISIONAL_CHANGED if d.provisional else Verdict.NEVER_TRUE
+
+    def _count(self, pos: int, d: Display, sign: int, *, replaced: bool = False) -> None:
+        if replaced:
+            old = self._judge(pos, d)
+            self._counts[old] -= 1
+            self._replaced.add(pos)
+        verdict = self._judge(pos, d)
+        self._counts[verdict] += sign
+        if verdict is Verdict.NEVER_TRUE and len(self._examples) < _MAX_EXAMPLES:
+            self._examples.append((d.pointer, d.value))
+
+    def _rejudge(self) -> None:
+        self._counts = {v: 0 for v in Verdict}
+        self._examples = []
+        for pos, d in enumerate(self._log):
+            self._count(pos, d, +1)
+        self._ok = {}
+        for d in self._last.values():
+            self._judge_settled(d)
+
+    def _judge_settled(self, d: Display) -> None:
+        """Keep `_ok` (pointer -> when it showed its final value unmarked) right for `d`, the
+        field's latest display."""
+        required = self._required
+        if d.pointer not in required:
+            return
+        if not d.provisional and same_value(d.value, required[d.pointer]):
+            self._ok[d.pointer] = d.t
+        else:
+            self._ok.pop(d.pointer, None)
+
+    def _notify(self) -> None:
+        for callback in list(self._callbacks):
+            callback()
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """Same value and same type (1 and 1.0 and True shown are different displays)."""
+    if type(a) is not type(b):
+        return False
+    try:
+        return a == b
+    except Exception:  # noqa: BLE001 - exotic values compare as different
+        return json.dumps(a, default=str) == json.dumps(b, default=str)
+
+
+class FormProbe:
+    """Feeds a lane's `LaneMetrics` (and optionally a `TimelineModel`) from its form model.
+
+    `FormProbe(form, metrics, lane="partial", timeline=timeline)` subscribes to a
+    `livefill.extraction.form.FormModel` and, for every leaf field a run changes while the run is active, reports
+    what the form now shows: `metrics.display(pointer, value, provisional=..., t=clock())` where
+    provisional means "visibly marked": the form marks states (`form.marking`, False for the naive
+    client) and the field is PROVISIONAL or INVALID; and `timeline.record(lane, pointer, state, t)`.
+    A value a marking form shows SETTLED is also reported `metrics.settled(pointer, t)` (the
+    byte-to-pixel clock of its widget's next paint). The update that ends a run (commit / restore / adopt) is not a display of the stream and is
+    not reported; a reset outside a run (Clear, Undo, a run opened from the history) drops the values
+    still waiting for their first paint (`LaneMetrics.forget_unpainted`). `close()` unsubscribes.
+    """
+
+    def __init__(
+        self,
+        form: Any,
+        metrics: LaneMetrics | None = None,
+        *,
+        lane: str = "",
+        timeline: Any = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        import time
+
+        from livefill.extraction.form import MISSING
+
+        self._missing = MISSING
+        self.form = form
+        self.metrics = metrics
+        self.timeline = timeline
+        self.lane = lane
+        self._clock = clock or time.monotonic
+        self._unsubscribe = form.subscribe(self._on_update)
+
+    def close(self) -> None:
+        """Stop listening to the form."""
+        self._unsubscribe()
+
+    def _on_update(self, update: Any) -> None:
+        form = self.form
+        if update.reset and update.running is None and not form.running:  # a clear or an undo
+            if self.metrics is not None:
+                self.metrics.forget_unpainted()
+            return
+        if update.running is False or not form.running:
+            return
+        if update.reset:
+            return  # begin_run: an empty draft, nothing shown yet
+        t = self._clock()
+        for pointer in sorted(update.pointers):
+            value = form.value(pointer)
+            if isinstance(value, (dict, list)) and value:
+                # a container: the timeline shows when it settles (its closing byte); the metrics
+                # count its leaves, which report themselves
+                if self.timeline is not None:
+                    self.timeline.record(self.lane, pointer, form.state(pointer), t)
+                continue
+            state = form.state(pointer)
+            name = state.name.lower()
+            if self.timeline is not None:
+                self.timeline.record(self.lane, pointer, state, t)
+            if self.metrics is not None:
+                shown = None if value is self._missing else value
+                marking = bool(getattr(form, "marking", True))
+                marked = marking and name in ("provisional", "invalid")
+                self.metrics.display(pointer, shown, provisional=marked, t=t)
+                if marking and name == "settled" and shown is not None:
+                    self.metrics.settled(pointer, t)

@@ -1,0 +1,190 @@
+"""`ExtractionRequest`: what to extract, from which provider; and the parts every wire's request shares."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from livefill.errors import UsageError
+from livefill.extraction.schemas import resolve_schema, schema_model
+
+__all__ = [
+    "BASE_URL_VARIABLES",
+    "DEFAULT_MODELS",
+    "LIVE_BASE_URLS",
+    "MAX_TOKENS",
+    "PROVIDERS",
+    "join_url",
+    "live_base_url",
+    "STRUCTURED", "STRUCTURED_CHOICES", "ExtractionRequest"]
+
+#: The provider names open_stream knows, in the order the app lists them.
+PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama", "raw")
+
+#: The model asked for when ExtractionRequest.model is None (the demo provider accepts any).
+#: An OpenAI-compatible server names its own models (list them with livefill.wire.providers.models);
+#: llama.cpp's server answers any name.
+DEFAULT_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-5",
+    "openai-chat": "gpt-4o",
+    "openai-responses": "gpt-4o",
+    "openai-compatible": "default",
+    "ollama": "llama3.2",
+    "raw": "raw",
+}
+
+#: The output token limit sent when ExtractionRequest.max_tokens is None (where the wire sends one).
+MAX_TOKENS: dict[str, int] = {"anthropic": 16384, "openai-compatible": 4096}
+
+#: How structure is forced on the model (`ExtractionRequest.structured`):
+#: tools        a forced tool / function call whose arguments are the JSON (the default)
+#: json_schema  structured output: `response_format` / `text.format` of type json_schema
+#: json_object  `response_format: {"type": "json_object", "schema": ...}` (llama.cpp and kin)
+STRUCTURED: tuple[str, ...] = ("tools", "json_schema", "json_object")
+
+#: The choices each provider can honour. Anthropic has only the forced tool; the Responses API
+#: has a function tool or text.format; Ollama streams JSON through `format` whatever is chosen
+#: ("json_object": `format: "json"`, the schema only in the prompt).
+STRUCTURED_CHOICES: dict[str, tuple[str, ...]] = {
+    "anthropic": ("tools",),
+    "openai-chat": STRUCTURED,
+    "openai-responses": ("tools", "json_schema"),
+    "openai-compatible": STRUCTURED,
+    "ollama": STRUCTURED,
+    "raw": STRUCTURED,
+}
+
+
+#: Where each live provider is when no base URL is given (the environment may say otherwise:
+#: `live_base_url`). An OpenAI-compatible server has no default: it is chosen by its base URL.
+LIVE_BASE_URLS: dict[str, str] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai-chat": "https://api.openai.com/v1",
+    "openai-responses": "https://api.openai.com/v1",
+}
+
+#: The environment variable that moves a live provider elsewhere, as the vendors' SDKs read it.
+BASE_URL_VARIABLES: dict[str, str] = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai-chat": "OPENAI_BASE_URL",
+    "openai-responses": "OPENAI_BASE_URL",
+    "ollama": "OLLAMA_HOST",
+}
+
+
+def live_base_url(provider: str, environ: Mapping[str, str] | None = None) -> str:
+    """The base URL of a live provider when none is given: its environment variable
+    (BASE_URL_VARIABLES; OLLAMA_HOST read as the ollama client does), else LIVE_BASE_URLS.
+    UsageError for a provider that has none (openai-compatible, raw)."""
+    environ = os.environ if environ is None else environ
+    if provider == "ollama":
+        from livefill.wire.providers.ollama import ollama_base_url
+
+        return ollama_base_url(environ)
+    if provider not in LIVE_BASE_URLS:
+        raise UsageError(f"the {provider} provider needs a base URL (there is no default one)")
+    return environ.get(BASE_URL_VARIABLES[provider]) or LIVE_BASE_URLS[provider]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtractionRequest:
+    """One structured extraction to stream.
+
+    `provider` is one of PROVIDERS; `base_url` the server root (`http://127.0.0.1:PORT` for the
+    demo provider, `https://api.anthropic.com` ...); `schema_name` a key of livefill.extraction.schemas.SCHEMAS;
+    `schema_json` a person's JSON Schema instead (livefill.extraction.user_schema; `schema_name` is then its name).
+    `document` the text to extract from. `demo_headers` are the demo provider's `x-demo-*` knobs,
+    sent as request headers. `fine_grained` asks Anthropic for fine-grained tool streaming.
+
+    An empty `base_url` means the provider's live address (`live_base_url`: its environment
+    variable, else the vendor's). `api_key` "" sends no credential (an OpenAI-compatible server
+    without a key); it never appears in a repr. `structured` is one of STRUCTURED (which ones a
+    provider takes: STRUCTURED_CHOICES). `max_tokens` bounds the output (None: MAX_TOKENS for the
+    provider; a llama.cpp server otherwise writes until its context is full, and vLLM refuses a
+    limit past its context).
+    """
+
+    provider: str
+    base_url: str
+    schema_name: str
+    document: str
+    schema_json: Mapping[str, Any] | None = None
+    model: str | None = None
+    api_key: str = field(default="demo", repr=False)  # never in a repr, a log line or a trace
+    demo_headers: Mapping[str, str] = field(default_factory=dict)
+    fine_grained: bool = False
+    structured: str = "tools"
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise UsageError(f"unknown provider {self.provider!r}; known: {', '.join(PROVIDERS)}")
+        try:
+            if self.schema_json is not None:
+                resolve_schema(self.schema_json)  # SchemaError (InputError) before any request
+            else:
+                schema_model(self.schema_name)
+        except KeyError as exc:
+            raise UsageError(str(exc.args[0])) from None
+        for name in self.demo_headers:
+            if not name.lower().startswith("x-demo-"):
+                raise UsageError(f"demo header {name!r} does not start with x-demo-")
+        if self.structured not in STRUCTURED_CHOICES[self.provider]:
+            raise UsageError(
+                f"{self.provider} cannot force structure with {self.structured!r}; "
+                f"choose {' or '.join(STRUCTURED_CHOICES[self.provider])}"
+            )
+        if not self.base_url:
+            object.__setattr__(self, "base_url", live_base_url(self.provider))
+
+    @property
+    def tool_name(self) -> str:
+        """The tool (or json_schema) name the model is asked to fill: `record_<schema>`."""
+        return f"record_{self.schema_name}"
+
+    @property
+    def model_name(self) -> str:
+        return self.model or DEFAULT_MODELS[self.provider]
+
+    @property
+    def output_limit(self) -> int:
+        """The output token limit sent: `max_tokens`, else MAX_TOKENS[provider]."""
+        return self.max_tokens if self.max_tokens is not None else MAX_TOKENS.get(self.provider, 4096)
+
+    @property
+    def json_mode(self) -> bool:
+        """True when the JSON arrives as the message's text (json_schema / json_object), not as
+        tool-call arguments."""
+        return self.structured != "tools"
+
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the schema's pydantic model."""
+        if self.schema_json is not None:
+            return dict(resolve_schema(self.schema_json).json_schema)
+        schema_model(self.schema_name)  # KeyError for an unknown name, as before
+        # resolve_schema caches the model's JSON Schema (building it costs ~1 ms per request);
+        # each caller gets its own copy to change.
+        return json.loads(json.dumps(resolve_schema(self.schema_name).json_schema))
+
+    def prompt(self) -> str:
+        """The user message: the instruction and the document."""
+        return (
+            f"Extract the {self.schema_name} described by the document below as {self.tool_name}. "
+            "Fill every field exactly as the document states it.\n\n"
+            f"<document>\n{self.document}\n</document>"
+        )
+
+    def url(self, path: str) -> str:
+        """`path` (starting with /) under base_url, without a doubled slash or a doubled /v1."""
+        return join_url(self.base_url, path)
+
+
+def join_url(base_url: str, path: str) -> str:
+    """`path` (starting with /) under `base_url`, without a doubled slash or a doubled /v1."""
+    base = base_url.rstrip("/")
+    if base.endswith("/v1") and path.startswith("/v1/"):
+        path = path[3:]
+    return base + path

@@ -1,0 +1,191 @@
+"""A JSON Schema made *strict* for OpenAI's structured outputs (`"strict": true`).
+
+    strict_json_schema(request.json_schema())   # a new dict; the input is not changed
+
+How this works
+--------------
+OpenAI's strict mode accepts an object schema only if it says `additionalProperties: false` and
+lists every property in `required`. The openai SDK's own helper
+(`openai.lib._pydantic.to_strict_json_schema`) gets there by walking the schema and, at every
+node: first the `$defs` / `definitions` (so a `$ref` resolved later finds them already strict);
+`additionalProperties: false` on every `type: object` that does not say otherwise; `required` =
+every property, each property walked; `items`, each `anyOf` variant and each `allOf` entry walked
+(a single `allOf` is merged into its node); a `default: null` dropped; and a `$ref` that has
+siblings (`{"$ref": ..., "description": ...}`) inlined, the siblings winning, then walked again.
+This module does the same, on a deep copy, with two differences:
+
+- a property that was *optional* (not in the original `required`) becomes a union with null,
+  `{"anyOf": [<its schema>, {"type": "null"}]}` with its title/description/default hoisted, unless
+  it already admits null. (The SDK relies on pydantic having written `Optional[X]` that way; a
+  hand-written schema has not, and marking such a property required would force the model to
+  invent a value.) So a missing optional value arrives as `null`.
+- a node with `properties` but no `type` is treated as an object, and a `$ref` that is not local
+  (`#/...`) or does not resolve raises UsageError instead of asserting.
+
+For a pydantic model the result equals the SDK helper's (tests/wire/test_providers_strict_schema.py).
+
+`openai_subset(schema)` then drops the validation keywords OpenAI's strict mode does not list as
+supported (string lengths, object property counts, `uniqueItems`, `contains`): the API may refuse
+a schema that has them, and nothing is lost, because every settled value is still checked here
+against the full schema. It is applied for OpenAI's own APIs only; an OpenAI-compatible server
+gets the whole strict schema (llama.cpp turns more of it into its grammar).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from livefill.errors import UsageError
+
+__all__ = ["OPENAI_UNSUPPORTED", "openai_subset", "strict_json_schema"]
+
+#: Validation keywords OpenAI's strict structured outputs do not support.
+OPENAI_UNSUPPORTED: frozenset[str] = frozenset(
+    {"minLength", "maxLength", "minProperties", "maxProperties", "uniqueItems", "contains", "minContains", "maxContains"}
+)
+
+# Keywords whose value is a map of names to schemas, and those whose value is a schema or a list.
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_SCHEMA_VALUES = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames")
+_SCHEMA_LISTS = ("anyOf", "allOf", "oneOf", "prefixItems")
+
+_HOISTED = ("title", "description", "default")
+
+
+def strict_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A strict copy of `schema` (see the module comment); UsageError for a schema it cannot walk."""
+    if not isinstance(schema, Mapping):
+        raise UsageError("a JSON Schema must be an object")
+    root = copy.deepcopy(dict(schema))
+    return _strict(root, path=(), root=root)
+
+
+def _where(path: tuple[str, ...]) -> str:
+    return "/" + "/".join(path) if path else "the root"
+
+
+def _strict(node: Any, *, path: tuple[str, ...], root: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(node, dict):
+        raise UsageError(f"the schema at {_where(path)} is not an object")
+    for key in ("$defs", "definitions"):
+        defs = node.get(key)
+        if isinstance(defs, dict):
+            for name, sub in defs.items():
+                _strict(sub, path=(*path, key, name), root=root)
+
+    kind = node.get("type")
+    is_object = kind == "object" or (isinstance(kind, list) and "object" in kind)
+    properties = node.get("properties")
+    if (is_object or (kind is None and isinstance(properties, dict))) and "additionalProperties" not in node:
+        node["additionalProperties"] = False
+
+    if isinstance(properties, dict):
+        was_required = node.get("required")
+        required = set(was_required) if isinstance(was_required, list) else set()
+        node["required"] = list(properties)
+        strict_props: dict[str, Any] = {}
+        for name, sub in properties.items():
+            walked = _strict(sub, path=(*path, "properties", name), root=root)
+            if name not in required and not _admits_null(walked, root):
+                walked = _nullable(walked)
+            strict_props[name] = walked
+        node["properties"] = strict_props
+
+    items = node.get("items")
+    if isinstance(items, dict):
+        node["items"] = _strict(items, path=(*path, "items"), root=root)
+
+    any_of = node.get("anyOf")
+    if isinstance(any_of, list):
+        node["anyOf"] = [_strict(v, path=(*path, "anyOf", str(i)), root=root) for i, v in enumerate(any_of)]
+
+    all_of = node.get("allOf")
+    if isinstance(all_of, list):
+        if len(all_of) == 1:
+            node.update(_strict(all_of[0], path=(*path, "allOf", "0"), root=root))
+            node.pop("allOf")
+        else:
+            node["allOf"] = [_strict(e, path=(*path, "allOf", str(i)), root=root) for i, e in enumerate(all_of)]
+
+    if "default" in node and node["default"] is None:
+        node.pop("default")
+
+    ref = node.get("$ref")
+    if ref is not None and len(node) > 1:
+        resolved = _resolve(root, ref, path)
+        node.update({**resolved, **node})
+        node.pop("$ref")
+        return _strict(node, path=path, root=root)
+    return node
+
+
+def _resolve(root: dict[str, Any], ref: Any, path: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        raise UsageError(f"the schema at {_where(path)} has $ref {ref!r}; only local references (#/...) are supported")
+    target: Any = root
+    for token in ref[2:].split("/"):
+        token = token.replace("~1", "/").replace("~0", "~")
+        if not isinstance(target, dict) or token not in target:
+            raise UsageError(f"the schema at {_where(path)} has $ref {ref!r}, which names nothing in the schema")
+        target = target[token]
+    if not isinstance(target, dict):
+        raise UsageError(f"$ref {ref!r} at {_where(path)} does not name a schema object")
+    return target
+
+
+def _admits_null(node: dict[str, Any], root: dict[str, Any], depth: int = 0) -> bool:
+    if depth > 32:
+        return False
+    kind = node.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if "const" in node and node["const"] is None:
+        return True
+    enum = node.get("enum")
+    if isinstance(enum, list) and None in enum:
+        return True
+    for key in ("anyOf", "oneOf"):
+        variants = node.get(key)
+        if isinstance(variants, list) and any(isinstance(v, dict) and _admits_null(v, root, depth + 1) for v in variants):
+            return True
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        try:
+            return _admits_null(_resolve(root, ref, ()), root, depth + 1)
+        except UsageError:
+            return False
+    return False
+
+
+def _nullable(node: dict[str, Any]) -> dict[str, Any]:
+    inner = dict(node)
+    outer: dict[str, Any] = {}
+    for key in _HOISTED:
+        if key in inner:
+            outer[key] = inner.pop(key)
+    return {"anyOf": [inner, {"type": "null"}], **outer}
+
+
+def openai_subset(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `schema` without the OPENAI_UNSUPPORTED keywords (property *names* are kept)."""
+    return _drop(schema, OPENAI_UNSUPPORTED)
+
+
+def _drop(node: Any, names: frozenset[str]) -> Any:
+    if not isinstance(node, Mapping):
+        return copy.deepcopy(node)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in names:
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, Mapping):
+            out[key] = {name: _drop(sub, names) for name, sub in value.items()}
+        elif key in _SCHEMA_VALUES and isinstance(value, Mapping):
+            out[key] = _drop(value, names)
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [_drop(sub, names) for sub in value]
+        else:
+            out[key] = copy.deepcopy(value)
+    return out

@@ -1,0 +1,675 @@
+"""The one boundary where the outside world's exceptions become livefill's (livefill/errors.py).
+
+How this works
+--------------
+`translate_errors(what)` wraps every call that touches the network — opening a request, each
+read of the body, closing it — and maps httpx, httpx2 (what the SDKs use inside) and anthropic
+exceptions onto livefill.errors:
+
+    HTTP error status (httpx / anthropic APIStatusError)   -> a ProviderHTTPError by status:
+        401/403 KeyRefused, 404 ModelNotFound, 429 RateLimited (retry-after read),
+        5xx / 529 ProviderUnavailable, 400 and other 4xx RequestRejected
+    timeouts (httpx ReadTimeout, anthropic APITimeoutError) -> StreamTimeout
+    a connection that could not be made                    -> a CannotConnect by cause:
+        refused NothingListening, DNS HostNotFound, TLS TLSFailed
+    read / write errors, a peer that closed the
+    connection mid-body (RemoteProtocolError), OSError     -> ConnectionLost
+    a body that cannot be content-decoded, any other SDK
+    complaint about what the server sent                  -> ProtocolError
+    an invalid URL, a stream read twice                    -> UsageError
+
+The typed errors' messages are one line a person can act on, naming the host ("the key was
+refused by api.anthropic.com (401 authentication_error: invalid x-api-key)"); their fields
+(`host`, `status`, `retry_after`, `provider_message`) are for the UI. An error status's body is
+read at most `_ERROR_BODY_LIMIT` bytes, by us and by the SDK alike (a response hook caps the
+stream), then the connection is closed: a huge error body is never read whole. A streamed body is read at
+most `BODY_LIMIT` decoded bytes (`bound_body`; a compressed one is decoded a slice at a time, so
+a gzip bomb never inflates whole) before a ProtocolError "HOST sent more than N MB".
+
+Nothing above this module catches a foreign exception. The openers return a `BodyStream`: an open
+streaming response whose `read()` hands back each network read as received (after content
+decoding), `None` at EOF, and whose `aclose()` closes the response and its client. Closing an
+unfinished HTTP/1.1 response closes its TCP connection, so the server sees the disconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import email.utils
+import json
+import math
+import os
+import socket
+import ssl
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import AsyncExitStack, contextmanager, suppress
+from functools import cache
+from typing import Any
+from urllib.parse import urlsplit
+
+import anthropic
+import httpx
+import httpx2
+
+from livefill.errors import (
+    CannotConnect,
+    ConnectionLost,
+    HostNotFound,
+    KeyRefused,
+    LivefillError,
+    ModelNotFound,
+    NothingListening,
+    ProtocolError,
+    ProviderHTTPError,
+    ProviderUnavailable,
+    RateLimited,
+    RequestRejected,
+    StreamTimeout,
+    TLSFailed,
+    UsageError,
+)
+from livefill.loopback import is_loopback_url
+from livefill.wire.providers import net_backend
+
+__all__ = [
+    "BODY_LIMIT",
+    "asyncio_network",
+    "BodyStream",
+    "bound_body",
+    "connect_failure",
+    "host_of",
+    "http_failure",
+    "open_anthropic",
+    "open_httpx",
+    "origin_of",
+    "provider_error",
+    "read_error_body",
+    "retry_after",
+    "translate_errors",
+]
+
+_TIMEOUTS = (httpx.TimeoutException, httpx2.TimeoutException)
+_DECODING = (httpx.DecodingError, httpx2.DecodingError)
+_BAD_URL = (httpx.InvalidURL, httpx2.InvalidURL, httpx.UnsupportedProtocol, httpx2.UnsupportedProtocol)
+_TRANSPORT = (httpx.TransportError, httpx2.TransportError, OSError)
+_MISUSE = (httpx.StreamError, httpx2.StreamError)
+_STATUS = (httpx.HTTPStatusError, httpx2.HTTPStatusError)
+_ERROR_BODY_LIMIT = 65536
+BODY_LIMIT = 64 * 1024 * 1024  # decoded bytes one streamed response may deliver
+_ENCODED_SLICE = 1024  # a compressed body is decoded this many raw bytes at a time
+_UNWIND_READS = 10_000  # reads of already-buffered data allowed while unwinding a closed body
+_UNWIND_SECONDS = 2.0
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and str(cause) and str(cause) not in text:
+        text += f" ({cause})"
+    return text
+
+
+# --- where: the host a message names --------------------------------------------------------------
+
+
+def host_of(url: str) -> str:
+    """`name[:port]` of a URL, as a person would recognise it (`api.anthropic.com`)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    return netloc or url
+
+
+def origin_of(url: str) -> str:
+    """`scheme://name[:port]` of a URL: what is (or is not) listening."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}" if parts.scheme and parts.netloc else url
+
+
+def _request_url(exc: BaseException) -> str | None:
+    """The URL of the request an httpx / httpx2 / SDK exception belongs to, if it has one."""
+    for candidate in (exc, getattr(exc, "response", None)):
+        try:
+            request = getattr(candidate, "request", None)  # httpx raises RuntimeError when unset
+        except RuntimeError:
+            request = None
+        if request is not None and getattr(request, "url", None) is not None:
+            return str(request.url)
+    return None
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+# --- what the provider said: one line ---------------------------------------------------------------
+
+_LINE_LIMIT = 300
+
+
+def one_line(text: str, limit: int = _LINE_LIMIT) -> str:
+    """`text` with every run of whitespace (newlines too) made one space, clipped to `limit`."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def provider_error(body: Any) -> tuple[str, str, bool]:
+    """(kind, message, structured) of an error body: `{"error": {"message", "type"|"code"}}`
+    (OpenAI, Anthropic), `{"error": "..."}` (Ollama), `{"message"|"detail": ...}` (vLLM, FastAPI),
+    else plain text. `structured` says the body was one of those JSON shapes."""
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", errors="replace")
+    data = body
+    if isinstance(body, str):
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return "", one_line(body), False
+    if isinstance(data, Mapping):
+        error = data.get("error")
+        if isinstance(error, Mapping):
+            kind = error.get("type") or error.get("code") or ""
+            return str(kind), one_line(str(error.get("message") or "")), True
+        if isinstance(error, str):
+            return "", one_line(error), True
+        for key in ("message", "detail"):
+            if isinstance(data.get(key), str):
+                return str(data.get("type") or ""), one_line(data[key]), True
+    return "", one_line(body if isinstance(body, str) else json.dumps(body)) if body else "", False
+
+
+def retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `retry-after` (seconds or an HTTP-date)."""
+    if not headers:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            value = float(raw_ms) / 1000.0
+            if math.isfinite(value) and value >= 0:
+                return value
+        except ValueError:
+            pass
+    raw = (headers.get("retry-after") or "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+        return value if math.isfinite(value) and value >= 0 else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _seconds(value: float) -> str:
+    return str(math.ceil(value)) if value >= 1 or value == 0 else f"{value:.1f}"
+
+
+def http_failure(
+    status: int,
+    body: Any,
+    *,
+    url: str,
+    headers: Mapping[str, str] | None = None,
+    model: str | None = None,
+    secret: str | None = None,
+) -> ProviderHTTPError:
+    """The typed error for an HTTP error `status` from `url`, its message one line naming the host.
+
+    `body` is the (capped) error body: bytes, text, or the JSON an SDK already parsed. `secret`
+    (the API key sent) is masked wherever the provider's message echoes it."""
+    host = host_of(url)
+    kind, message, structured = provider_error(body)
+    if secret and len(secret) >= 10:  # a real key; not a placeholder such as "demo" or "ollama"
+        message = message.replace(secret, "***")
+    wait = retry_after(headers)
+    detail = str(status) + (f" {kind}" if kind else "") + (f": {message}" if message else "")
+    fields: dict[str, Any] = dict(kind=kind or "http_error", status=status, host=host, provider_message=message, retry_after=wait)
+    if status in (401, 403):
+        return KeyRefused(f"the key was refused by {host} ({detail})", **fields)
+    if status == 404:
+        about_model = "model" in f"{kind} {message}".lower()
+        if structured and (about_model or model is None):
+            said = f"model '{model}' not found at {host}" if model else f"{host} found no such model"
+            return ModelNotFound(f"{said} ({detail})", model=model or "", **fields)
+        path = urlsplit(url).path or "/"
+        return ProviderHTTPError(f"{host} has nothing at {path} ({detail}) — check the base URL", **fields)
+    if status == 429:
+        when = f"retry after {_seconds(wait)} s" if wait is not None else "try again later"
+        return RateLimited(f"rate limited by {host}; {when} ({status}{' ' + kind if kind else ''})", **fields)
+    if status >= 500:
+        overloaded = status in (503, 529) or "overloaded" in kind.lower()
+        what = "is overloaded" if overloaded else "had a server error"
+        again = f"try again in {_seconds(wait)} s" if wait is not None else "try again"
+        return ProviderUnavailable(f"{host} {what} ({detail}) — {again}", **fields)
+    if 400 <= status < 500:
+        return RequestRejected(f"{host} rejected the request ({status}): {message}" if message else f"{host} rejected the request ({detail})", **fields)
+    return ProviderHTTPError(f"{host} answered HTTP {detail}", **fields)
+
+
+# --- why no connection was made ----------------------------------------------------------------------
+
+
+def _ssl_reason(err: ssl.SSLError) -> str:
+    if isinstance(err, ssl.SSLCertVerificationError) and err.verify_message:
+        return f"certificate verify failed: {err.verify_message}"
+    text = err.reason.replace("_", " ").lower() if err.reason else str(err)
+    if err.reason == "WRONG_VERSION_NUMBER":
+        text += " (is it a plain http:// server?)"
+    return text
+
+
+def connect_failure(exc: BaseException, url: str, *, service: str | None = None) -> CannotConnect | None:
+    """The typed error for a connection that could not be made to `url` (None: not a connect
+    failure this knows). `service` names the server software ("Ollama") when it is known."""
+    host, origin = host_of(url), origin_of(url)
+    for err in _chain(exc):
+        if isinstance(err, ssl.SSLError):
+            return TLSFailed(f"TLS handshake with {host} failed: {one_line(_ssl_reason(err))}", host=host, url=origin)
+        if isinstance(err, socket.gaierror):
+            name = urlsplit(url).hostname or host
+            return HostNotFound(f"cannot resolve {name} ({one_line(err.strerror or str(err))})", host=host, url=origin)
+        if isinstance(err, ConnectionRefusedError):
+            if service:
+                return NothingListening(f"{service} is not running at {origin}", host=host, url=origin)
+            return NothingListening(f"nothing is listening at {origin}", host=host, url=origin)
+    return None
+
+
+_CONNECT = (httpx.ConnectError, httpx2.ConnectError, anthropic.APIConnectionError, ConnectionRefusedError, socket.gaierror, ssl.SSLError)
+
+
+@contextmanager
+def translate_errors(
+    what: str,
+    *,
+    url: str | None = None,
+    model: str | None = None,
+    service: str | None = None,
+    secret: str | None = None,
+) -> Iterator[None]:
+    """Re-raise foreign exceptions from the block as livefill.errors; `what` names the operation.
+
+    With `url` (else the URL of the exception's request, when it has one) an HTTP error status
+    or a failed connection becomes the typed error whose message is one line naming the host;
+    `model` is the model asked for (named by a 404), `service` the server software ("Ollama"),
+    `secret` the API key (masked if an error body echoes it)."""
+    try:
+        yield
+    except LivefillError:
+        raise
+    except anthropic.APIStatusError as exc:
+        where = url or _request_url(exc) or what
+        body = exc.body if exc.body is not None else (exc.api_message or exc.message)
+        raise http_failure(
+            exc.status_code, body, url=where, headers=exc.response.headers, model=model, secret=secret
+        ) from exc
+    except anthropic.APITimeoutError as exc:
+        raise StreamTimeout(f"{what}: timed out") from exc
+    except _STATUS as exc:
+        where = url or _request_url(exc) or what
+        try:
+            body: Any = exc.response.content
+        except (httpx.ResponseNotRead, httpx2.ResponseNotRead):
+            body = b""
+        raise http_failure(
+            exc.response.status_code, body, url=where, headers=exc.response.headers, model=model, secret=secret
+        ) from exc
+    except (httpx.ConnectTimeout, httpx2.ConnectTimeout) as exc:
+        where = url or _request_url(exc)
+        if where:
+            raise StreamTimeout(f"{host_of(where)} did not accept a connection in time") from exc
+        raise StreamTimeout(f"{what}: timed out ({type(exc).__name__})") from exc
+    except _CONNECT as exc:
+        where = url or _request_url(exc)
+        failure = connect_failure(exc, where, service=service) if where else None
+        if failure is not None:
+            raise failure from exc
+        if isinstance(exc, anthropic.APIConnectionError):
+            raise ConnectionLost(f"{what}: {_describe(exc.__cause__ or exc)}") from exc
+        raise ConnectionLost(f"{what}: {_describe(exc)}") from exc
+    except anthropic.AnthropicError as exc:
+        raise ProtocolError(f"{what}: {exc}") from exc
+    except _TIMEOUTS as exc:
+        raise StreamTimeout(f"{what}: timed out ({type(exc).__name__})") from exc
+    except _DECODING as exc:
+        raise ProtocolError(f"{what}: the body cannot be decoded: {exc}") from exc
+    except _BAD_URL as exc:
+        raise UsageError(f"{what}: {exc}") from exc
+    except _MISUSE as exc:
+        raise UsageError(f"{what}: {exc}") from exc
+    except _TRANSPORT as exc:
+        raise ConnectionLost(f"{what}: {_describe(exc)}") from exc
+
+
+# --- reading an error body with a cap -----------------------------------------------------------------
+
+
+async def _unwind(chunks: AsyncIterator[bytes]) -> None:
+    # The body is read through a chain of async generators (httpx -> httpcore -> the socket
+    # read), and `async for` never closes an inner one: aclose() on the outermost would leave
+    # the rest to the garbage collector, which, on a loop without asyncgen hooks (qasync),
+    # finalises them outside any task ("async generator ignored GeneratorExit",
+    # AsyncLibraryNotFoundError at exit). With the response closed, the next read fails at the
+    # bottom of the chain, and that failure unwinds every generator here, in this task.
+    with suppress(Exception):
+        async with asyncio.timeout(_UNWIND_SECONDS):
+            for _ in range(_UNWIND_READS):
+                await anext(chunks)
+    aclose = getattr(chunks, "aclose", None)
+    if aclose is not None:
+        with suppress(Exception):
+            await aclose()
+
+
+class _CappedBody:
+    """An error response's raw byte stream that ends after `limit` bytes, closing the rest."""
+
+    def __init__(self, inner: Any, limit: int = _ERROR_BODY_LIMIT) -> None:
+        self._inner = inner
+        self._limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        chunks = self._inner.__aiter__()
+        left, ended = self._limit, False
+        try:
+            while left > 0:
+                try:
+                    chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    ended = True
+                    return
+                if chunk:
+                    yield chunk[:left]
+                    left -= len(chunk)
+        finally:
+            if not ended:
+                with suppress(Exception):
+                    await self._inner.aclose()
+                await _unwind(chunks)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _CappedHttpx(_CappedBody, httpx.AsyncByteStream):
+    pass
+
+
+class _CappedHttpx2(_CappedBody, httpx2.AsyncByteStream):
+    pass
+
+
+def _cap(response: Any) -> None:
+    if not isinstance(response.stream, _CappedBody):
+        capped = _CappedHttpx2 if isinstance(response, httpx2.Response) else _CappedHttpx
+        response.stream = capped(response.stream)
+
+
+async def _cap_error_body(response: Any) -> None:
+    """httpx / httpx2 response hook: an error status's body is read at most `_ERROR_BODY_LIMIT`
+    bytes (what the SDK reads whole, and what we read, is never a huge body)."""
+    if response.status_code >= 400:
+        _cap(response)
+
+
+async def read_error_body(response: Any) -> bytes:
+    """The first `_ERROR_BODY_LIMIT` bytes of an unread streaming response's body; the rest is
+    never read (the connection is closed)."""
+    _cap(response)
+    return await response.aread()
+
+
+class _SlicedBody:
+    """A content-encoded response's raw byte stream handed on in `_ENCODED_SLICE`-byte pieces:
+    httpx decodes each raw piece whole, so a decompression bomb inflates at most ~1 MB at a time
+    (deflate's ratio is bounded near 1032:1) and the decoded-size cap stops it early."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            for start in range(0, len(chunk), _ENCODED_SLICE):
+                yield chunk[start : start + _ENCODED_SLICE]
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _SlicedHttpx(_SlicedBody, httpx.AsyncByteStream):
+    pass
+
+
+class _SlicedHttpx2(_SlicedBody, httpx2.AsyncByteStream):
+    pass
+
+
+async def bound_body(response: Any, host: str, limit: int = BODY_LIMIT) -> AsyncIterator[bytes]:
+    """`response.aiter_bytes()` (content-decoded network reads), ProtocolError "HOST sent more
+    than N MB" once the decoded bytes pass `limit`: a hostile or broken server (a gzip bomb, an
+    endless body) never makes the client hold more than about `limit`."""
+    if response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
+        if not isinstance(response.stream, _SlicedBody):
+            sliced = _SlicedHttpx2 if isinstance(response, httpx2.Response) else _SlicedHttpx
+            response.stream = sliced(response.stream)
+    chunks = response.aiter_bytes()
+    total, ended = 0, False
+    try:
+        async for chunk in chunks:
+            total += len(chunk)
+            if total > limit:
+                raise ProtocolError(f"{host} sent more than {_megabytes(limit)} MB in one response")
+            yield chunk
+        ended = True
+    finally:
+        if not ended:  # close the response, then unwind httpx's generators here, in this task
+            with suppress(Exception):
+                await response.aclose()
+            await _unwind(chunks)
+
+
+def asyncio_network(client: Any) -> Any:
+    """`client` (httpx or the SDK's httpx2) reading and writing through asyncio's own transports
+    (livefill/wire/providers/net_backend.py: no per-read cancel scope, no socket paused after every read).
+    LIVEFILL_NET_BACKEND=anyio keeps httpcore's own backend (for comparison, or a proxy it handles
+    better)."""
+    if os.environ.get("LIVEFILL_NET_BACKEND", "asyncio") != "anyio":
+        net_backend.install(client)
+    return client
+
+
+def _megabytes(limit: int) -> str:
+    return f"{limit / (1024 * 1024):g}"
+
+
+@cache
+def _ssl_context() -> ssl.SSLContext:
+    # Building a verifying context loads the CA bundle (~50 ms, on the event loop): do it once and
+    # share it between every client, httpx's and the SDK's httpx2 alike.
+    return httpx.create_ssl_context()
+
+
+# Modules the SDK and the HTTP stack import lazily on their first request (tens of ms on the
+# event loop, so on the GUI thread in the app). `prewarm` imports them ahead of time.
+_LAZY_MODULES = (
+    "anyio._backends._asyncio",
+    "anyio.streams.memory",
+    "anyio.streams.stapled",
+    "anyio.streams.tls",
+    "httpcore",
+    "httpcore2",
+    "opentelemetry.propagate",
+)
+
+
+def prewarm() -> None:
+    """Do the one-off work of a first request now, in any thread: the shared TLS context, the
+    SDK's lazily loaded resources, the HTTP stack's lazily imported modules. Safe to skip."""
+    import importlib
+
+    _ssl_context()
+    anthropic.AsyncAnthropic(api_key="prewarm", base_url="http://127.0.0.1:9", max_retries=0).messages
+    for name in _LAZY_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
+def _check_content_type(headers: Mapping[str, str], expect: tuple[str, ...] | None, what: str) -> None:
+    if not expect:
+        return
+    media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media not in expect:
+        raise ProtocolError(f"{what}: content-type {media or '(none)'!r}, expected {' or '.join(expect)}")
+
+
+class BodyStream:
+    """An open streaming response body. `read()` -> the next network read, or None at EOF."""
+
+    def __init__(self, chunks: AsyncIterator[bytes], stack: AsyncExitStack, what: str, headers: Mapping[str, str]):
+        self._chunks = chunks
+        self._stack = stack
+        self._exhausted = False  # the chunk iterator has finished (EOF or an exception)
+        self.what = what
+        self.headers = dict(headers)
+        self.closed = False
+
+    async def read(self) -> bytes | None:
+        """The next chunk as the network delivered it (never empty), or None at EOF."""
+        with translate_errors(self.what):
+            while True:
+                try:
+                    chunk = await anext(self._chunks)
+                except StopAsyncIteration:
+                    self._exhausted = True
+                    return None
+                except BaseException:
+                    self._exhausted = True
+                    raise
+                if chunk:
+                    return chunk
+
+    async def aclose(self) -> None:
+        """Close the response (a real cancel if unfinished) and its client. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        with translate_errors(self.what):
+            try:
+                await self._stack.aclose()
+            finally:
+                if not self._exhausted:
+                    await self._unwind()
+
+    async def _unwind(self) -> None:
+        self._exhausted = True
+        await _unwind(self._chunks)
+
+
+async def open_httpx(
+    url: str,
+    *,
+    body: Any,
+    headers: Mapping[str, str],
+    expect: tuple[str, ...] | None,
+    what: str,
+    service: str | None = None,
+    body_limit: int = BODY_LIMIT,
+) -> BodyStream:
+    """POST `body` as JSON to `url` and return the streaming response body.
+
+    An HTTP error status raises its ProviderHTTPError (with the provider's message; the model
+    named is the body's "model"), a connection not made its CannotConnect (`service`: the server
+    software the message names, "Ollama"); a content-type not
+    in `expect` raises ProtocolError. The body is read with `aiter_bytes()` (network reads, after
+    content decoding) — never `aiter_lines()`, which splits on U+2028 — at most `body_limit`
+    decoded bytes (`bound_body`).
+    """
+    model = body.get("model") if isinstance(body, Mapping) and isinstance(body.get("model"), str) else None
+    auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+    secret = auth[7:] if auth.lower().startswith("bearer ") else None
+    stack = AsyncExitStack()
+    try:
+        with translate_errors(what, url=url, model=model, service=service, secret=secret):
+            client = await stack.enter_async_context(
+                asyncio_network(
+                    httpx.AsyncClient(
+                        timeout=httpx.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
+                        trust_env=not is_loopback_url(url),
+                        verify=_ssl_context(),
+                        event_hooks={"response": [_cap_error_body]},
+                    )
+                )
+            )
+            response = await stack.enter_async_context(client.stream("POST", url, json=body, headers=dict(headers)))
+            if response.status_code >= 400:
+                raw = await read_error_body(response)
+                raise http_failure(response.status_code, raw, url=url, headers=response.headers, model=model, secret=secret)
+            _check_content_type(response.headers, expect, what)
+            return BodyStream(bound_body(response, host_of(url), body_limit), stack, what, response.headers)
+    except BaseException:
+        with translate_errors(what, url=url):
+            await stack.aclose()
+        raise
+
+
+async def open_anthropic(
+    *,
+    base_url: str,
+    api_key: str,
+    params: Mapping[str, Any],
+    headers: Mapping[str, str],
+    what: str = "Anthropic Messages",
+    body_limit: int = BODY_LIMIT,
+) -> BodyStream:
+    """Open a streaming Messages request through the anthropic SDK and return its raw body.
+
+    `client.messages.with_streaming_response.create(**params)` sends the request and hands back
+    the response unread; its raw bytes go to our own SSE decoder, so a wire tap sees every read.
+    The SDK's retries are off (a run reports a failure; it does not silently start again).
+    """
+    model = params.get("model") if isinstance(params.get("model"), str) else None
+    stack = AsyncExitStack()
+    try:
+        with translate_errors(what, url=base_url, model=model, secret=api_key):
+            http_client = asyncio_network(
+                anthropic.DefaultAsyncHttpxClient(
+                    verify=_ssl_context(),
+                    trust_env=not is_loopback_url(base_url),
+                    timeout=anthropic.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
+                    event_hooks={"response": [_cap_error_body]},
+                )
+            )
+            stack.push_async_callback(http_client.aclose)
+            client = anthropic.AsyncAnthropic(
+                base_url=base_url,
+                api_key=api_key,
+                max_retries=0,
+                timeout=anthropic.Timeout(connect=15.0, read=None, write=30.0, pool=15.0),
+                http_client=http_client,
+            )
+            stack.push_async_callback(client.close)
+            response = await stack.enter_async_context(
+                client.messages.with_streaming_response.create(**params, extra_headers=dict(headers))
+            )
+            http = response.http_response
+            _check_content_type(http.headers, ("text/event-stream",), what)
+            return BodyStream(bound_body(http, host_of(base_url), body_limit), stack, what, http.headers)
+    except BaseException:
+        with translate_errors(what, url=base_url):
+            await stack.aclose()
+        raise

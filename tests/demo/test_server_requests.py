@@ -1,0 +1,39 @@
+"""The demo provider refuses a chat request with no user message in each wire's own error shape."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "message"),
+    [
+        ("/v1/messages", {"model": "m", "max_tokens": 10}, "messages: field required"),
+        ("/v1/messages", {"model": "m", "max_tokens": 10, "messages": [{"role": "assistant", "content": "x"}]},
+         "messages: at least one user message is required"),
+        ("/v1/chat/completions", {"model": "m", "messages": []}, "Missing required parameter: 'messages'."),
+        ("/v1/chat/completions", {"model": "m", "messages": [{"role": "system", "content": "x"}]},
+         "messages: at least one user message is required"),
+    ],
+)
+async def test_a_request_without_a_user_message_is_refused(demo_server, path, body, message) -> None:
+    async with httpx.AsyncClient() as client:
+        r = await client.post(demo_server.url + path, json=body, headers={"authorization": "Bearer k"})
+    assert r.status_code == 400
+    error = r.json()["error"]
+    assert error["message"] == message
+    assert error["type"] == "invalid_request_error"
+
+
+def test_a_log_entry_as_a_dict_is_every_field_copied():
+    from dataclasses import asdict
+
+    from livefill.demo.request_log import LogEntry
+
+    entry = LogEntry(id="req_1", path="/v1/messages", wire="anthropic", started_at=1.0, knobs={"speed": 5.0}, sent_ms=[1.5])
+    out = entry.as_dict()
+    assert out == asdict(entry)
+    out["knobs"]["speed"] = 0
+    out["sent_ms"].append(2.0)
+    assert entry.knobs == {"speed": 5.0} and entry.sent_ms == [1.5]  # a copy: the log is not changed through it
