@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from livefill.errors import UsageError
+from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
 from livefill.extraction.schemas import resolve_schema, schema_model
 
 __all__ = [
@@ -21,57 +22,24 @@ __all__ = [
     "live_base_url",
     "STRUCTURED", "STRUCTURED_CHOICES", "ExtractionRequest"]
 
-#: The provider names open_stream knows, in the order the app lists them.
-PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama", "raw")
+#: The provider names open_stream knows, in the order the app lists them (views of PROVIDER_SPECS).
+PROVIDERS: tuple[str, ...] = tuple(PROVIDER_SPECS)
 
-#: The model asked for when ExtractionRequest.model is None (the demo provider accepts any).
-#: An OpenAI-compatible server names its own models (list them with livefill.wire.providers.models);
-#: llama.cpp's server answers any name.
-DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-5",
-    "openai-chat": "gpt-4o",
-    "openai-responses": "gpt-4o",
-    "openai-compatible": "default",
-    "ollama": "llama3.2",
-    "raw": "raw",
-}
+#: The model asked for when ExtractionRequest.model is None.
+DEFAULT_MODELS: dict[str, str] = {s.name: s.default_model for s in PROVIDER_SPECS.values()}
 
 #: The output token limit sent when ExtractionRequest.max_tokens is None (where the wire sends one).
-MAX_TOKENS: dict[str, int] = {"anthropic": 16384, "openai-compatible": 4096}
+MAX_TOKENS: dict[str, int] = {s.name: s.max_tokens for s in PROVIDER_SPECS.values() if s.max_tokens}
 
-#: How structure is forced on the model (`ExtractionRequest.structured`):
-#: tools        a forced tool / function call whose arguments are the JSON (the default)
-#: json_schema  structured output: `response_format` / `text.format` of type json_schema
-#: json_object  `response_format: {"type": "json_object", "schema": ...}` (llama.cpp and kin)
-STRUCTURED: tuple[str, ...] = ("tools", "json_schema", "json_object")
+#: The structured choices each provider can honour.
+STRUCTURED_CHOICES: dict[str, tuple[str, ...]] = {s.name: s.structured for s in PROVIDER_SPECS.values()}
 
-#: The choices each provider can honour. Anthropic has only the forced tool; the Responses API
-#: has a function tool or text.format; Ollama streams JSON through `format` whatever is chosen
-#: ("json_object": `format: "json"`, the schema only in the prompt).
-STRUCTURED_CHOICES: dict[str, tuple[str, ...]] = {
-    "anthropic": ("tools",),
-    "openai-chat": STRUCTURED,
-    "openai-responses": ("tools", "json_schema"),
-    "openai-compatible": STRUCTURED,
-    "ollama": STRUCTURED,
-    "raw": STRUCTURED,
-}
-
-
-#: Where each live provider is when no base URL is given (the environment may say otherwise:
-#: `live_base_url`). An OpenAI-compatible server has no default: it is chosen by its base URL.
-LIVE_BASE_URLS: dict[str, str] = {
-    "anthropic": "https://api.anthropic.com",
-    "openai-chat": "https://api.openai.com/v1",
-    "openai-responses": "https://api.openai.com/v1",
-}
+#: Where each live provider is when no base URL is given (`live_base_url` reads the environment first).
+LIVE_BASE_URLS: dict[str, str] = {s.name: s.base_url for s in PROVIDER_SPECS.values() if s.base_url}
 
 #: The environment variable that moves a live provider elsewhere, as the vendors' SDKs read it.
 BASE_URL_VARIABLES: dict[str, str] = {
-    "anthropic": "ANTHROPIC_BASE_URL",
-    "openai-chat": "OPENAI_BASE_URL",
-    "openai-responses": "OPENAI_BASE_URL",
-    "ollama": "OLLAMA_HOST",
+    s.name: s.base_url_variable for s in PROVIDER_SPECS.values() if s.base_url_variable
 }
 
 

@@ -1,0 +1,66 @@
+"""Every `LIVEFILL_*` environment variable livefill reads, with its meaning, in one place.
+
+Modules read a switch through the functions here, when they need it (never at import time), so a
+test or a deployment can set one before starting a server or a run. API keys are read by
+`livefill.wire.keys` (LIVEFILL_API_KEY_<PROVIDER> is documented there with the key order).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = ["SWITCHES", "Switch", "flag", "number", "text"]
+
+
+@dataclass(frozen=True)
+class Switch:
+    name: str
+    meaning: str
+
+
+#: Every switch, by name. tests/test_switches.py checks that no module reads one not listed.
+SWITCHES: dict[str, Switch] = {
+    s.name: s
+    for s in (
+        Switch("LIVEFILL_HEAD_TIMEOUT", "seconds a local server waits for a request head (default 10)"),
+        Switch("LIVEFILL_ALLOWED_HOSTS", "comma-separated Host names a relay deployed with uvicorn also accepts"),
+        Switch("LIVEFILL_MAX_BODY_BYTES", "largest request body a relay deployed with uvicorn accepts"),
+        Switch("LIVEFILL_RELAY_TOKEN", "the relay's bearer token (livefill-server, livefill-relay, create_relay_app)"),
+        Switch("LIVEFILL_RELAY_DEMO_URL", "the demo provider a relay deployed with uvicorn forwards demo runs to"),
+        Switch("LIVEFILL_RELAY_IDLE_TIMEOUT", "a relay's idle limit on its upstream, in seconds (default 20)"),
+        Switch("LIVEFILL_RELAY_TIMING_LOG", "a file a relay appends per-record timing lines to (benchmarks)"),
+        Switch("LIVEFILL_READ_THREAD", "1: runs read their streams on a thread of their own (off by default)"),
+        Switch("LIVEFILL_READ_PACE_MS", "with LIVEFILL_READ_THREAD: how often the reading thread wakes the caller"),
+        Switch("LIVEFILL_NET_BACKEND", "anyio: httpcore's own network backend instead of asyncio transports"),
+        Switch("LIVEFILL_REPORT", "1: the app prints launch and run timings to stderr (benchmarks)"),
+        Switch("LIVEFILL_CHECK_THREADS", "1: the app reports threads still running at exit (tests)"),
+        Switch("LIVEFILL_LLAMA_MODEL", "path of the GGUF model the real-server tests use"),
+    )
+}
+
+
+def _raw(name: str, environ: Mapping[str, str] | None) -> str:
+    if name not in SWITCHES:
+        raise KeyError(f"{name} is not a declared livefill switch (livefill/switches.py)")
+    return (os.environ if environ is None else environ).get(name, "").strip()
+
+
+def text(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The switch's value, or None when unset or blank."""
+    return _raw(name, environ) or None
+
+
+def flag(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the switch is set to something other than '', '0', 'false' or 'no'."""
+    return _raw(name, environ).lower() not in ("", "0", "false", "no")
+
+
+def number(name: str, default: float, environ: Mapping[str, str] | None = None, *, positive: bool = True) -> float:
+    """The switch as a number; `default` when unset, not a number, or (with `positive`) not > 0."""
+    try:
+        value = float(_raw(name, environ) or default)
+    except ValueError:
+        return default
+    return value if value > 0 or not positive else default
