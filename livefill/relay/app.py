@@ -89,6 +89,7 @@ from starlette.types import Receive, Scope, Send
 from livefill.demo.protocol import DemoKnobs, KnobError, RelayDemoBody, fault_refusal
 from livefill.errors import InputError, ProtocolError, RunFailure, UsageError
 from livefill.wire.events import KeepAlive
+from livefill.relay.request import BadRequest, parse_request
 from livefill.relay.settler import Settler
 from livefill.relay.records import (
     DEFAULT_IDLE_TIMEOUT,
@@ -105,7 +106,7 @@ from livefill.relay.records import (
 from livefill.extraction.schemas import SCHEMAS
 from livefill.serving.connection import on_disconnect
 from livefill.wire.taps import ReadWatch, tee
-from livefill.extraction.user_schema import SchemaSource, resolve_schema
+from livefill.extraction.schemas import SchemaSource, resolve_schema
 
 __all__ = ["EXTRACT_PATH", "RelaySettings", "create_relay_app", "relay_routes", "routes"]
 
@@ -170,46 +171,6 @@ class RelaySettings:
         )
 
 
-# --- the request body -------------------------------------------------------------------------------
-
-
-class _ExtractBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    scenario: str | None = None
-    schema_name: str | dict[str, Any] | None = Field(default=None, alias="schema")  # a name, or a JSON Schema
-    document: str | None = None
-    provider: Literal["anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama"] = "anthropic"
-    upstream: Literal["demo", "live"] = "demo"
-    base_url: str | None = None
-    model: str | None = None
-    structured: Literal["tools", "json_schema", "json_object"] = "tools"
-    fine_grained: bool = False
-    mode: Literal["settled", "hybrid"] = "settled"
-    idle_timeout: float | None = Field(default=None, gt=0, le=3600)  # the client's limit: the relay keeps the shorter
-    demo: RelayDemoBody | None = None  # type: ignore[valid-type]
-
-    @model_validator(mode="after")
-    def _one_source(self) -> _ExtractBody:
-        if self.scenario is not None:
-            if self.schema_name is not None or self.document is not None:
-                raise ValueError('give either "scenario" or "schema" + "document", not both')
-        elif self.schema_name is None or self.document is None:
-            raise ValueError('give either "scenario" or both "schema" and "document"')
-        if self.upstream == "live" and self.demo is not None:
-            raise ValueError('"demo" knobs apply only to "upstream": "demo"')
-        if self.upstream == "demo" and self.base_url is not None:
-            raise ValueError('"base_url" applies only to "upstream": "live"')
-        if self.upstream == "live" and self.provider == "openai-compatible" and not self.base_url:
-            raise ValueError('an "openai-compatible" upstream needs its "base_url"')
-        from livefill.wire.providers.request import STRUCTURED_CHOICES
-
-        if self.structured not in STRUCTURED_CHOICES[self.provider]:
-            choices = " or ".join(STRUCTURED_CHOICES[self.provider])
-            raise ValueError(f"{self.provider} cannot force structure with {self.structured!r}; choose {choices}")
-        return self
-
-
 @dataclass(frozen=True, kw_only=True)
 class _Job:
     """One checked request: what to ask upstream, and how to settle it."""
@@ -249,19 +210,9 @@ def _control_characters(demo: Any) -> str | None:
 
 def _parse_job(raw: bytes) -> _Job | JSONResponse:
     try:
-        data = json.loads(raw)
-    except RecursionError:
-        return _bad_request("the body is not JSON this relay takes: it is nested too deeply")
-    except ValueError as exc:
-        return _bad_request(f"the body is not JSON: {exc}")
-    if not isinstance(data, dict):
-        return _bad_request("the body must be a JSON object")
-    try:
-        body = _ExtractBody.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return _bad_request(f"{where + ': ' if where else ''}{first['msg']}")
+        body = parse_request(raw)
+    except BadRequest as exc:
+        return _bad_request(str(exc))
     demo_scenario: str | None = None
     if body.scenario is not None:
         from livefill.extraction.scenarios import get_scenario

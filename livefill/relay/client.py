@@ -58,6 +58,7 @@ from livefill.wire.providers.transport import (
     translate_errors,
 )
 from livefill.extraction.schema import NodeKind, SchemaIndex
+from livefill.relay.request import ExtractRequest
 from livefill.relay.records import (
     KEEPALIVE,
     EXTRACT_PATH,
@@ -416,7 +417,7 @@ class RelayStream:
 async def open_relay(
     base_url: str,
     token: str,
-    body: Mapping[str, Any],
+    body: ExtractRequest | Mapping[str, Any],
     *,
     tap: WireTap | None = None,
     timeout: float = 10.0,
@@ -430,6 +431,8 @@ async def open_relay(
     keepalive_span: float = KEEPALIVE_SPAN,
 ) -> AsyncIterator[RelayStream]:
     """POST `body` to the relay at `base_url` and yield a `RelayStream` of checked records.
+
+    `body` is an `ExtractRequest` (livefill.relay.request), or a mapping sent as it is.
 
     `upstream_key` hands a live provider's key to the app's *embedded* relay (the
     `x-livefill-upstream-key` header); it is refused (UsageError, nothing sent) unless `base_url`
@@ -455,6 +458,8 @@ async def open_relay(
     inline one is read here first (livefill.extraction.user_schema: a SchemaError names what livefill cannot
     use before anything is sent) and the records are checked against the model made from it.
     """
+    if isinstance(body, ExtractRequest):
+        body = body.to_json()
     schema_name, schema = _requested_schema(body)
     mode = body.get("mode", "settled") if isinstance(body.get("mode", "settled"), str) else None
     reader = RecordReader(schema=schema, schema_name=schema_name, mode=mode, max_records=max_records, tap=tap)
@@ -506,7 +511,7 @@ def _requested_schema(body: Mapping[str, Any]) -> tuple[str | None, type[BaseMod
     if isinstance(spec, str):
         return spec, None
     if isinstance(spec, Mapping):
-        from livefill.extraction.user_schema import resolve_schema
+        from livefill.extraction.schemas import resolve_schema
 
         source = resolve_schema(spec)
         return source.name, source.model

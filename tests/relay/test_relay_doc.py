@@ -58,11 +58,11 @@ def test_the_terminal_types_and_codes_are_the_codes_of_the_code():
 
 def test_the_request_keys_and_demo_knobs_are_the_relays():
     from livefill.demo.protocol import RelayDemoBody
-    from livefill.relay.app import _ExtractBody
+    from livefill.relay.request import ExtractRequest
 
     text = DOC.read_text(encoding="utf-8")
     body_keys = [_names(row[0])[0] for row in _table_after(text, "**Body.**")]
-    assert sorted(body_keys) == sorted(f.alias or name for name, f in _ExtractBody.model_fields.items())
+    assert sorted(body_keys) == sorted(f.alias or name for name, f in ExtractRequest.model_fields.items())
     demo_keys = [_names(row[0])[0] for row in _table_after(text, "The `demo` object")]
     assert sorted(demo_keys) == sorted(RelayDemoBody.model_fields)
 
