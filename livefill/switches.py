@@ -37,6 +37,8 @@ SWITCHES: dict[str, Switch] = {
         Switch("LIVEFILL_REPORT", "1: the app prints launch and run timings to stderr (benchmarks)"),
         Switch("LIVEFILL_CHECK_THREADS", "1: the app reports threads still running at exit (tests)"),
         Switch("LIVEFILL_LLAMA_MODEL", "path of the GGUF model the real-server tests use"),
+        Switch("LIVEFILL_MODEL_CACHE", "scripts/install-llama-server.sh: where the model goes"),
+        Switch("LIVEFILL_WHEEL_CACHE", "scripts/install-llama-server.sh: where built wheels are kept"),
     )
 }
 
