@@ -4,7 +4,7 @@ How this works
 --------------
 `SSEDecoder.feed(data)` takes whatever bytes the network delivered, cut anywhere, and returns the
 events those bytes completed; `close()` ends the stream. It follows the WHATWG "parsing an event
-stream" rules (summarised at the end of design/WIRE.md):
+stream" rules (summarised at the end of docs/wires.md):
 
 1. Lines are cut from the *bytes*: CR and LF are ASCII, so they never occur inside a multibyte
    UTF-8 sequence and an ASCII byte always ends an unfinished one. Decoding each complete line on

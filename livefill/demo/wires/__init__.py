@@ -1,4 +1,4 @@
-"""The streaming wires the demo provider speaks, one module per wire (see WIRE.md).
+"""The streaming wires the demo provider speaks, one module per wire (see docs/wires.md).
 
 How this works
 --------------

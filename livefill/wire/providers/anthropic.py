@@ -2,7 +2,7 @@
 
 How this works
 --------------
-The stream is a fixed sequence (design/WIRE.md):
+The stream is a fixed sequence (docs/wires.md):
 
     message_start, (content_block_start, content_block_delta*, content_block_stop)*,
     message_delta, message_stop            with `ping` allowed anywhere, `error` ending it early.

@@ -16,7 +16,7 @@ Tool-call fragments carry `index`; the first fragment of a call has its id and f
 later ones only `arguments` text, which becomes `ArgsDelta(index=<tool call index>)`. `content`
 text becomes `TextDelta`. The finish chunk yields a `BlockStop` per tool call, then `Stop`.
 
-Real servers are looser than OpenAI (design/WIRE.md, llama.cpp): llama-cpp-python repeats `id`
+Real servers are looser than OpenAI (docs/wires.md, llama.cpp): llama-cpp-python repeats `id`
 and `name` in every fragment and sends the legacy `function_call` beside `tool_calls`. A call's
 name and id are taken from its first fragment and repeats are ignored (a *different* name is a
 protocol error); `function_call` is ignored once `tool_calls` has been seen, and read as call 0
