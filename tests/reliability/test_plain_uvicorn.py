@@ -5,7 +5,7 @@ Subprocess tests run the real command lines on 127.0.0.1, port 0, each wait boun
 - `uvicorn --factory livefill.relay.app:create_relay_app` with the documented flags: the ASGI
   guard holds (401, 421, 403, 415, 413), `--limit-concurrency` answers 503 beyond the cap; a
   connection that never sends its request head stays open (uvicorn has no head deadline: the
-  README says so, and this test keeps it honest);
+  docs/relay.md says so, and this test keeps it honest);
 - `python -m livefill.relay.serve` (livefill-relay): the same guard and cap, and a silent or
   trickling client is closed after `--head-timeout`.
 
@@ -223,7 +223,7 @@ def test_plain_uvicorn_keeps_the_guard_and_the_connection_cap(plain):
 
 @pytest.mark.slow
 def test_plain_uvicorn_has_no_request_head_deadline(plain):
-    # What the README says needs livefill-relay (or livefill-server, or a proxy): a client that
+    # What docs/relay.md says needs livefill-relay (or livefill-server, or a proxy): a client that
     # sends nothing keeps its connection; uvicorn's keep-alive timeout starts only after a response.
     with plain.connect() as sock:
         assert not _closed_within(sock, 3.0)
