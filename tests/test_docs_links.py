@@ -23,6 +23,7 @@ TOP = ("livefill", "gui", "widgets", "tests", "docs", "assets", "scripts", ".ci"
 PATH = re.compile(r"(?<![\w./~:-])((?:%s)/[\w.*/<>-]*)" % "|".join(re.escape(t) for t in TOP))
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 DOTTED = re.compile(r"(?<![\w./-])livefill(?:\.\w+)+(?::\w+)?")
+FROM_IMPORT = re.compile(r"from (livefill[\w.]*) import (\w+(?:, *\w+)*)")
 #: Where each import name's modules live.
 ROOTS = {"livefill.gui": REPO / "gui", "livefill.widgets": REPO / "widgets", "livefill.assets": REPO / "assets",
          "livefill": REPO / "livefill"}
@@ -49,12 +50,21 @@ def missing_paths(page: Path) -> list[str]:
         if not _exists(path):
             missing.append(path)
     for match in LINK.finditer(text):
-        target = match.group(1).split("#")[0]
-        if not target or re.match(r"[a-z]+:", target):
+        target, _, anchor = match.group(1).partition("#")
+        if re.match(r"[a-z]+:", target):
             continue
-        if not (page.parent / target).resolve().exists():
+        linked = (page.parent / target).resolve() if target else page
+        if not linked.exists():
             missing.append(target)
+        elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+            missing.append(match.group(1))
     return missing
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives `page`'s headings."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
 
 
 def _module_path(name: str) -> Path | None:
@@ -82,9 +92,12 @@ def _module_source(dotted: str) -> tuple[str, list[str]] | None:
 
 def missing_names(page: Path) -> list[str]:
     """The `livefill.x.y[:name]` names `page` mentions whose module or first attribute is not there."""
+    text = page.read_text(encoding="utf-8")
+    named = [m.group(0) for m in DOTTED.finditer(text)]
+    named += [f"{m.group(1)}.{name.strip()}" for m in FROM_IMPORT.finditer(text) for name in m.group(2).split(",")]
     missing = []
-    for match in DOTTED.finditer(page.read_text(encoding="utf-8")):
-        dotted = match.group(0).replace(":", ".").rstrip(".")
+    for dotted in named:
+        dotted = dotted.replace(":", ".").rstrip(".")
         found = _module_source(dotted)
         if found is None:
             missing.append(dotted)
@@ -157,10 +170,10 @@ def test_every_switch_a_page_names_is_declared():
 def test_the_checks_see_a_missing_path_and_name(tmp_path: Path):
     page = tmp_path / "page.md"
     page.write_text("See design/WIRE.md, `livefill/nowhere.py`, [x](gone.md), livefill.relay.client.no_such_name, "
-                    "livefill.nowhere; but not ~/.local/share/livefill or site-packages/assets/x.json. "
-                    "livefill/wire/sse.py and livefill.relay.client.open_relay exist.", encoding="utf-8")
-    assert missing_paths(page) == ["design/WIRE.md", "livefill/nowhere.py", "gone.md"]
-    assert missing_names(page) == ["livefill.relay.client.no_such_name", "livefill.nowhere"]
+                    "livefill.nowhere, `from livefill.wire.sse import Nothing`; but not ~/.local/share/livefill or site-packages/assets/x.json. "
+                    "[a](#nowhere); livefill/wire/sse.py and livefill.relay.client.open_relay exist.", encoding="utf-8")
+    assert missing_paths(page) == ["design/WIRE.md", "livefill/nowhere.py", "gone.md", "#nowhere"]
+    assert missing_names(page) == ["livefill.relay.client.no_such_name", "livefill.nowhere", "livefill.wire.sse.Nothing"]
 
 
 def test_every_design_note_is_in_the_notes_index():
