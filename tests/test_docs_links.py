@@ -181,3 +181,10 @@ def test_every_design_note_is_in_the_notes_index():
     index = (notes / "README.md").read_text(encoding="utf-8")
     linked = {target.split("#")[0] for target in LINK.findall(index)}
     assert sorted(p.name for p in notes.glob("*.md") if p.name != "README.md" and p.name not in linked) == []
+
+
+def test_every_demo_fault_is_named_where_the_fault_menu_is_described():
+    from livefill.demo.protocol import FaultName
+
+    text = (REPO / "docs" / "using.md").read_text(encoding="utf-8")
+    assert [f.value for f in FaultName if f"`{f.value}`" not in text] == []
