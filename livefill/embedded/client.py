@@ -16,10 +16,10 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from livefill.embedded.server import EmbeddedServer
+
 if TYPE_CHECKING:
     import httpx
-
-    from livefill.serving.runner import EmbeddedServer
 
 __all__ = ["ARRIVAL_WAIT", "demo_request_entry", "demo_requests", "embedded_server", "log_client", "server_note"]
 
@@ -31,9 +31,7 @@ ARRIVAL_WAIT = 0.2
 
 def embedded_server(**options: Any) -> EmbeddedServer:
     """A demo provider (and relay) to run in this process, not yet started (`.start()` gives its
-    URL). `options` are `livefill.serving.runner.EmbeddedServer`'s (host, port, relay_token, defaults)."""
-    from livefill.serving.runner import EmbeddedServer
-
+    URL). `options` are `livefill.embedded.server.EmbeddedServer`'s (host, port, relay_token, defaults)."""
     return EmbeddedServer(**options)
 
 
@@ -51,9 +49,9 @@ def server_note(entry: Mapping[str, Any]) -> str:
 
 def log_client() -> httpx.AsyncClient:
     """An HTTP client for the request log (close it: `async with log_client() as client`)."""
-    import httpx
+    import httpx  # lazy: with the next, kept off the window's start-up (httpx ~690 ms)
 
-    from livefill.wire.providers.transport import _ssl_context
+    from livefill.wire.providers.transport import _ssl_context  # lazy: it imports the anthropic SDK (seconds)
 
     return httpx.AsyncClient(timeout=5.0, verify=_ssl_context())
 

@@ -1,21 +1,23 @@
-"""Run the server app with uvicorn on loopback, in a background thread with its own event loop.
+"""Serve an ASGI app with uvicorn on loopback, in a background thread with its own event loop.
 
 How this works
 --------------
-`bind()` binds the listening socket (so port 0 resolves to a real port) and returns the base URL
-at once, before anything heavy is imported: the socket listens from that moment, so a connection
-made before the server runs waits in the backlog instead of being refused. An app can show its
-window with that URL and start the server afterwards, off its GUI thread.
+`LoopbackServer(app_factory)`: `bind()` binds the listening socket (so port 0 resolves to a real
+port) and returns the base URL at once, before anything heavy is imported: the socket listens from
+that moment, so a connection made before the server runs waits in the backlog instead of being
+refused. An app can show its window with that URL and start the server afterwards, off its GUI
+thread.
 
-`start()` (which binds first if `bind()` was not called) imports uvicorn and the app, builds the
-app, and starts a daemon thread that runs `uvicorn.Server.serve()` on a fresh event loop. It
-returns the base URL only once uvicorn has set `started` (the socket is accepting) and, with
-`warm`, once the imports a first relay request needs are done (in an executor thread, before
-serving: they must never run on the serving loop). `stop()` first ends every response in progress
-on the server's loop (`DemoProvider.shutdown`), then tells uvicorn to exit, waking its main loop
-at once (uvicorn alone notices within its 0.1 s tick), and joins the thread; uvicorn closes idle
-keep-alive connections itself. Closing a bound server that never started just closes its socket. The GUI thread and the server
-never share a loop, so neither can stall the other.
+`start()` (which binds first if `bind()` was not called) imports uvicorn, builds the app with
+`app_factory(base_url)`, and starts a daemon thread that runs `uvicorn.Server.serve()` on a fresh
+event loop. It returns the base URL only once uvicorn has set `started` (the socket is accepting)
+and, with `warm`, once the imports a first relay request needs are done (in an executor thread,
+before serving: they must never run on the serving loop). `stop()` first calls `end_responses()`
+on the server's loop (a subclass ends every response in progress there), then tells uvicorn to
+exit, waking its main loop at once (uvicorn alone notices within its 0.1 s tick), and joins the
+thread; uvicorn closes idle keep-alive connections itself. Closing a bound server that never
+started just closes its socket. The GUI thread and the server never share a loop, so neither can
+stall the other. `livefill.embedded.server.EmbeddedServer` is the demo provider and relay served so.
 """
 
 from __future__ import annotations
@@ -24,24 +26,27 @@ import asyncio
 import secrets
 import socket
 import threading
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from types import ModuleType, TracebackType
+from typing import TYPE_CHECKING, Self
 
+from livefill.defaults import HEAD_TIMEOUT
 from livefill.errors import UsageError
 
 if TYPE_CHECKING:
     import uvicorn
+    from starlette.types import ASGIApp
 
-    from livefill.serving.guard import GuardLimits
-    from livefill.demo.knobs import DemoDefaults
+__all__ = ["AppFactory", "LoopbackServer"]
 
-__all__ = ["EmbeddedServer"]
+#: Builds the app to serve, given the base URL it will be served at ("http://127.0.0.1:PORT").
+AppFactory = Callable[[str], "ASGIApp"]
 
 # At shutdown, how often connections that linger are asked again to close (or aborted).
 _LINGER_GRACE = 0.25
 
 
-def _prompt_server_class(uvicorn):  # noqa: ANN001, ANN202 (the uvicorn module) -> type[uvicorn.Server]
+def _prompt_server_class(uvicorn: ModuleType) -> type[uvicorn.Server]:
     """uvicorn's Server whose main loop also wakes on an event (`wake`), so that `stop()` is
     noticed at once rather than at its next 0.1 s tick; ticks run as before otherwise."""
 
@@ -87,36 +92,32 @@ def _prompt_server_class(uvicorn):  # noqa: ANN001, ANN202 (the uvicorn module) 
     return PromptServer
 
 
-class EmbeddedServer:
-    """The demo provider (and relay) served by uvicorn on `host:port` in a background thread.
-
-    Use as a context manager, or call `start()` (returns "http://127.0.0.1:PORT") and `stop()`.
+class LoopbackServer:
+    """An ASGI app (made by `app_factory` at `start()`) served by uvicorn on `host:port` in a
+    background thread. Use as a context manager, or call `start()` (returns
+    "http://127.0.0.1:PORT") and `stop()`. `app` is the app once started (None before).
     """
 
     def __init__(
         self,
+        app_factory: AppFactory,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
-        relay_token: str | None = None,
-        defaults: DemoDefaults | None = None,
         start_timeout: float = 30.0,
-        limits: GuardLimits | None = None,
-        head_timeout: float = 10.0,
+        head_timeout: float = HEAD_TIMEOUT,
         max_connections: int = 500,
         warm: bool = True,
     ) -> None:
+        self.app_factory = app_factory
         self.host = host
         self.port = port
-        self.relay_token = relay_token if relay_token is not None else secrets.token_urlsafe(24)
-        self.defaults = defaults  # None: DemoDefaults(), made in start()
         self.start_timeout = start_timeout
-        self.limits = limits  # None: GuardLimits(), made in start()
         self.head_timeout = head_timeout
         self.max_connections = max_connections
         self.warm = warm
         self.url: str | None = None
-        self.app: Any = None
+        self.app: ASGIApp | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -125,8 +126,6 @@ class EmbeddedServer:
         self._stopped = False
         self._sock: socket.socket | None = None
         self._bound_url: str | None = None
-        self._traces_lock = threading.Lock()
-        self._pending_traces: list[tuple[Any, str]] = []  # added before start()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -138,7 +137,7 @@ class EmbeddedServer:
 
     def _bind(self) -> str:
         if self._stopped:
-            raise UsageError("an EmbeddedServer cannot be restarted after stop(); make a new one")
+            raise UsageError("a server cannot be restarted after stop(); make a new one")
         if self._bound_url is None:
             family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
             sock = socket.socket(family, socket.SOCK_STREAM)
@@ -159,7 +158,7 @@ class EmbeddedServer:
         """Start serving; return the base URL once uvicorn is accepting connections."""
         with self._lock:
             if self._stopped:
-                raise UsageError("an EmbeddedServer cannot be restarted after stop(); make a new one")
+                raise UsageError("a server cannot be restarted after stop(); make a new one")
             if self._thread is not None and self.url is not None:
                 return self.url
             url = self._bind()
@@ -168,22 +167,11 @@ class EmbeddedServer:
             port = sock.getsockname()[1]
 
             try:
-                import uvicorn
+                import uvicorn  # lazy: bind() before a window shows must not pay for it (with the next: 180-260 ms)
 
-                from livefill.embedded.app import build_app
-                from livefill.serving.connection import install_quiet_logs, protocol_class
-                from livefill.serving.guard import GuardLimits
-                from livefill.demo.knobs import DemoDefaults
+                from livefill.serving.connection import install_quiet_logs, prewarm, protocol_class  # lazy: as uvicorn
 
-                self.defaults = self.defaults or DemoDefaults()
-                self.limits = self.limits or GuardLimits()
-                app = build_app(relay_token=self.relay_token, defaults=self.defaults, limits=self.limits)
-                app.state.base_url = url
-                with self._traces_lock:
-                    for trace, key in self._pending_traces:
-                        app.state.demo.add_trace(trace, key)
-                    self._pending_traces.clear()
-                    self.app = app
+                self.app = self.app_factory(url)
                 config = uvicorn.Config(
                     self.app,
                     http=protocol_class(self.head_timeout),
@@ -203,7 +191,7 @@ class EmbeddedServer:
                 raise
             ready = threading.Event()
             self._thread = threading.Thread(
-                target=self._serve, args=(sock, ready), name="livefill-server", daemon=True
+                target=self._serve, args=(sock, ready, prewarm if self.warm else None), name="livefill-server", daemon=True
             )
             self._thread.start()
             ready.wait(self.start_timeout)
@@ -215,7 +203,7 @@ class EmbeddedServer:
             self.url = url
             return url
 
-    def _serve(self, sock: socket.socket, ready: threading.Event) -> None:
+    def _serve(self, sock: socket.socket, ready: threading.Event, warm: Callable[[], None] | None) -> None:
         # Explicitly a selector loop: under qasync the process-wide loop policy would hand this
         # thread a Qt loop, which cannot run outside the GUI thread.
         loop = asyncio.SelectorEventLoop()
@@ -225,11 +213,8 @@ class EmbeddedServer:
         server = self._server
 
         async def main() -> None:
-            if self.warm:
-                # The first relay request's imports must not run on the serving loop.
-                from livefill.serving.connection import prewarm
-
-                await loop.run_in_executor(None, prewarm)
+            if warm is not None:  # the first relay request's imports must not run on the serving loop
+                await loop.run_in_executor(None, warm)
 
             async def announce() -> None:
                 while not server.started and not server.should_exit:
@@ -270,7 +255,7 @@ class EmbeddedServer:
             return
         if loop is not None and not loop.is_closed() and self.app is not None:
             try:
-                loop.call_soon_threadsafe(self.app.state.demo.shutdown)
+                loop.call_soon_threadsafe(self.end_responses)
             except RuntimeError:
                 pass  # the loop closed meanwhile
         server.should_exit = True
@@ -290,28 +275,13 @@ class EmbeddedServer:
         """Whether the server thread is alive and serving."""
         return self._thread is not None and self._thread.is_alive() and bool(self._server and self._server.started)
 
-    def requests(self) -> list[dict[str, Any]]:
-        """The demo provider's request log (same as GET /_demo/requests), oldest first."""
-        if self.app is None:
-            return []
-        return self.app.state.demo.requests()
-
-    def add_trace(self, trace: Any, trace_id: str | None = None) -> str:
-        """Keep a loaded trace (livefill.recording.trace.Trace) for replay; return its id. A request on the
-        trace's wire with `x-demo-replay: <id>` (DemoKnobs(replay=id)) is answered by it. A
-        trace added before `start()` (a bound server still starting) is handed over by `start()`."""
-        with self._traces_lock:
-            if self.app is None:
-                if self._stopped:
-                    raise UsageError("the server was stopped; it keeps no more traces")
-                key = trace_id or f"trace_{secrets.token_hex(6)}"
-                self._pending_traces.append((trace, key))
-                return key
-        return self.app.state.demo.add_trace(trace, trace_id)
+    def end_responses(self) -> None:
+        """Called on the server's loop as `stop()` begins: end the responses in progress there
+        (the app's business; nothing here)."""
 
     # -- context manager ---------------------------------------------------------------------
 
-    def __enter__(self) -> EmbeddedServer:
+    def __enter__(self) -> Self:
         self.start()
         return self
 

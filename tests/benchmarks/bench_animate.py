@@ -29,7 +29,7 @@ async def _record(path: Path, speed: float) -> None:
     from livefill.session.run import Mode, Phase, Run, RunConfig
     from livefill.extraction.scenarios import get_scenario
     from livefill.extraction.schemas import schema_model
-    from livefill.serving.runner import EmbeddedServer
+    from livefill.embedded.server import EmbeddedServer
 
     server = EmbeddedServer()
     server.start()

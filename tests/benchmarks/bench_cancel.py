@@ -33,7 +33,7 @@ import httpx
 
 from livefill.extraction.scenarios import get_scenario
 from livefill.demo.knobs import DemoDefaults
-from livefill.serving.runner import EmbeddedServer
+from livefill.embedded.server import EmbeddedServer
 
 
 def _body() -> dict:

@@ -30,7 +30,10 @@ from livefill.demo.protocol import (
     Slicing,
 )
 from livefill.extraction.form import FormModel
-from livefill.session.run import Mode, Phase, Run, RunConfig
+from livefill.extraction.modes import Mode
+from livefill.session.run import Run
+from livefill.session.run_config import RunConfig
+from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 from livefill.extraction.schemas import schema_model
 from livefill.demo.knobs import DemoDefaults, parse_knobs

@@ -18,7 +18,7 @@ import pytest
 from livefill.errors import UsageError
 from livefill.extraction.scenarios import get_scenario
 from livefill.demo.knobs import DemoDefaults
-from livefill.serving.runner import EmbeddedServer
+from livefill.embedded.server import EmbeddedServer
 
 FINE_GRAINED = {"anthropic-beta": "fine-grained-tool-streaming-2025-05-14"}
 

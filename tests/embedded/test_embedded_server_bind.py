@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from livefill.embedded.client import embedded_server, log_client
-from livefill.serving.runner import EmbeddedServer
+from livefill.embedded.server import EmbeddedServer
 
 
 def _get(url: str, path: str, out: list) -> None:  # noqa: ANN001

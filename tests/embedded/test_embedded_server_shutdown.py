@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from livefill.serving.runner import EmbeddedServer
+from livefill.embedded.server import EmbeddedServer
 
 
 def _stop_with_one_connection(caplog, shutdown_of: Callable) -> tuple[float, list[str]]:  # noqa: ANN001

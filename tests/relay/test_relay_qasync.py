@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent(
     from PySide6.QtWidgets import QApplication
     from livefill.relay.client import open_relay
     from livefill.demo.knobs import DemoDefaults
-    from livefill.serving.runner import EmbeddedServer
+    from livefill.embedded.server import EmbeddedServer
 
     async def main(server):
         for provider in ("anthropic", "openai-chat", "ollama"):

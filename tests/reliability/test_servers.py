@@ -21,7 +21,7 @@ import pytest
 from livefill.serving.connection import install_quiet_logs
 from livefill.serving.guard import JSON_PATHS, GuardLimits, RefusalLog
 from livefill.demo.knobs import DemoDefaults
-from livefill.serving.runner import EmbeddedServer
+from livefill.embedded.server import EmbeddedServer
 
 ROOT = Path(__file__).resolve().parents[2]
 PROVIDER_PATHS = sorted(JSON_PATHS - {"/relay/v1/extract"})
