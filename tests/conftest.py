@@ -16,6 +16,8 @@ of a streaming scenario matrix run on the 20 KB `catalog` scenario (marked here,
 
 import asyncio
 import gc
+import importlib
+import json
 import os
 import selectors
 import sys
@@ -36,6 +38,29 @@ SHARED = REPO.parent / "shared"
 
 import pytest  # noqa: E402
 
+#: Workers of the plain `python -m pytest` (pytest-xdist): both cores of the project's machines.
+DEFAULT_WORKERS = 2
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """The plain `python -m pytest` runs on DEFAULT_WORKERS xdist workers (`--dist loadgroup`:
+    tests marked `xdist_group` share one worker). Anything the command line says wins: `-n N`,
+    `-n 0` or `-p no:xdist` (one process), `--dist ...`, `--pdb`, `--collect-only`; so does a run of
+    named tests (`path::test`), where starting workers would cost more than it saves.
+
+    Runs before xdist's own hook (both tryfirst; a conftest registers later, so it is called first).
+    """
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return
+    option = config.option
+    if option.numprocesses is not None or option.dist != "no" or getattr(option, "tx", None):
+        return
+    if option.usepdb or option.collectonly or any("::" in str(arg) for arg in config.args):
+        return
+    option.numprocesses = DEFAULT_WORKERS
+    option.dist = "loadgroup"
+
 
 #: The 20 KB scenario is the stress case of the scenario matrices that stream or re-cut every
 #: scenario: there its cases run in the full suite only, and the fast loop keeps the four small
@@ -50,9 +75,13 @@ STREAMING_MATRICES = {
 }
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the `xdist_group` marks
 def pytest_collection_modifyitems(config, items):
     slow = pytest.mark.slow
+    one_model_server = pytest.mark.xdist_group("realserver")
     for item in items:
+        if item.get_closest_marker("realserver") is not None:
+            item.add_marker(one_model_server)  # one worker starts the llama server, not each
         callspec = getattr(item, "callspec", None)
         if callspec is None or item.path.name not in STREAMING_MATRICES:
             continue
@@ -123,7 +152,7 @@ def demo_server():
     `.relay_token` and `.requests()` (the request log).
     """
     from livefill.demo.knobs import DemoDefaults
-    from livefill.serving.runner import EmbeddedServer
+    from livefill.embedded.server import EmbeddedServer
 
     server = EmbeddedServer(defaults=DemoDefaults(speed=0.0, ttft_ms=0.0))
     server.start()
@@ -136,7 +165,6 @@ def _one_ca_bundle():
     """Every httpx client (the tests' own, the SDKs') loads the CA bundle into a new SSL context,
     ~50 ms of CPU each, and the suite makes hundreds of loopback clients that never use it. Share
     one default context for the session, as the app itself does (livefill/wire/providers/transport.py)."""
-    import importlib
 
     shared: dict[str, object] = {}
     with pytest.MonkeyPatch.context() as patch:
@@ -234,8 +262,47 @@ def _traces_never_hold_credentials(request):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """The recordings folder (the private XDG data folder of this run) is checked the same way."""
+    """The recordings folder (the private XDG data folder of this run) is checked the same way.
+    An xdist worker hands the fault matrix cells it ran to the controller."""
     found = traces_holding_credentials(_PRIVATE_XDG)
     if found:
         session.config.get_terminal_writer().line(f"traces holding credentials: {found}", red=True)
         session.exitstatus = 1
+    workeroutput = getattr(session.config, "workeroutput", None)
+    cells = _fault_matrix_results()
+    if workeroutput is not None and cells:
+        workeroutput[_FAULT_MATRIX] = json.dumps([[*cell, row] for cell, row in cells.items()])
+
+
+# --- the fault matrix's report: printed, and written to the run's temporary folder -----------------
+
+_FAULT_MATRIX = "tests.reliability.matrix"
+
+
+def _fault_matrix_results() -> dict | None:
+    """The cells run so far (tests/reliability/matrix.py RESULTS), or None when no cell ran here."""
+    matrix = sys.modules.get(_FAULT_MATRIX)
+    return matrix.RESULTS if matrix is not None else None
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: absent with -p no:xdist
+def pytest_testnodedown(node, error):
+    cells = getattr(node, "workeroutput", {}).get(_FAULT_MATRIX)
+    if cells:
+        matrix = importlib.import_module(_FAULT_MATRIX)  # the controller itself ran no cell
+        for fault, wire, mode, row in json.loads(cells):
+            matrix.RESULTS[(fault, wire, mode)] = row
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The fault matrix's table when cells ran; the report goes to `<basetemp>/fault_matrix.md`,
+    never into the checkout (the committed one is written by scripts/fault_matrix.py)."""
+    cells = _fault_matrix_results()
+    if not cells or hasattr(config, "workerinput"):
+        return
+    matrix = sys.modules[_FAULT_MATRIX]
+    path = config._tmp_path_factory.getbasetemp() / "fault_matrix.md"
+    path.write_text(matrix.report(cells), encoding="utf-8")
+    terminalreporter.write_sep("=", "fault matrix: demo fault x wire x mode")
+    terminalreporter.write_line(matrix.render(cells))
+    terminalreporter.write_line(f"(written to {path}; the committed report: python scripts/fault_matrix.py)")
