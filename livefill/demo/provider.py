@@ -363,6 +363,6 @@ class DemoProvider:
 def _scenario_properties(schema_name: str) -> list[str]:
     """The top-level property names of a bundled schema, from livefill.extraction.user_schema's cache (building a
     model's JSON Schema costs about a millisecond, once per request before)."""
-    from livefill.extraction.user_schema import resolve_schema
+    from livefill.extraction.schemas import resolve_schema
 
     return list(resolve_schema(schema_name).json_schema.get("properties", {}))

@@ -1,35 +1,9 @@
-"""A person's own JSON Schema as a pydantic model, and the one resolver of every schema spec.
+"""A person's own JSON Schema as a pydantic model: `model_from_json_schema`, `load_schema_file`.
 
-How this works
---------------
-`model_from_json_schema(schema)` walks a JSON Schema document once and builds pydantic models
-with `pydantic.create_model` (one per object, recursively), so the form (`livefill.extraction.schema.fields_for`),
-the per-field checks (`SchemaIndex`), the relay and the commit check (`check_document`) use a user
-schema exactly as they use a bundled model. What is understood, and what it becomes:
-
-    object    properties / required / additionalProperties: false   a model (extra="forbid")
-    string    minLength / maxLength / pattern / format: date       str (date) with constraints
-    number    minimum / maximum / exclusiveMinimum / exclusiveMaximum / multipleOf    strict float
-    integer   the same bounds                                      strict int
-    boolean                                                        strict bool
-    array     items / minItems / maxItems                          list[item]
-    enum / const                                                   Literal[...]
-    $ref      "#/$defs/NAME" or "#/definitions/NAME" (not recursive)   the definition's type
-    nullable  "type": [T, "null"], or "anyOf": [X, {"type": "null"}]   Optional[X]
-
-A property not in `required` is optional: null allowed, default None (or its `default`).
-`title` and `description` are kept (the form shows a description as the field's hint); `x-prose`
-and any other `x-` keyword are kept through `json_schema_extra`, as the bundled models do.
-Anything else (anyOf / oneOf / allOf / not / if / patternProperties / a recursive $ref / a
-misspelt keyword ...) raises `SchemaError` naming the keyword and its JSON Pointer in the schema,
-before any request is made. The nullable idioms are what pydantic itself writes, so a model's own
-`model_json_schema()` loads back into the same shape: that JSON Schema is what the providers and
-the relay receive.
-
-`resolve_schema(spec)` is the one way to look a schema up: a bundled name (livefill.extraction.schemas.SCHEMAS),
-a path to a JSON Schema file, or a JSON Schema dict -> a frozen `SchemaSource` (name, model, the
-JSON Schema sent upstream, path). Results are cached (a file by path, mtime and size), so the same
-schema gives the same model object every time.
+The form, the checks, the relay and the commit check use a user schema exactly as they use a
+bundled model; anything livefill cannot use raises `SchemaError` naming the keyword and where it
+is. `livefill.extraction.schemas.resolve_schema` is the one lookup of any schema spec. What is
+understood, and why: docs/notes/user-schemas.md.
 """
 
 from __future__ import annotations
@@ -37,67 +11,39 @@ from __future__ import annotations
 import json
 import keyword
 import re
-from collections import OrderedDict
+import types
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, Literal, NoReturn, Optional
+from typing import Annotated, Any, Literal, NoReturn, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
 from livefill.extraction import pointer as jp
 from livefill.errors import InputError
-
-__all__ = [
-    "SUPPORTED",
-    "SchemaError",
-    "SchemaSource",
-    "load_schema_file",
-    "model_from_json_schema",
-    "resolve_schema",
-    "schema_name_for",
-]
-
-SUPPORTED = (
-    "livefill supports type object/string/number/integer/boolean/array, properties, required, "
-    "additionalProperties: false, items, minItems, maxItems, enum, const, format: date, pattern, "
-    "minLength, maxLength, minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, "
-    "$ref to $defs/definitions, nullable [T, \"null\"], title, description, default, x-prose"
+from livefill.extraction.schema_keywords import (
+    ALL_TYPED,
+    ANNOTATIONS,
+    BY_TYPE,
+    FORMATS,
+    KNOWN,
+    NUMBER_BOUNDS,
+    ROOT_ONLY,
+    SCALARS,
+    SUPPORTED,
+    BadType,
+    SchemaError,
+    is_type,
+    json_type,
+    node_type,
 )
 
-_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "deprecated"})
-_ROOT_ONLY = frozenset({"$schema", "$id", "$defs", "definitions"})
-_BY_TYPE: dict[str, frozenset[str]] = {
-    "object": frozenset({"properties", "required", "additionalProperties"}),
-    "string": frozenset({"minLength", "maxLength", "pattern", "format"}),
-    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
-    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
-    "boolean": frozenset(),
-    "array": frozenset({"items", "minItems", "maxItems"}),
-}
-_ALL_TYPED = frozenset().union(*_BY_TYPE.values())
-_KNOWN = _ALL_TYPED | _ANNOTATIONS | _ROOT_ONLY | {"type", "enum", "const", "$ref"}
-_SCALARS = {"string": str, "number": float, "integer": int, "boolean": bool}
-_NUMBER_BOUNDS = {
-    "minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt", "exclusiveMaximum": "lt", "multipleOf": "multiple_of"
-}
-_FORMATS = ("date",)
-
-
-class SchemaError(InputError):
-    """A JSON Schema livefill cannot use. `source` names the schema (a file name, or "schema"),
-    `pointer` the place in it, `keyword` the keyword at fault (when one is)."""
-
-    def __init__(self, message: str, *, source: str = "schema", pointer: str = "", keyword: str | None = None) -> None:
-        where = f"{pointer}: " if pointer else ""
-        super().__init__(f"{source}: {where}{message}")
-        self.message = message
-        self.source = source
-        self.pointer = pointer
-        self.keyword = keyword
-
+__all__ = [
+    "load_schema_file",
+    "model_from_json_schema",
+    "schema_name_for",
+]
 
 # ---------------------------------------------------------------------------------------------
 # JSON Schema -> pydantic model
@@ -144,7 +90,7 @@ class _Builder:
     def build(self) -> type[BaseModel]:
         root = self.root
         if not isinstance(root, Mapping):
-            self.fail("", f"the schema must be a JSON object, not {_json_type(root)}")
+            self.fail("", f"the schema must be a JSON object, not {json_type(root)}")
         for defs_key in ("$defs", "definitions"):
             defs = root.get(defs_key)
             if defs is not None and not isinstance(defs, Mapping):
@@ -213,7 +159,7 @@ class _Builder:
 
     def field(self, pointer: str, node: Any, alias: str | None, required: bool) -> tuple[Any, FieldInfo]:
         if not isinstance(node, Mapping):
-            self.fail(pointer, f"a property's schema must be an object, not {_json_type(node)}")
+            self.fail(pointer, f"a property's schema must be an object, not {json_type(node)}")
         annotation = self.annotation(pointer, node, jp.parse(pointer)[-1])
         kwargs: dict[str, Any] = {} if alias is None else {"alias": alias}
         title = node.get("title")
@@ -259,8 +205,8 @@ class _Builder:
                     node = others[0]
                     continue
             try:
-                return _node_type(node)
-            except _BadType:
+                return node_type(node)
+            except BadType:
                 return None
         return None
 
@@ -270,7 +216,7 @@ class _Builder:
         """The Python type (constraints in Annotated) the schema `node` at `pointer` stands for."""
         if "$ref" in node:
             for key in node:
-                if key != "$ref" and key not in _ANNOTATIONS and not key.startswith("x-"):
+                if key != "$ref" and key not in ANNOTATIONS and not key.startswith("x-"):
                     message = f"{key} beside $ref is not supported (only title, description, default)"
                     self.fail(jp.child(pointer, key), message, key)
             return self.ref(jp.child(pointer, "$ref"), node["$ref"])
@@ -280,12 +226,12 @@ class _Builder:
             inner = self.annotation(arm_pointer, arm, hint)
             return inner if _allows_null(inner) else Optional[inner]  # noqa: UP007
         for key in node:  # a keyword livefill does not know at all is named first, wherever it is
-            if key not in _KNOWN and not key.startswith("x-"):
+            if key not in KNOWN and not key.startswith("x-"):
                 self.unsupported(pointer, key)
         for key in ("enum", "const"):
             if key in node:
                 return self.literal(pointer, node, key)
-        typ = _node_type(node)
+        typ = node_type(node)
         if typ is None:
             self.fail(pointer, 'a schema needs a "type" (or enum, const, $ref)')
         if typ == "object":
@@ -310,7 +256,7 @@ class _Builder:
             if len(nulls) == 1:
                 other = 1 - nulls[0]
                 for key in node:
-                    if key != "anyOf" and key not in _ANNOTATIONS and not key.startswith("x-"):
+                    if key != "anyOf" and key not in ANNOTATIONS and not key.startswith("x-"):
                         self.fail(jp.child(pointer, key), f"{key} beside anyOf is not supported", key)
                 arm = arms[other]
                 if not isinstance(arm, Mapping):
@@ -319,13 +265,13 @@ class _Builder:
         return None
 
     def check_keywords(self, pointer: str, node: Mapping[str, Any], typ: str, *, root: bool = False) -> None:
-        allowed = _BY_TYPE[typ] | _ANNOTATIONS | {"type"} | (_ROOT_ONLY if root else frozenset())
+        allowed = BY_TYPE[typ] | ANNOTATIONS | {"type"} | (ROOT_ONLY if root else frozenset())
         for key in node:
             if key in allowed or key.startswith("x-"):
                 continue
-            if key in _ALL_TYPED:
+            if key in ALL_TYPED:
                 self.fail(jp.child(pointer, key), f"{key} does not apply to type {typ}", key)
-            if key in _ROOT_ONLY:
+            if key in ROOT_ONLY:
                 self.fail(jp.child(pointer, key), f"{key} is supported only at the root of the schema", key)
             self.unsupported(pointer, key)
 
@@ -336,18 +282,18 @@ class _Builder:
             self.fail(where, "enum must be a non-empty list")
         for i, v in enumerate(values):
             if not (v is None or isinstance(v, (str, int, float, bool))):
-                message = f"{key} values must be strings, numbers, booleans or null, not {_json_type(v)}"
+                message = f"{key} values must be strings, numbers, booleans or null, not {json_type(v)}"
                 self.fail(jp.child(where, i) if key == "enum" else where, message)
-        typ = _node_type(node)
+        typ = node_type(node)
         for other in node:
-            if other not in (key, "type") and other not in _ANNOTATIONS and not other.startswith("x-"):
+            if other not in (key, "type") and other not in ANNOTATIONS and not other.startswith("x-"):
                 self.fail(jp.child(pointer, other), f"{other} beside {key} is not supported", other)
         if typ is not None:
-            if typ not in _SCALARS:
+            if typ not in SCALARS:
                 message = f"{key} needs a string, number, integer or boolean type, not {typ}"
                 self.fail(jp.child(pointer, "type"), message)
             for i, v in enumerate(values):
-                if v is not None and not _is_type(v, typ):
+                if v is not None and not is_type(v, typ):
                     self.fail(jp.child(where, i) if key == "enum" else where, f"{json.dumps(v)} is not of type {typ}")
         return Literal[tuple(values)]  # type: ignore[valid-type]
 
@@ -394,12 +340,12 @@ class _Builder:
         return Annotated[list[item], Field(**constraints)] if constraints else list[item]  # type: ignore[valid-type]
 
     def scalar(self, pointer: str, node: Mapping[str, Any], typ: str) -> Any:
-        base: Any = _SCALARS[typ]
+        base: Any = SCALARS[typ]
         constraints: dict[str, Any] = {}
         if typ == "string":
             fmt = node.get("format")
             if fmt is not None:
-                if fmt not in _FORMATS:
+                if fmt not in FORMATS:
                     self.fail(jp.child(pointer, "format"), f"format {fmt!r} is not supported (only \"date\")", "format")
                 base = date
                 constraints["strict"] = True
@@ -422,11 +368,11 @@ class _Builder:
                 self.fail(jp.child(pointer, extra[0]), f"{extra[0]} does not apply to format: date", extra[0])
         else:
             constraints["strict"] = True
-            for key, arg in _NUMBER_BOUNDS.items():
+            for key, arg in NUMBER_BOUNDS.items():
                 if key in node:
                     value = node[key]
                     if isinstance(value, bool) or not isinstance(value, (int, float)):
-                        self.fail(jp.child(pointer, key), f"{key} must be a number, not {_json_type(value)}")
+                        self.fail(jp.child(pointer, key), f"{key} must be a number, not {json_type(value)}")
                     if key == "multipleOf" and value <= 0:
                         self.fail(jp.child(pointer, key), "multipleOf must be greater than 0")
                     constraints[arg] = value
@@ -438,58 +384,13 @@ class _Builder:
         return value
 
 
-def _node_type(node: Mapping[str, Any]) -> str | None:
-    typ = node.get("type")
-    if typ is None:
-        return "object" if "properties" in node else None
-    if isinstance(typ, list):
-        kinds = [t for t in typ if t != "null"]
-        return kinds[0] if len(kinds) == 1 and isinstance(kinds[0], str) else None
-    if typ not in _BY_TYPE:
-        raise _BadType(typ)
-    return typ
-
-
-class _BadType(Exception):
-    def __init__(self, typ: Any) -> None:
-        super().__init__(typ)
-        self.typ = typ
-
-
-def _is_type(value: Any, typ: str) -> bool:
-    if typ == "string":
-        return isinstance(value, str)
-    if typ == "boolean":
-        return isinstance(value, bool)
-    if typ == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _allows_null(annotation: Any) -> bool:
-    import types
-    import typing
-
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        return type(None) in typing.get_args(annotation)
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        return type(None) in get_args(annotation)
     if origin is Literal:
-        return None in typing.get_args(annotation)
+        return None in get_args(annotation)
     return annotation is type(None)
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object" if isinstance(value, Mapping) else type(value).__name__
 
 
 def model_from_json_schema(schema: Any, *, source: str = "schema", name: str | None = None) -> type[BaseModel]:
@@ -499,7 +400,7 @@ def model_from_json_schema(schema: Any, *, source: str = "schema", name: str | N
     builder = _Builder(schema, source, name or schema_name_for(schema if isinstance(schema, Mapping) else {}))
     try:
         return builder.build()
-    except _BadType as exc:
+    except BadType as exc:
         # a "type" that is not one of JSON Schema's: find where, for the message
         pointer = _find_bad_type(schema, exc.typ, "") or "/"
         raise SchemaError(
@@ -526,7 +427,7 @@ def _find_bad_type(node: Any, typ: Any, pointer: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Files, names and the resolver
+# Files and names
 
 
 def schema_name_for(schema: Mapping[str, Any], path: Path | None = None) -> str:
@@ -564,87 +465,3 @@ def load_schema_file(path: str | Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise InputError(f"{label}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}") from None
     return data
-
-
-@dataclass(frozen=True, slots=True)
-class SchemaSource:
-    """One schema, however it was named: `name` (a bundled name, or a user schema's name),
-    `model` (the pydantic model everything validates with), `json_schema` (the model's JSON
-    Schema: what providers and the relay receive), `path` (the user's file, or None)."""
-
-    name: str
-    model: type[BaseModel]
-    json_schema: Mapping[str, Any]
-    path: Path | None = None
-    bundled: bool = False
-
-    @property
-    def schema_json(self) -> dict[str, Any] | None:
-        """The JSON Schema to carry in a RunConfig / relay body: None for a bundled schema (its name
-        says it all), else a copy of `json_schema`."""
-        return None if self.bundled else json.loads(json.dumps(self.json_schema))
-
-
-_CACHE: OrderedDict[Any, SchemaSource] = OrderedDict()
-_CACHE_SIZE = 64
-
-
-def _cached(key: Any, make: Any) -> SchemaSource:
-    hit = _CACHE.get(key)
-    if hit is None:
-        hit = make()
-        _CACHE[key] = hit
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
-    return hit
-
-
-def _user_source(schema: Mapping[str, Any], path: Path | None, label: str) -> SchemaSource:
-    name = schema_name_for(schema, path)
-    model = model_from_json_schema(schema, source=label, name=name)
-    return SchemaSource(name=name, model=model, json_schema=model.model_json_schema(), path=path)
-
-
-def is_schema_path(spec: str | Path) -> bool:
-    """`spec` names a file (a Path, a .json name, or anything with a directory separator)."""
-    if isinstance(spec, Path):
-        return True
-    return spec.lower().endswith(".json") or "/" in spec or "\\" in spec
-
-
-def resolve_schema(spec: str | Path | Mapping[str, Any]) -> SchemaSource:
-    """The schema `spec` names: a bundled name ("invoice"), a path to a JSON Schema file, or a
-    JSON Schema dict. InputError (SchemaError for a schema livefill cannot use) otherwise."""
-    from livefill.extraction.schemas import SCHEMAS
-
-    if isinstance(spec, Mapping):
-        try:
-            key = ("json", json.dumps(spec, sort_keys=True, ensure_ascii=False))
-        except (TypeError, ValueError) as exc:
-            raise SchemaError(f"is not JSON: {exc}") from None
-        return _cached(key, lambda: _user_source(spec, None, "schema"))
-    if isinstance(spec, str) and spec in SCHEMAS:
-        model = SCHEMAS[spec]
-        return _cached(("bundled", spec, id(model)), lambda: SchemaSource(
-            name=spec, model=model, json_schema=model.model_json_schema(), bundled=True
-        ))
-    if not isinstance(spec, (str, Path)):
-        raise InputError(
-            f"a schema is a bundled name, a path to a JSON Schema file or a JSON Schema object, not {type(spec).__name__}"
-        )
-    if isinstance(spec, str) and not is_schema_path(spec):
-        raise InputError(
-            f"unknown schema {spec!r}: give one of {', '.join(sorted(SCHEMAS))}, "
-            "or a path to a JSON Schema file (.json)"
-        )
-    path = Path(spec).expanduser()
-    try:
-        stat = path.stat()
-        key: Any = ("file", str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-    except OSError:
-        key = None
-    if key is None:  # no such file (or unreadable): the file's own error
-        return _user_source(load_schema_file(path), path, path.name)
-    return _cached(key, lambda: _user_source(load_schema_file(path), path, path.name))

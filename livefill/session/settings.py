@@ -191,7 +191,7 @@ class RunSettings:
         check_slicing(self.slicing)
         object.__setattr__(self, "fault", check_fault(self.fault))
         if self.schema_name is not None:
-            from livefill.extraction.user_schema import resolve_schema
+            from livefill.extraction.schemas import resolve_schema
 
             resolve_schema(self.schema_name)  # InputError (a ValueError) naming what is wrong
 

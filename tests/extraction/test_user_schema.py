@@ -24,14 +24,17 @@ from livefill.wire.providers import ExtractionRequest
 from livefill.wire.providers.anthropic import message_params
 from livefill.relay.client import open_relay
 from livefill.relay.records import CompleteRecord, StartRecord
-from livefill.session.run import Phase, Run, RunConfig
+from livefill.session.run import Run
+from livefill.session.run_config import RunConfig
+from livefill.session.run_status import Phase
 from livefill.extraction.schema import FieldKind, SchemaIndex, check, check_document, fields_for
-from livefill.extraction.schemas import SCHEMAS, schema_model
+from livefill.extraction.schemas import SCHEMAS, SchemaSource, resolve_schema, schema_model
 from livefill.relay.app import create_relay_app
 from livefill.demo.wires import StopKind
 from livefill.demo.wires.anthropic import AnthropicWire
 from livefill.session.settings import RunSettings
-from livefill.extraction.user_schema import SchemaError, SchemaSource, load_schema_file, model_from_json_schema, resolve_schema
+from livefill.extraction.schema_keywords import SchemaError
+from livefill.extraction.user_schema import load_schema_file, model_from_json_schema
 from tests.conftest import REPO
 from tests.relay.test_relay_support import LoopbackServer
 
@@ -198,13 +201,12 @@ def test_a_models_own_json_schema_loads_back_into_the_same_schema(spec):
 def test_the_request_sends_the_model_json_schema_as_the_tool_input_schema():
     src = resolve_schema(RECEIPT)
     raw = load_schema_file(RECEIPT)
-    request = ExtractionRequest(provider="anthropic", base_url="http://x", schema_name=src.name, schema_json=raw, document="d")
+    request = ExtractionRequest(provider="anthropic", base_url="http://x", schema=resolve_schema(raw), document="d")
     params = message_params(request)
     assert params["tools"][0]["name"] == "record_receipt"
     assert params["tools"][0]["input_schema"] == src.json_schema
-    with pytest.raises(SchemaError, match="anyOf"):
-        ExtractionRequest(provider="anthropic", base_url="http://x", schema_name="x", document="d",
-                          schema_json={"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}})
+    with pytest.raises(SchemaError, match="anyOf"):  # resolved (and refused) before any request is built
+        resolve_schema({"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}})
 
 
 # --- the form -------------------------------------------------------------------------------------

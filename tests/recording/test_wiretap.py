@@ -463,11 +463,12 @@ def test_bad_ceiling_is_a_usage_error():
 @pytest.mark.parametrize("slicing", ["event", "7"])
 async def test_demo_wires_map_every_value_to_its_exact_bytes(demo_server, provider, slicing):
     from livefill.wire.providers import ExtractionRequest, open_stream
+    from livefill.extraction.schemas import resolve_schema
 
     scenario = "multilingual" if slicing == "7" else "invoice"
     sc = get_scenario(scenario)
     request = ExtractionRequest(
-        provider=provider, base_url=demo_server.url, schema_name=sc.schema_name, document=sc.document,
+        provider=provider, base_url=demo_server.url, schema=resolve_schema(sc.schema_name), document=sc.document,
         demo_headers={"x-demo-scenario": scenario, "x-demo-slice": slicing},
     )
     rec = WireRecorder()
@@ -522,10 +523,11 @@ async def test_every_settled_field_of_every_scenario_is_given_back_by_its_locate
     demo_server, scenario, provider
 ):
     from livefill.wire.providers import ExtractionRequest, open_stream
+    from livefill.extraction.schemas import resolve_schema
 
     sc = get_scenario(scenario)
     request = ExtractionRequest(
-        provider=provider, base_url=demo_server.url, schema_name=sc.schema_name, document=sc.document,
+        provider=provider, base_url=demo_server.url, schema=resolve_schema(sc.schema_name), document=sc.document,
         demo_headers={"x-demo-scenario": scenario, "x-demo-slice": "61"},  # reads cut anywhere
     )
     rec = WireRecorder(max_bytes=64 * 1024 * 1024)

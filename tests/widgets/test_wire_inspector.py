@@ -225,6 +225,7 @@ def test_memory_stays_bounded_on_a_50_mb_stream_at_max_speed(qtbot):
 @pytest.mark.slow
 async def test_catalog_at_max_speed_through_the_demo_provider_stays_under_the_ceiling(qtbot, demo_server):
     from livefill.wire.providers import ExtractionRequest, open_stream
+    from livefill.extraction.schemas import resolve_schema
 
     sc = get_scenario("catalog")
     ceiling = 256 * 1024
@@ -232,7 +233,7 @@ async def test_catalog_at_max_speed_through_the_demo_provider_stays_under_the_ce
     w = WireInspector(recorder=rec)
     qtbot.addWidget(w)
     request = ExtractionRequest(
-        provider="openai-chat", base_url=demo_server.url, schema_name=sc.schema_name,
+        provider="openai-chat", base_url=demo_server.url, schema=resolve_schema(sc.schema_name),
         document=sc.document, demo_headers={"x-demo-scenario": "catalog", "x-demo-speed": "0"},
     )
     worst = 0

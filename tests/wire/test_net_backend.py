@@ -88,6 +88,7 @@ async def test_every_wire_and_the_relay_read_through_it(demo_server, monkeypatch
     # each request's client gets the backend, and the stream it reads is whole.
     from livefill.wire.providers import open_stream
     from livefill.wire.providers.request import ExtractionRequest
+    from livefill.extraction.schemas import resolve_schema
     from livefill.relay.client import open_relay
     from livefill.extraction.scenarios import get_scenario
 
@@ -101,7 +102,7 @@ async def test_every_wire_and_the_relay_read_through_it(demo_server, monkeypatch
             got = [r async for r in records]
         assert got
     else:
-        request = ExtractionRequest(provider=provider, base_url=demo_server.url, schema_name=scenario.schema_name,
+        request = ExtractionRequest(provider=provider, base_url=demo_server.url, schema=resolve_schema(scenario.schema_name),
                                     document=scenario.document, demo_headers={"x-demo-scenario": "invoice"})
         async with open_stream(request, idle_timeout=20.0) as events:
             got = [e async for e in events]

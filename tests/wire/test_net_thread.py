@@ -176,7 +176,8 @@ def test_off_unless_asked(monkeypatch):
 
 async def test_a_run_reads_through_the_net_thread_when_asked(demo_server, monkeypatch):
     from livefill.extraction.form import FormModel
-    from livefill.session.run import Phase, Run
+    from livefill.session.run import Run
+    from livefill.session.run_status import Phase
     from livefill.extraction.scenarios import get_scenario
     from livefill.extraction.schemas import schema_model
     from tests.session.test_run_demo import config

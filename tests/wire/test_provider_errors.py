@@ -31,9 +31,13 @@ from livefill.recording.history import History
 from livefill.wire.providers import DEFAULT_MODELS, ExtractionRequest, open_stream
 from livefill.wire.providers.transport import http_failure, retry_after
 from livefill.relay.client import open_relay
-from livefill.session.run import Mode, Phase, Run, RunConfig, describe_failure
+from livefill.extraction.modes import Mode
+from livefill.session.failure_reasons import describe_failure
+from livefill.session.run import Run
+from livefill.session.run_config import RunConfig
+from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
-from livefill.extraction.schemas import schema_model
+from livefill.extraction.schemas import resolve_schema, schema_model
 from livefill.demo.wires import RETRY_AFTER_S
 from livefill.demo.wires.anthropic import REFUSALS as ANTHROPIC_REFUSALS
 from livefill.demo.wires.ollama import REFUSALS as OLLAMA_REFUSALS
@@ -89,7 +93,7 @@ def request(url: str, provider: str, fault: str | None = None) -> ExtractionRequ
     return ExtractionRequest(
         provider=provider,
         base_url=url,
-        schema_name=SCENARIO.schema_name,
+        schema=resolve_schema(SCENARIO.schema_name),
         document=SCENARIO.document,
         demo_headers=knobs.headers(),
     )
@@ -413,7 +417,7 @@ from livefill.errors import ProviderHTTPError
 from livefill.wire.providers import ExtractionRequest, open_stream
 from livefill.extraction.scenarios import get_scenario
 from livefill.demo.knobs import DemoDefaults
-from livefill.serving.runner import EmbeddedServer
+from livefill.embedded.server import EmbeddedServer
 
 HUGE = 100 * 1024 * 1024
 finished = []  # huge-body connections the client has left
@@ -436,7 +440,7 @@ async def main(url):
     sc = get_scenario("invoice")
     for provider in ("anthropic", "openai-chat", "openai-responses", "ollama"):
         for base, headers in ((url, {"x-demo-fault": "http_429"}), (big_url, {})):
-            request = ExtractionRequest(provider=provider, base_url=base, schema_name="invoice",
+            request = ExtractionRequest(provider=provider, base_url=base, schema=resolve_schema("invoice"),
                                         document=sc.document, demo_headers=headers)
             try:
                 async with open_stream(request) as events:

@@ -1,4 +1,4 @@
-"""The sans-IO vocabulary decoders in livefill/wire/providers/, fed hand-written frames from WIRE.md.
+"""The sans-IO vocabulary decoders in livefill/wire/providers/, fed hand-written frames from docs/wires.md.
 
 Each wire: a whole stream (fed through its real framer, whole and byte by byte), every fault
 shape (max_tokens / length, error event, EOF without terminal), and the vocabulary breaches that
@@ -533,7 +533,7 @@ def test_decoders_reject_frames_after_close_or_terminal() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Real OpenAI-compatible servers (design/WIRE.md: llama-cpp-python 0.3.36's server, as recorded)
+# Real OpenAI-compatible servers (docs/wires.md: llama-cpp-python 0.3.36's server, as recorded)
 
 LLAMA_CHUNK = {"id": "chatcmpl-7b1c", "object": "chat.completion.chunk", "created": 1764500000, "model": "smollm2"}
 
@@ -700,10 +700,11 @@ def test_ollama_and_raw_decoders_name_their_carriers(endpoint: str) -> None:
 
 def test_responses_text_beside_a_function_call_is_prose_when_the_tool_carries_the_json() -> None:
     from livefill.wire.providers import _WIRES, ExtractionRequest
+    from livefill.extraction.schemas import resolve_schema
 
     def decoder(structured: str) -> Any:
         request = ExtractionRequest(provider="openai-responses", base_url="http://127.0.0.1:9",
-                                    schema_name="invoice", document="", structured=structured)
+                                    schema=resolve_schema("invoice"), document="", structured=structured)
         return _WIRES["openai-responses"].decoder(request)
 
     assert decoder("tools").json_mode is False

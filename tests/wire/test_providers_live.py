@@ -18,6 +18,7 @@ import pytest
 from livefill.errors import ConnectionLost, ProtocolError, StreamTimeout, Truncated, UpstreamError
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, Stop, StopReason, StreamEvent
 from livefill.wire.providers import PROVIDERS, ExtractionRequest, open_stream
+from livefill.extraction.schemas import resolve_schema
 from livefill.extraction.scenarios import load_scenarios
 from livefill.wire.taps import WireFrame
 
@@ -55,7 +56,7 @@ def make_request(server: Any, provider: str, scenario: str = "invoice", **knobs:
     headers = {f"x-demo-{k.replace('_', '-')}": v for k, v in knobs.items()}
     headers.setdefault("x-demo-scenario", scenario)
     return ExtractionRequest(
-        provider=provider, base_url=server.url, schema_name=s.schema_name, document=s.document, demo_headers=headers
+        provider=provider, base_url=server.url, schema=resolve_schema(s.schema_name), document=s.document, demo_headers=headers
     )
 
 
@@ -120,7 +121,7 @@ async def test_tap_reads_are_the_body_exactly(demo_server) -> None:
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_scenario_is_found_from_the_prompt_without_the_scenario_knob(demo_server, provider: str) -> None:
     s = SCENARIOS["weather"]
-    request = ExtractionRequest(provider=provider, base_url=demo_server.url, schema_name=s.schema_name, document=s.document)
+    request = ExtractionRequest(provider=provider, base_url=demo_server.url, schema=resolve_schema(s.schema_name), document=s.document)
     events = await collect(request)
     assert json.loads(args_text(events)) == s.output
     assert (await log_entry(demo_server))["scenario"] == "weather"
@@ -130,7 +131,7 @@ async def test_scenario_is_found_from_the_prompt_without_the_scenario_knob(demo_
 async def test_anthropic_request_shape_and_fine_grained_header(demo_server, fine_grained: bool) -> None:
     s = SCENARIOS["invoice"]
     request = ExtractionRequest(
-        provider="anthropic", base_url=demo_server.url, schema_name="invoice", document=s.document,
+        provider="anthropic", base_url=demo_server.url, schema=resolve_schema("invoice"), document=s.document,
         model="claude-test", fine_grained=fine_grained,
     )
     events = await collect(request)
@@ -235,7 +236,7 @@ async def test_ollama_blank_line_is_a_protocol_error(demo_server) -> None:
 async def test_http_error_status_is_an_upstream_error_with_the_status(demo_server, provider: str) -> None:
     s = SCENARIOS["invoice"]
     request = ExtractionRequest(
-        provider=provider, base_url=demo_server.url, schema_name=s.schema_name, document=s.document,
+        provider=provider, base_url=demo_server.url, schema=resolve_schema(s.schema_name), document=s.document,
         demo_headers={"x-demo-scenario": "no-such-scenario"},
     )
     with pytest.raises(UpstreamError) as info:
@@ -252,7 +253,7 @@ async def test_connection_refused_is_connection_lost(provider: str) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # bound, never listening: connections are refused
         request = ExtractionRequest(
-            provider=provider, base_url=f"http://127.0.0.1:{port}", schema_name="weather", document="x"
+            provider=provider, base_url=f"http://127.0.0.1:{port}", schema=resolve_schema("weather"), document="x"
         )
         with pytest.raises(ConnectionLost):
             await collect(request)

@@ -111,20 +111,20 @@ async def test_the_raw_wire_and_unknown_providers_have_no_list() -> None:
 def test_ollama_host_is_read_as_the_ollama_client_reads_it(value: str) -> None:
     from ollama._client import _parse_host
 
-    from livefill.wire.providers.ollama import ollama_base_url
+    from livefill.wire.providers.base_urls import ollama_base_url
 
     assert ollama_base_url({"OLLAMA_HOST": value}) == _parse_host(value)
 
 
 def test_ollama_host_listen_addresses_are_reached_on_loopback() -> None:
-    from livefill.wire.providers.ollama import ollama_base_url
+    from livefill.wire.providers.base_urls import ollama_base_url
 
     assert ollama_base_url({"OLLAMA_HOST": "0.0.0.0"}) == "http://127.0.0.1:11434"
     assert ollama_base_url({}) == "http://127.0.0.1:11434"
 
 
 def test_live_base_urls_follow_the_vendors_variables() -> None:
-    from livefill.wire.providers.request import live_base_url
+    from livefill.wire.providers.base_urls import live_base_url
 
     assert live_base_url("anthropic", {}) == "https://api.anthropic.com"
     assert live_base_url("anthropic", {"ANTHROPIC_BASE_URL": "http://gw:1"}) == "http://gw:1"

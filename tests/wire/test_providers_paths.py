@@ -27,9 +27,12 @@ from livefill.wire.providers.openai_chat import chat_body
 from livefill.wire.providers.request import STRUCTURED_CHOICES
 from livefill.wire.providers.strict_schema import strict_json_schema
 from livefill.relay.client import open_relay
-from livefill.session.run import Mode, Phase, Run, RunConfig
+from livefill.extraction.modes import Mode
+from livefill.session.run import Run
+from livefill.session.run_config import RunConfig
+from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
-from livefill.extraction.schemas import schema_model
+from livefill.extraction.schemas import resolve_schema, schema_model
 from livefill.relay.app import _is_loopback_peer, create_relay_app
 from livefill.session.settings import RunSettings
 from tests.relay.test_relay_support import LoopbackServer
@@ -103,7 +106,7 @@ async def test_a_partial_run_commits_through_every_live_path(demo_server, provid
 async def test_a_compatible_server_without_a_key_gets_no_authorization_header(demo_server) -> None:
     tag = secrets.token_hex(6)
     request = ExtractionRequest(
-        provider="openai-compatible", base_url=demo_server.url + "/v1", schema_name="weather",
+        provider="openai-compatible", base_url=demo_server.url + "/v1", schema=resolve_schema("weather"),
         document=get_scenario("weather").document, api_key="", structured="json_object",
         demo_headers={"x-demo-tag": tag},
     )
@@ -126,7 +129,7 @@ async def test_ollama_is_found_through_ollama_host(demo_server, monkeypatch) -> 
 def slow_server():
     """A demo provider whose default speed is slow enough to stop mid-stream (a live run sends no knobs)."""
     from livefill.demo.knobs import DemoDefaults
-    from livefill.serving.runner import EmbeddedServer
+    from livefill.embedded.server import EmbeddedServer
 
     server = EmbeddedServer(defaults=DemoDefaults(speed=60.0, ttft_ms=0.0))
     server.start()
@@ -165,7 +168,7 @@ async def test_a_compatible_path_without_a_base_url_fails_with_a_clear_reason() 
 
 
 def req(provider: str, structured: str = "tools", **kw: Any) -> ExtractionRequest:
-    return ExtractionRequest(provider=provider, base_url="http://127.0.0.1:9", schema_name="invoice",
+    return ExtractionRequest(provider=provider, base_url="http://127.0.0.1:9", schema=resolve_schema("invoice"),
                              document="DOC", structured=structured, **kw)
 
 

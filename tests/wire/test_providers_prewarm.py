@@ -20,10 +20,11 @@ SCRIPT = textwrap.dedent(
     """
     import asyncio, sys
     from livefill.wire.providers import ExtractionRequest, open_stream
+    from livefill.extraction.schemas import resolve_schema
     from livefill.wire.providers import transport
     from livefill.extraction.scenarios import get_scenario
     from livefill.demo.knobs import DemoDefaults
-    from livefill.serving.runner import EmbeddedServer
+    from livefill.embedded.server import EmbeddedServer
 
     server = EmbeddedServer(defaults=DemoDefaults(speed=0.0, ttft_ms=0.0), warm=False)
     server.start()
@@ -34,7 +35,7 @@ SCRIPT = textwrap.dedent(
     async def main():
         before = set(sys.modules)
         request = ExtractionRequest(provider="anthropic", base_url=server.url,
-                                    schema_name="weather", document=scenario.document)
+                                    schema=resolve_schema("weather"), document=scenario.document)
         async with open_stream(request) as events:
             async for _ in events:
                 pass

@@ -27,22 +27,23 @@ SCRIPT = textwrap.dedent(
     from livefill.errors import StreamTimeout
     from livefill.wire.events import ArgsDelta
     from livefill.wire.providers import PROVIDERS, ExtractionRequest, open_stream
+    from livefill.extraction.schemas import resolve_schema
     from livefill.extraction.scenarios import load_scenarios
     from livefill.demo.knobs import DemoDefaults
-    from livefill.serving.runner import EmbeddedServer
+    from livefill.embedded.server import EmbeddedServer
 
     async def main(url):
         catalog, weather = load_scenarios()["catalog"], load_scenarios()["weather"]
         for provider in PROVIDERS:
             # left at the first fragment
-            request = ExtractionRequest(provider=provider, base_url=url, schema_name="catalog",
+            request = ExtractionRequest(provider=provider, base_url=url, schema=resolve_schema("catalog"),
                                         document=catalog.document, demo_headers={"x-demo-speed": "200"})
             async with open_stream(request) as events:
                 async for event in events:
                     if isinstance(event, ArgsDelta):
                         break
             # left by an idle timeout
-            request = ExtractionRequest(provider=provider, base_url=url, schema_name="weather",
+            request = ExtractionRequest(provider=provider, base_url=url, schema=resolve_schema("weather"),
                                         document=weather.document, demo_headers={"x-demo-fault": "stall_silent"})
             try:
                 async with open_stream(request, idle_timeout=0.2) as events:

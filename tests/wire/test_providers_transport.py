@@ -1,4 +1,4 @@
-"""core/providers: the request shapes, the foreign-exception boundary, and EventStream's rules
+"""livefill/wire/providers: the request shapes, the foreign-exception boundary, and EventStream's rules
 (events before a failure, Stop last, the idle clock), without the demo provider. A small
 loopback server of our own covers what the demo provider never does (wrong content types,
 error bodies, gzip, bytes after the terminal).
@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from livefill.errors import ConnectionLost, ProtocolError, ProviderHTTPError, StreamTimeout, Truncated, UpstreamError, UsageError
+from livefill.errors import ConnectionLost, InputError, ProtocolError, ProviderHTTPError, StreamTimeout, Truncated, UpstreamError, UsageError
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, ProviderError, Stop, StopReason, StreamEvent
 from livefill.wire.providers import _WIRES, EventStream, ExtractionRequest, open_stream
 from livefill.wire.providers.anthropic import FINE_GRAINED_BETA, message_params, request_headers
@@ -35,7 +35,7 @@ from livefill.wire.providers.openai_responses import responses_body
 from livefill.wire.providers.raw import raw_body
 from livefill.wire.providers.strict_schema import openai_subset, strict_json_schema
 from livefill.wire.providers.transport import http_failure, translate_errors
-from livefill.extraction.schemas import schema_model
+from livefill.extraction.schemas import resolve_schema, schema_model
 from livefill.wire.taps import WireFrame
 
 # =============================================================================================
@@ -43,7 +43,7 @@ from livefill.wire.taps import WireFrame
 
 
 def req(provider: str = "anthropic", **kw: Any) -> ExtractionRequest:
-    return ExtractionRequest(provider=provider, base_url="http://127.0.0.1:9", schema_name="invoice", document="DOC", **kw)
+    return ExtractionRequest(provider=provider, base_url="http://127.0.0.1:9", schema=resolve_schema("invoice"), document="DOC", **kw)
 
 
 def test_anthropic_messages_request_shape() -> None:
@@ -101,8 +101,8 @@ def test_ollama_and_raw_request_shapes() -> None:
 def test_extraction_request_is_checked() -> None:
     with pytest.raises(UsageError):
         req("gemini")
-    with pytest.raises(UsageError):
-        ExtractionRequest(provider="raw", base_url="http://x", schema_name="nope", document="")
+    with pytest.raises(InputError):  # an unknown schema is refused where it is resolved, before a request
+        resolve_schema("nope")
     with pytest.raises(UsageError):
         req(demo_headers={"authorization": "x"})
     assert req().tool_name == "record_invoice"
@@ -115,7 +115,7 @@ def test_extraction_request_is_checked() -> None:
      ("https://api.openai.com/v1/", "https://api.openai.com/v1/chat/completions")],
 )
 def test_urls_join_without_doubling(base: str, url: str) -> None:
-    r = ExtractionRequest(provider="openai-chat", base_url=base, schema_name="invoice", document="")
+    r = ExtractionRequest(provider="openai-chat", base_url=base, schema=resolve_schema("invoice"), document="")
     assert r.url("/v1/chat/completions") == url
 
 
@@ -487,7 +487,7 @@ def odd_server() -> Iterator[str]:
 
 
 def odd(url: str, provider: str, mode: str) -> ExtractionRequest:
-    return ExtractionRequest(provider=provider, base_url=url, schema_name="invoice", document="x",
+    return ExtractionRequest(provider=provider, base_url=url, schema=resolve_schema("invoice"), document="x",
                              demo_headers={"x-demo-test": mode})
 
 

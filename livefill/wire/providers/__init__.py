@@ -1,7 +1,7 @@
 """The vocabulary layer and its clients: open a provider's stream, get unified stream events.
 
-    async with open_stream(ExtractionRequest(provider="anthropic", base_url=url,
-                                             schema_name="invoice", document=text)) as events:
+    request = ExtractionRequest(provider="anthropic", base_url=url, schema=resolve_schema("invoice"), document=text)
+    async with open_stream(request) as events:
         async for event in events:          # ArgsDelta, TextDelta, BlockStop, Stop, KeepAlive
             ...
 
@@ -37,6 +37,7 @@ from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from livefill.defaults import IDLE_TIMEOUT
 from livefill.errors import LivefillError, ProtocolError, StreamTimeout, UpstreamError
 from livefill.wire.events import KeepAlive, ProviderError, Stop, StreamEvent
 from livefill.wire.idle import IdleWatch as _IdleWatch
@@ -58,13 +59,13 @@ if TYPE_CHECKING:
 def open_anthropic(**kwargs: Any) -> Awaitable[BodyStream]:
     # The HTTP stack and the SDKs (seconds of imports) load with the first request, or earlier in
     # a warm-up thread (transport.prewarm), never with this package: an app can show its window first.
-    from livefill.wire.providers.transport import open_anthropic as opener
+    from livefill.wire.providers.transport import open_anthropic as opener  # lazy: the SDKs and HTTP stack (4150 ms)
 
     return opener(**kwargs)
 
 
 def open_httpx(url: str, **kwargs: Any) -> Awaitable[BodyStream]:
-    from livefill.wire.providers.transport import open_httpx as opener
+    from livefill.wire.providers.transport import open_httpx as opener  # lazy: the SDKs and HTTP stack (4150 ms)
 
     return opener(url, **kwargs)
 
@@ -301,7 +302,7 @@ class EventStream:
 
 @asynccontextmanager
 async def open_stream(
-    request: ExtractionRequest, *, tap: WireTap | None = None, idle_timeout: float | None = 20.0
+    request: ExtractionRequest, *, tap: WireTap | None = None, idle_timeout: float | None = IDLE_TIMEOUT
 ) -> AsyncIterator[EventStream]:
     """Open `request`'s stream; yield an async iterator of StreamEvents; close it on leaving.
 

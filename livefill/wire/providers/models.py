@@ -16,7 +16,7 @@ One GET per page, in each API's own shape:
                                   {"object": "list", "data": [{"id", ...}]}
     ollama                        GET /api/tags   {"models": [{"name", ...}]}
 
-An empty base URL means the provider's live address (`livefill.wire.providers.request.live_base_url`).
+An empty base URL means the provider's live address (`livefill.wire.providers.base_urls.live_base_url`).
 Network failures and error statuses go through the one translation boundary
 (`livefill.wire.providers.transport.translate_errors` / `http_failure`) and arrive as livefill.errors
 (UpstreamError with `.status`, ConnectionLost, StreamTimeout); a body of the wrong shape is a
@@ -31,7 +31,8 @@ from typing import Any
 import httpx
 
 from livefill.errors import ProtocolError, UsageError
-from livefill.wire.providers.request import PROVIDERS, join_url, live_base_url
+from livefill.wire.providers.base_urls import join_url, live_base_url
+from livefill.wire.providers.request import PROVIDERS
 from livefill.loopback import is_loopback_url
 from livefill.wire.providers.transport import _cap_error_body, _ssl_context, host_of, http_failure, translate_errors
 

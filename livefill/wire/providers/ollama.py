@@ -14,20 +14,14 @@ Nothing may follow a terminal.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
-from livefill.errors import ProtocolError, Truncated, UsageError
+from livefill.errors import ProtocolError, Truncated
 from livefill.wire.events import ArgsDelta, BlockStop, ProviderError, Stop, StopReason, StreamEvent, TextDelta
 from livefill.wire.providers.base import load_object, need, need_object, need_str, stop_reason
 from livefill.wire.providers.request import ExtractionRequest
 
-__all__ = ["DEFAULT_HOST", "STOP_REASONS", "OllamaDecoder", "chat_body", "ollama_base_url"]
-
-#: Where Ollama listens when OLLAMA_HOST is not set.
-DEFAULT_HOST = "http://127.0.0.1:11434"
+__all__ = ["STOP_REASONS", "OllamaDecoder", "chat_body"]
 
 STOP_REASONS: dict[str, StopReason] = {
     "stop": StopReason.COMPLETE,
@@ -112,34 +106,3 @@ def chat_body(request: ExtractionRequest) -> dict[str, Any]:
         "format": fmt,
         "stream": True,
     }
-
-
-def ollama_base_url(environ: Mapping[str, str] | None = None) -> str:
-    """Where Ollama is: `OLLAMA_HOST` read as the ollama client reads it, else DEFAULT_HOST.
-
-    `host`, `host:port`, `:port`, `scheme://host[:port][/path]` are all accepted; a missing
-    scheme is http, a missing host 127.0.0.1, a missing port 11434 (80 / 443 when the scheme is
-    given without one); `0.0.0.0` / `::` (listen addresses, often set for the server in the same
-    environment) are reached at 127.0.0.1.
-    """
-    environ = os.environ if environ is None else environ
-    raw = (environ.get("OLLAMA_HOST") or "").strip()
-    if not raw:
-        return DEFAULT_HOST
-    scheme, sep, rest = raw.partition("://")
-    if not sep:
-        scheme, rest = "http", raw
-    default_port = 11434
-    if sep and scheme in ("http", "https"):  # as the client does: case-sensitive
-        default_port = 443 if scheme == "https" else 80
-    split = urlsplit(f"{scheme}://{rest}")
-    host = split.hostname or "127.0.0.1"
-    try:
-        port = split.port or default_port
-    except ValueError:
-        raise UsageError(f"OLLAMA_HOST={raw!r} has a port that is not a number") from None
-    if host in ("0.0.0.0", "::"):
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{scheme}://{host}:{port}{split.path.rstrip('/')}"

@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from livefill.errors import UsageError
+from livefill.wire.providers.base_urls import join_url, live_base_url
 from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
-from livefill.extraction.schemas import resolve_schema, schema_model
 
 __all__ = [
-    "BASE_URL_VARIABLES",
     "DEFAULT_MODELS",
-    "LIVE_BASE_URLS",
     "MAX_TOKENS",
     "PROVIDERS",
-    "join_url",
-    "live_base_url",
-    "STRUCTURED", "STRUCTURED_CHOICES", "ExtractionRequest"]
+    "STRUCTURED",
+    "STRUCTURED_CHOICES",
+    "ExtractionRequest",
+    "RequestSchema",
+]
 
 #: The provider names open_stream knows, in the order the app lists them (views of PROVIDER_SPECS).
 PROVIDERS: tuple[str, ...] = tuple(PROVIDER_SPECS)
@@ -34,27 +33,17 @@ MAX_TOKENS: dict[str, int] = {s.name: s.max_tokens for s in PROVIDER_SPECS.value
 #: The structured choices each provider can honour.
 STRUCTURED_CHOICES: dict[str, tuple[str, ...]] = {s.name: s.structured for s in PROVIDER_SPECS.values()}
 
-#: Where each live provider is when no base URL is given (`live_base_url` reads the environment first).
-LIVE_BASE_URLS: dict[str, str] = {s.name: s.base_url for s in PROVIDER_SPECS.values() if s.base_url}
 
-#: The environment variable that moves a live provider elsewhere, as the vendors' SDKs read it.
-BASE_URL_VARIABLES: dict[str, str] = {
-    s.name: s.base_url_variable for s in PROVIDER_SPECS.values() if s.base_url_variable
-}
+class RequestSchema(Protocol):
+    """What a request needs of its schema: the name the model is asked to record it under, and
+    the JSON Schema sent upstream. `livefill.extraction.schemas.SchemaSource` is one (the caller
+    resolves the schema, and checks it, before it builds a request)."""
 
+    @property
+    def name(self) -> str: ...
 
-def live_base_url(provider: str, environ: Mapping[str, str] | None = None) -> str:
-    """The base URL of a live provider when none is given: its environment variable
-    (BASE_URL_VARIABLES; OLLAMA_HOST read as the ollama client does), else LIVE_BASE_URLS.
-    UsageError for a provider that has none (openai-compatible, raw)."""
-    environ = os.environ if environ is None else environ
-    if provider == "ollama":
-        from livefill.wire.providers.ollama import ollama_base_url
-
-        return ollama_base_url(environ)
-    if provider not in LIVE_BASE_URLS:
-        raise UsageError(f"the {provider} provider needs a base URL (there is no default one)")
-    return environ.get(BASE_URL_VARIABLES[provider]) or LIVE_BASE_URLS[provider]
+    @property
+    def json_schema(self) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,10 +51,9 @@ class ExtractionRequest:
     """One structured extraction to stream.
 
     `provider` is one of PROVIDERS; `base_url` the server root (`http://127.0.0.1:PORT` for the
-    demo provider, `https://api.anthropic.com` ...); `schema_name` a key of livefill.extraction.schemas.SCHEMAS;
-    `schema_json` a person's JSON Schema instead (livefill.extraction.user_schema; `schema_name` is then its name).
-    `document` the text to extract from. `demo_headers` are the demo provider's `x-demo-*` knobs,
-    sent as request headers. `fine_grained` asks Anthropic for fine-grained tool streaming.
+    demo provider, `https://api.anthropic.com` ...); `schema` the resolved schema (its name and its
+    JSON Schema: `livefill.extraction.schemas.resolve_schema(...)`); `document` the text to extract
+    from. `demo_headers` are the demo provider's `x-demo-*` knobs, sent as request headers. `fine_grained` asks Anthropic for fine-grained tool streaming.
 
     An empty `base_url` means the provider's live address (`live_base_url`: its environment
     variable, else the vendor's). `api_key` "" sends no credential (an OpenAI-compatible server
@@ -77,9 +65,8 @@ class ExtractionRequest:
 
     provider: str
     base_url: str
-    schema_name: str
+    schema: RequestSchema = field(repr=False)
     document: str
-    schema_json: Mapping[str, Any] | None = None
     model: str | None = None
     api_key: str = field(default="demo", repr=False)  # never in a repr, a log line or a trace
     demo_headers: Mapping[str, str] = field(default_factory=dict)
@@ -90,13 +77,6 @@ class ExtractionRequest:
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
             raise UsageError(f"unknown provider {self.provider!r}; known: {', '.join(PROVIDERS)}")
-        try:
-            if self.schema_json is not None:
-                resolve_schema(self.schema_json)  # SchemaError (InputError) before any request
-            else:
-                schema_model(self.schema_name)
-        except KeyError as exc:
-            raise UsageError(str(exc.args[0])) from None
         for name in self.demo_headers:
             if not name.lower().startswith("x-demo-"):
                 raise UsageError(f"demo header {name!r} does not start with x-demo-")
@@ -107,6 +87,11 @@ class ExtractionRequest:
             )
         if not self.base_url:
             object.__setattr__(self, "base_url", live_base_url(self.provider))
+
+    @property
+    def schema_name(self) -> str:
+        """The schema's name (a bundled name, or a person's schema's name)."""
+        return self.schema.name
 
     @property
     def tool_name(self) -> str:
@@ -129,13 +114,8 @@ class ExtractionRequest:
         return self.structured != "tools"
 
     def json_schema(self) -> dict[str, Any]:
-        """The JSON Schema of the schema's pydantic model."""
-        if self.schema_json is not None:
-            return dict(resolve_schema(self.schema_json).json_schema)
-        schema_model(self.schema_name)  # KeyError for an unknown name, as before
-        # resolve_schema caches the model's JSON Schema (building it costs ~1 ms per request);
-        # each caller gets its own copy to change.
-        return json.loads(json.dumps(resolve_schema(self.schema_name).json_schema))
+        """The schema's JSON Schema: a copy of its own for each caller to change."""
+        return json.loads(json.dumps(self.schema.json_schema))
 
     def prompt(self) -> str:
         """The user message: the instruction and the document."""
@@ -148,11 +128,3 @@ class ExtractionRequest:
     def url(self, path: str) -> str:
         """`path` (starting with /) under base_url, without a doubled slash or a doubled /v1."""
         return join_url(self.base_url, path)
-
-
-def join_url(base_url: str, path: str) -> str:
-    """`path` (starting with /) under `base_url`, without a doubled slash or a doubled /v1."""
-    base = base_url.rstrip("/")
-    if base.endswith("/v1") and path.startswith("/v1/"):
-        path = path[3:]
-    return base + path
