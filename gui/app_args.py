@@ -12,7 +12,11 @@ import argparse
 from pathlib import Path
 
 from livefill.cli.arg_types import Parser
+from livefill.errors import TraceError, UsageError
+from livefill.extraction.documents import DocumentError, load_document
 from livefill.extraction.modes import Mode
+from livefill.extraction.scenarios import SCENARIO_NAMES
+from livefill.extraction.schemas import is_schema_path, resolve_schema
 from livefill.gui.cli_args import (
     compare_modes,
     demo_fault,
@@ -26,8 +30,13 @@ from livefill.gui.cli_args import (
     picture_file,
     whole_number,
 )
+from livefill.recording.animation import check_output
+from livefill.recording.trace import load_trace
+from livefill.session.settings import PROVIDERS
+from livefill.wire.keys import base_url_example, normalize_base_url
+from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
 
-__all__ = ["build_parser", "parse_args", "USAGE", "DESCRIPTION", "EPILOG", "DEFAULT_SPEED", "DEFAULT_AUTOPLAY_PAUSE"]
+__all__ = ["argv_from_app", "build_parser", "parse_args", "USAGE", "DESCRIPTION", "EPILOG", "DEFAULT_SPEED", "DEFAULT_AUTOPLAY_PAUSE"]
 
 DEFAULT_SPEED = 30.0
 """The demo provider's tokens per second when `--speed` is not given."""
@@ -79,9 +88,6 @@ Qt could not start; 2 bad usage (one line saying why; nothing started)
 
 def build_parser() -> argparse.ArgumentParser:
     """The options of `livefill` (see `parse_args` for the checks that span options)."""
-    from livefill.extraction.scenarios import SCENARIO_NAMES
-    from livefill.session.settings import PROVIDERS
-
     parser = Parser(
         prog="livefill", usage=USAGE, description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -116,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     live.add_argument("--base-url", metavar="URL", default=None,
                       help="with --live: the provider's address, e.g. http://127.0.0.1:8080/v1 for an OpenAI-compatible server")
     live.add_argument("--model", metavar="M", default=None, help="the model to ask for (default: the one last used, else the provider's)")
-    live.add_argument("--structured", default=None, choices=["tools", "json_schema", "json_object"],
+    live.add_argument("--structured", default=None, choices=list(STRUCTURED),
                       help="how structure is forced (tools for Anthropic; tools|json_schema for OpenAI Responses)")
     show = parser.add_argument_group("presenting")
     show.add_argument("--autostart", action="store_true", help="start a run as soon as the window is up")
@@ -150,24 +156,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line options, every one checked (a bad one: one line, exit 2)."""
-    from livefill.session.settings import PROVIDERS
-
     parser = build_parser()
     args = parser.parse_args(argv)
     args.scenario_given = args.scenario is not None  # then the last launch's document is not reopened
     args.scenario = args.scenario or "invoice"
     if args.document:
-        from livefill.extraction.documents import DocumentError, load_document
-
         try:
             args.document = load_document(args.document)
         except DocumentError as exc:
             parser.error(f"--document: {exc.message}")
     _check_animate_args(parser, args)
     if args.replay:
-        from livefill.errors import TraceError
-        from livefill.recording.trace import load_trace
-
         try:
             args.replay_trace = load_trace(args.replay)
         except TraceError as exc:
@@ -218,9 +217,6 @@ def _check_animate_args(parser: argparse.ArgumentParser, args: argparse.Namespac
         return
     if not args.replay:
         parser.error("--animate needs --replay TRACE (the recorded run to render)")
-    from livefill.recording.animation import check_output
-    from livefill.errors import UsageError
-
     try:
         check_output(args.animate)
     except UsageError as exc:
@@ -232,8 +228,6 @@ def _check_live_args(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     if args.base_url is not None:
         if not args.live:
             parser.error("--base-url: only for a live run (add --live)")
-        from livefill.wire.keys import base_url_example, normalize_base_url
-
         try:
             normalize_base_url(args.base_url, example=base_url_example(args.provider))
         except ValueError as exc:
@@ -242,17 +236,26 @@ def _check_live_args(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     if args.model is not None and not args.model.strip():
         parser.error("--model: give a model name")
     if args.structured is not None and args.provider is not None:
-        from livefill.wire.providers.request import STRUCTURED_CHOICES
-
-        choices = STRUCTURED_CHOICES[args.provider]
+        choices = PROVIDER_SPECS[args.provider].structured
         if args.structured not in choices:
             parser.error(f"--structured: {args.provider} takes {' or '.join(choices)}, not {args.structured}")
     if args.schema is not None:
-        from livefill.extraction.user_schema import is_schema_path, resolve_schema
-
         spec = str(Path(args.schema).expanduser().resolve()) if is_schema_path(args.schema) else args.schema
         try:
             resolve_schema(spec)
         except (ValueError, KeyError) as exc:
             parser.error(f"--schema: {' '.join(str(exc).strip(chr(39)).split())}")
         args.schema = spec
+
+
+def argv_from_app(args: argparse.Namespace) -> list[str]:
+    """`livefill --replay TRACE --animate OUT [--compare ...] [--mode ...] [--fps N] [--width PX]` as
+    `livefill animate`'s argv (the app hands the parsed options over: `animate.main(argv_from_app(args))`)."""
+    argv = [str(args.replay), str(args.animate), "--mode", str(args.mode)]
+    if getattr(args, "compare", None):
+        argv += ["--compare", ",".join(args.compare)]
+    for option in ("fps", "width"):
+        value = getattr(args, option, None)
+        if value is not None:
+            argv += [f"--{option}", str(value)]
+    return argv

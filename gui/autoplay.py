@@ -1,8 +1,8 @@
 """Autoplay: replay the chosen scenario in a loop, with a pause between runs (a booth screen).
 
-`Autoplay(window, pause=3.0)` drives any window that has `start()`, `stop()`, `active` and
-`async wait_runs()` (the main window, single or compare view). `start()` runs the loop as an
-asyncio task: Start, wait until every lane has ended, pause, again. `stop()` cancels the loop and
+`Autoplay(window, pause=3.0)` drives any window that has `start()`, `stop()`, `active`,
+`async wait_runs()` and a `warmup` (the main window, single or compare view). `start()` runs the
+loop as an asyncio task: Start, wait until every lane has ended, pause, again. `stop()` cancels the loop and
 stops the run in progress (a real cancel: every connection closes); `await shutdown()` does the
 same and waits for the loop to be gone. `cycles` counts the runs that ended; `max_cycles` (if
 set) ends the loop after that many. A Stop pressed by a person ends autoplay too (the window calls
@@ -17,8 +17,6 @@ import contextlib
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
-
-from livefill.gui import warmup
 
 __all__ = ["Autoplay", "DEFAULT_PAUSE"]
 
@@ -87,7 +85,7 @@ class Autoplay(QObject):
 
     async def _loop(self) -> None:
         try:
-            await warmup.ready()  # each cycle's Start would otherwise be deferred, not run
+            await self.window.warmup.wait()  # each cycle's Start would otherwise be deferred, not run
             while True:
                 if not self.window.active:
                     self.window.start()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from livefill.cli.arg_types import existing_file, number, output_file, whole_number
+from livefill.session.settings import check_fault, check_slicing, fault_problem
 
 __all__ = [
     "compare_modes",
@@ -29,7 +30,7 @@ PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
 
 def compare_modes(text: str) -> list[str]:
     """`naive,partial,settled` -> the lanes' mode values (2 to 5 of them)."""
-    from livefill.session.session import parse_modes
+    from livefill.session.compare import parse_modes  # lazy: pydantic and the form model, only with --compare (N ms)
 
     try:
         return [m.value for m in parse_modes(text)]
@@ -39,8 +40,6 @@ def compare_modes(text: str) -> list[str]:
 
 def demo_fault(text: str) -> str | None:
     """`NAME[@FRACTION]`, checked as the demo provider checks it ("none": no fault)."""
-    from livefill.session.settings import check_fault
-
     try:
         return check_fault(text)
     except ValueError as exc:
@@ -49,8 +48,6 @@ def demo_fault(text: str) -> str | None:
 
 def demo_slicing(text: str) -> str:
     """`event | N | coalesce:MS`."""
-    from livefill.session.settings import check_slicing
-
     try:
         return check_slicing(text)
     except ValueError as exc:
@@ -60,8 +57,6 @@ def demo_slicing(text: str) -> str:
 def fault_wire_problem(fault: str | None, provider: str | None, providers: tuple[str, ...]) -> str | None:
     """Why `--fault` cannot go with `--provider` (None: it can). Without a provider, a fault that
     applies to only some of `providers` asks for one of them to be named."""
-    from livefill.session.settings import fault_problem
-
     if fault is None:
         return None
     if provider is not None:

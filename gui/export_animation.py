@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton
 from livefill.recording.animation import check_output
 from livefill.errors import UsageError
 from livefill.gui.errors import reporting
+from livefill.gui.saves import confirm_saved, save_folder
 
 __all__ = ["AnimationExport"]
 
@@ -93,8 +94,6 @@ class AnimationExport(QObject):
         if trace is None:
             self._fail("no trace to export: open one (File → Recordings) or record a run first")
             return
-        from livefill.gui.saves import save_folder
-
         folder = save_folder(self.window)
         dialog = QFileDialog(self.window, "Export the run as an animation", str(Path(folder) / f"{trace.stem}.gif"),
                              "Animated GIF (*.gif);;MP4 video (*.mp4)")
@@ -172,8 +171,6 @@ class AnimationExport(QObject):
         self.process = None
         self.update_enabled()
         if ok:
-            from livefill.gui.saves import confirm_saved
-
             confirm_saved(self.window, text, "the animation")
             self.open_button.setVisible(True)
         else:

@@ -1,35 +1,9 @@
 """Run Python's cyclic garbage collector on the GUI thread only.
 
-How this works
---------------
-Python's automatic collector runs in whichever thread happens to allocate when a threshold is
-crossed. In livefill that may be the embedded server's thread or an executor thread, or the GUI
-thread in the middle of a Qt signal emission. A reference cycle that holds a Qt object (a widget
-subscribed to a plain-Python model, a slot that refers back to its owner) is then destroyed off
-the GUI thread, or while one of its own timers is being dispatched, and Qt crashes a little later
-inside processEvents (seen here: a segfault in about one full test run of three).
-
 `GuiThreadCollector` switches automatic collection off and collects from a timer on the GUI
-thread instead, with the interpreter's own thresholds, one generation at a time, exactly as the
-automatic collector would have. `stop()` restores automatic collection.
-
-While a background thread imports a large library (the app's warm-up: the provider SDKs are
-hundreds of thousands of long-lived objects), every collection would walk all of them on the GUI
-thread (a young one after the import takes tens of ms, a full one hundreds): `hold()` suspends
-collecting, and `release(freeze=True)` moves everything that exists then into the permanent
-generation (`gc.freeze()`: the imported modules live as long as the process; so do the few cycles
-made meanwhile) before collecting resumes, so no later collection walks them, on the GUI thread
-or at exit (no collection first: that full walk is what must not happen on the GUI thread).
-
-A full (generation 2) collection walks every object the interpreter tracks — with PySide6, the
-provider SDKs and pydantic loaded, a few hundred thousand, some 300 ms on the GUI thread. What is
-alive once the app has started (modules, classes, the window) lives as long as the app, so
-`freeze_survivors()` collects once and moves the survivors out of the collector's sight
-(`gc.freeze()`); later full collections walk only what was made after. The first full collection
-`check()` runs does that itself if no one froze before (`release(freeze=True)` counts).
-
-`collect_between()` is the same guard for a block of code that has no timer of its own (a test):
-collection is off inside the block and done, on this thread, before and after it.
+thread, as the interpreter would; `hold()` / `release(freeze=True)` keep it off while the warm-up
+imports the SDKs and then move them out of its sight; `collect_between()` guards a block of code
+(a test). Why (Qt objects destroyed off the GUI thread crash it): docs/notes/gui-thread-gc.md.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication, QWidget
 
 from livefill.widgets.field_base import LABEL_WIDTH, FieldWidget
+from livefill.widgets.form_view import WIDGETS
 
 __all__ = ["Presentation", "presentation_qss"]
 
@@ -41,8 +42,6 @@ QTableView#metricsTable, QHeaderView::section {{ font-size: {round(big * 0.9)}pt
 
 def label_widths_qss(width: int) -> str:
     """Labels beside their editor are a fixed width (`LABEL_WIDTH`): wider, for the larger type."""
-    from livefill.widgets.form_view import WIDGETS
-
     kinds = sorted({kind.value for kind, cls in WIDGETS.items() if not cls.stacked})
     selectors = ", ".join(f'QFrame[role="field"][fieldKind="{k}"][labelAbove="false"] > QLabel#fieldLabel' for k in kinds)
     return f"{selectors} {{ min-width: {width}px; max-width: {width}px; }}"

@@ -1,22 +1,9 @@
 """What the window does not need to be shown, done after it is shown, in one background thread.
 
-How this works
---------------
-The app shows its window first; then `Warmup(steps).start(loop)` runs each step, in order, in a
-single daemon thread: starting the embedded demo server (uvicorn, starlette, the relay's imports)
-and importing the provider SDKs and the HTTP stack. One thread, in order, because two threads
-importing the same package at once can deadlock on its module locks; and the GUI thread never
-imports any of it while the warm-up runs, because an import of a module another thread is still
-importing waits for that whole import (seconds, with the window frozen).
-
-So whatever needs those modules waits for the warm-up, asynchronously: `defer(fn)` (a Start
-pressed early) keeps `fn` and calls it on the GUI thread once the warm-up is done, and says so
-(True); with no warm-up running it returns False and the caller goes ahead at once. A deferred
-start is one intent: a second `defer` replaces it, `cancel_deferred()` (Stop, Esc) drops it.
-`await wait()` is the same for coroutines. A step that fails is kept in `errors` (the steps after
-it still run) and handed to `on_error` on the GUI thread; `on_done` runs there first. Steps given
-as `after` run in the same thread once the warm-up is ready, and nothing waits for them (the
-keyring's backend is chosen there: it can take seconds on a desktop bus, and no demo run needs it).
+`Warmup(*steps).start(loop)` runs the steps in order in one daemon thread (the embedded server,
+the provider SDKs); `defer(fn)` keeps a Start pressed meanwhile until they are done, `await wait()`
+waits for them. The app owns one and hands it to the window (`window.warmup`); a Warmup never
+started is ready. Why one thread, in order: docs/notes/launch.md.
 """
 
 from __future__ import annotations
@@ -27,9 +14,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Warmup", "cancel_deferred", "current", "defer", "ready"]
+__all__ = ["Warmup"]
 
-_current: Warmup | None = None
+# How this works: each step runs in the one thread, in order; a step that fails is kept in `errors`
+# (the steps after it still run) and handed to `on_error` on the loop's thread, after `on_done`.
+# A deferred Start is one intent: a second `defer` replaces it, `cancel_deferred()` (Stop, Esc)
+# drops it. Steps given as `after` run in the same thread once the warm-up is ready, and nothing
+# waits for them (the keyring's backend is chosen there: seconds on a desktop bus, no demo run
+# needs it).
 
 
 class Warmup:
@@ -56,10 +48,8 @@ class Warmup:
         self._waiters: list[asyncio.Future[None]] = []
 
     def start(self, loop: asyncio.AbstractEventLoop) -> Warmup:
-        """Start the thread; `loop` (the GUI thread's) runs what waited for it. Becomes `current()`."""
-        global _current
+        """Start the thread; `loop` (the GUI thread's) runs what waited for it."""
         self._loop = loop
-        _current = self
         self._thread = threading.Thread(target=self._run, name="livefill-warmup", daemon=True)
         self._thread.start()
         return self
@@ -130,26 +120,3 @@ class Warmup:
         """Wait for the thread, `after` steps included (not from the loop's thread); True if done."""
         return self._done.wait(timeout)
 
-
-def current() -> Warmup | None:
-    """The app's warm-up, once started (None in tests and tools that start none)."""
-    return _current
-
-
-def defer(fn: Callable[[], Any]) -> bool:
-    """`current().defer(fn)`; False (go ahead now) when no warm-up runs."""
-    warmup = _current
-    return warmup is not None and warmup.defer(fn)
-
-
-def cancel_deferred() -> bool:
-    """`current().cancel_deferred()`; False when no warm-up runs."""
-    warmup = _current
-    return warmup is not None and warmup.cancel_deferred()
-
-
-async def ready() -> None:
-    """Await the current warm-up (at once when there is none, or it is done)."""
-    warmup = _current
-    if warmup is not None:
-        await warmup.wait()

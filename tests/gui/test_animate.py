@@ -242,7 +242,8 @@ def test_captures_keep_their_pictures_packed_and_give_them_back_unchanged(tmp_pa
 def test_the_apps_replay_and_animate_options_become_this_commands_argv():
     import argparse
 
-    from livefill.gui.animate import argv_from_app, parse_args
+    from livefill.gui.animate import parse_args
+    from livefill.gui.app_args import argv_from_app
 
     app = argparse.Namespace(replay="t.jsonl", animate="o.gif", mode="settled", compare=["naive", "partial"], fps=5.0)
     argv = argv_from_app(app)

@@ -36,7 +36,7 @@ def _frames(path: Path) -> int:
 
 
 def _parse_error(capsys, argv: list[str]) -> str:
-    from livefill.gui.app import parse_args
+    from livefill.gui.app_args import parse_args
 
     with pytest.raises(SystemExit) as exc:
         parse_args(argv)

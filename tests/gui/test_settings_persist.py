@@ -9,7 +9,8 @@ import pytest
 from livefill.session.app_settings import KEYS, MemoryStore, SavedSettings, default_ollama_url, load_settings, save_settings
 from livefill.wire.keys import KeyStore
 from livefill.session.settings import RunSettings
-from livefill.gui.app import parse_args, remember
+from livefill.gui.app_args import parse_args
+from livefill.gui.launch import remember
 from livefill.gui.qsettings_store import QSettingsStore
 from tests.wire.test_keys import MemoryKeyring
 from tests.gui.conftest import arun

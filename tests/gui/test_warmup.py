@@ -6,17 +6,9 @@ import asyncio
 import gc
 import threading
 
-import pytest
-
 from livefill.gui import warmup
 from livefill.gui.gui_thread_gc import GuiThreadCollector
 from tests.gui.conftest import arun, wait_until
-
-
-@pytest.fixture(autouse=True)
-def _no_current_warmup():
-    yield
-    warmup._current = None  # noqa: SLF001 - each test's warm-up ends with it
 
 
 def test_steps_run_in_order_in_one_thread_that_is_not_the_callers(qloop):
@@ -32,7 +24,7 @@ def test_steps_run_in_order_in_one_thread_that_is_not_the_callers(qloop):
     arun(qloop, scenario())
     assert [s for s, _ in seen] == ["a", "b"]
     assert {t for _, t in seen} == {"livefill-warmup"}
-    assert w.ready and warmup.current() is w
+    assert w.ready
 
 
 def test_a_deferred_call_runs_on_the_loop_thread_once_ready_and_stop_cancels_it(qloop):
@@ -42,8 +34,8 @@ def test_a_deferred_call_runs_on_the_loop_thread_once_ready_and_stop_cancels_it(
 
     async def scenario() -> None:
         w.start(asyncio.get_running_loop())
-        assert warmup.defer(lambda: calls.append(threading.current_thread().name)) is True
-        assert warmup.defer(lambda: calls.append("second")) is True  # one intent: the latest wins
+        assert w.defer(lambda: calls.append(threading.current_thread().name)) is True
+        assert w.defer(lambda: calls.append("second")) is True  # one intent: the latest wins
         await asyncio.sleep(0.05)
         assert calls == []  # the loop stays free meanwhile
         gate.set()
@@ -52,16 +44,16 @@ def test_a_deferred_call_runs_on_the_loop_thread_once_ready_and_stop_cancels_it(
 
     arun(qloop, scenario())
     assert calls == ["second"]
-    assert warmup.defer(lambda: calls.append("now")) is False  # ready: the caller goes ahead itself
+    assert w.defer(lambda: calls.append("now")) is False  # ready: the caller goes ahead itself
 
     gate2 = threading.Event()
     w2 = warmup.Warmup(gate2.wait)
 
     async def cancelled() -> None:
         w2.start(asyncio.get_running_loop())
-        warmup.defer(lambda: calls.append("cancelled"))
-        assert warmup.cancel_deferred() is True
-        assert warmup.cancel_deferred() is False
+        w2.defer(lambda: calls.append("cancelled"))
+        assert w2.cancel_deferred() is True
+        assert w2.cancel_deferred() is False
         gate2.set()
         await w2.wait()
         await asyncio.sleep(0.02)
@@ -89,10 +81,13 @@ def test_a_failing_step_is_reported_on_the_loop_thread_and_the_rest_still_run(ql
     assert reported == [("address in use", threading.main_thread().name)]
 
 
-def test_without_a_warmup_nothing_is_deferred():
-    assert warmup.current() is None
-    assert warmup.defer(lambda: None) is False
-    assert warmup.cancel_deferred() is False
+def test_a_warmup_never_started_defers_nothing_and_the_window_starts_with_one(make_window):
+    idle = warmup.Warmup(lambda: None)
+    assert idle.ready
+    assert idle.defer(lambda: None) is False
+    assert idle.cancel_deferred() is False
+    window = make_window(scenario="weather")
+    assert window.warmup.ready and window.warmup.defer(lambda: None) is False  # tests and tools start none
 
 
 def test_start_pressed_during_the_warmup_starts_the_run_once_it_is_done(make_window, qloop):
@@ -100,7 +95,7 @@ def test_start_pressed_during_the_warmup_starts_the_run_once_it_is_done(make_win
     gate = threading.Event()
 
     async def scenario() -> None:
-        w = warmup.Warmup(gate.wait).start(asyncio.get_running_loop())
+        w = window.warmup = warmup.Warmup(gate.wait).start(asyncio.get_running_loop())
         window.start_button.click()
         await asyncio.sleep(0.05)
         assert not window.active and window.controller.last_status is None
@@ -123,7 +118,7 @@ def test_esc_drops_a_start_still_waiting_for_the_warmup(make_window, qloop):
     gate = threading.Event()
 
     async def scenario() -> None:
-        w = warmup.Warmup(gate.wait).start(asyncio.get_running_loop())
+        w = window.warmup = warmup.Warmup(gate.wait).start(asyncio.get_running_loop())
         window.start()
         QTest.keyClick(window, Qt.Key.Key_Escape)
         gate.set()
@@ -156,7 +151,7 @@ def test_autoplay_started_during_the_warmup_counts_only_real_runs(make_window, q
     gate = threading.Event()
 
     async def scenario() -> None:
-        w = warmup.Warmup(gate.wait).start(asyncio.get_running_loop())
+        w = window.warmup = warmup.Warmup(gate.wait).start(asyncio.get_running_loop())
         window.start_autoplay(pause=0.01, max_cycles=1)
         await asyncio.sleep(0.1)
         assert window.autoplay.cycles == 0 and not window.active  # waiting, not counting empty cycles

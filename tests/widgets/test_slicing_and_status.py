@@ -75,9 +75,9 @@ def test_a_streaming_status_repaints_the_line_alone_and_asks_no_layout_again(qtb
     # animation objects) and, the label being transparent, repainted what is behind it.
     from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
-    from livefill.gui.app import STYLE
+    from livefill.gui.theme import stylesheet
 
-    QApplication.instance().setStyleSheet(STYLE.read_text(encoding="utf-8"))
+    QApplication.instance().setStyleSheet(stylesheet("light"))
     try:
         outer = QWidget()
         outer.setObjectName("outer")
