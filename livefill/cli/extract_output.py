@@ -21,6 +21,7 @@ Two sinks:
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -31,7 +32,7 @@ from livefill.extraction import pointer as jp
 from livefill.extraction.documents import format_bytes
 from livefill.extraction.form import MISSING, FieldState, FormModel, FormUpdate
 
-__all__ = ["Change", "FormWatcher", "JsonLines", "LiveTable", "Outcome", "pointer_order"]
+__all__ = ["Change", "FormWatcher", "JsonLines", "LiveTable", "Outcome", "Sink", "pointer_order"]
 
 SHOWN_STATES = {FieldState.PROVISIONAL: "provisional", FieldState.SETTLED: "settled"}
 
@@ -159,8 +160,6 @@ class JsonLines(_Output):
 
 def _silence(out: TextIO) -> None:
     """Point a closed pipe's descriptor at /dev/null, so the interpreter's last flush is quiet."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, out.fileno())
@@ -256,3 +255,7 @@ class LiveTable(_Output):
         self._text(back + "\n".join(lines) + "\n")
         self._drawn = len(lines)
         self._drawn_at = self.clock()
+
+
+Sink = JsonLines | LiveTable
+"""Where a run's changes, progress and outcome go."""

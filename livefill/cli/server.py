@@ -23,7 +23,13 @@ import sys
 import threading
 from dataclasses import replace
 
+from livefill import switches
+from livefill.cli.arg_types import Parser, existing_file, number, port, whole_number
+from livefill.defaults import HEAD_TIMEOUT
+from livefill.demo.knobs import DemoDefaults
 from livefill.loopback import is_loopback_host as is_loopback
+from livefill.serving.guard import DEFAULT_MAX_BODY_BYTES, GuardLimits
+from livefill.embedded.server import EmbeddedServer
 
 
 DESCRIPTION = """\
@@ -55,8 +61,6 @@ exit status: 0 stopped (Ctrl+C or SIGTERM), 1 could not listen, 2 bad usage
 
 
 def _parser() -> argparse.ArgumentParser:
-    from livefill.cli.arg_types import Parser, existing_file, number, port, whole_number
-
     parser = Parser(
         prog="livefill-server",
         usage="livefill-server [--host H] [--port N] [--speed TOKENS/S] [OPTIONS]",
@@ -86,10 +90,10 @@ def _parser() -> argparse.ArgumentParser:
         help="another Host header value (NAME or NAME:PORT) to answer to, e.g. behind --allow-remote",
     )
     parser.add_argument("--max-body-bytes", type=whole_number(1, 1 << 30, what="bytes"), default=None,
-                        help="largest request body (default 2 MB)")
+                        help=f"largest request body (default {DEFAULT_MAX_BODY_BYTES >> 20} MB)")
     parser.add_argument(
-        "--head-timeout", type=number(0, 3600, low_open=True, what="seconds"), default=10.0,
-        help="seconds a client has to send a request head (default 10)",
+        "--head-timeout", type=number(0, 3600, low_open=True, what="seconds"), default=HEAD_TIMEOUT,
+        help=f"seconds a client has to send a request head (default {HEAD_TIMEOUT:g})",
     )
     parser.add_argument(
         "--max-connections", type=whole_number(1, 1_000_000), default=500,
@@ -124,13 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         return 2
-    import os
-
-    from livefill.serving.guard import DEFAULT_MAX_BODY_BYTES, GuardLimits
-    from livefill.demo.knobs import DemoDefaults
-    from livefill.serving.runner import EmbeddedServer
-
-    token = args.relay_token or os.environ.get("LIVEFILL_RELAY_TOKEN") or None
+    token = args.relay_token or switches.text("LIVEFILL_RELAY_TOKEN")
     if args.relay_token_file:
         try:
             with open(args.relay_token_file, encoding="utf-8") as f:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from livefill.cli.extract import EXIT_COMMITTED, EXIT_FAILED, EXIT_USAGE
+from livefill.cli.extract_args import EXIT_COMMITTED, EXIT_FAILED, EXIT_USAGE
 from livefill.extraction.scenarios import get_scenario
 from livefill.recording.trace import load_trace
 from tests.cli.test_extract_cli import parse_lines, run_extract

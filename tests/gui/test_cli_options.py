@@ -84,7 +84,7 @@ def _help(program: str, capsys) -> str:
 
         return build_parser().format_help()
     if program == "livefill extract":
-        from livefill.cli.extract import build_parser
+        from livefill.cli.extract_args import build_parser
 
         return build_parser().format_help()
     if program == "livefill animate":
