@@ -25,7 +25,6 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from livefill.errors import ProtocolError
 
 __all__ = [
-    "DEFAULT_IDLE_TIMEOUT",
     "KEEPALIVE",
     "KEEPALIVE_EVERY",
     "ERROR_CODES",
@@ -54,7 +53,6 @@ EXTRACT_PATH = "/relay/v1/extract"  # the one endpoint: POST a job, read NDJSON 
 UPSTREAM_KEY_HEADER = "x-livefill-upstream-key"  # the app's key, for its embedded relay only (loopback)
 RECORD_HEADER = "x-livefill-record"  # where the embedded relay writes a trace of its upstream (loopback)
 RECORD_DOCUMENT_HEADER = "x-livefill-record-document"  # "0": the trace keeps only the document's hash
-DEFAULT_IDLE_TIMEOUT = 20.0  # a relay's idle limit on its upstream unless its operator set another
 KEEPALIVE = b" "  # written before the next record while upstream writes a value not settled yet
 KEEPALIVE_EVERY = 5.0  # at most one keep-alive this often (a quarter of a shorter idle limit)
 

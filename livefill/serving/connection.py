@@ -33,13 +33,14 @@ import asyncio
 import contextlib
 import importlib
 import logging
-import os
 import socket
 from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from livefill import switches
+from livefill.defaults import HEAD_TIMEOUT
 from livefill.serving.guard import RefusalLog
 
 __all__ = [
@@ -97,7 +98,7 @@ def on_disconnect(scope: Any) -> DisconnectHook | None:
 
 
 class _GuardedH11(H11Protocol):
-    head_timeout: float = 10.0
+    head_timeout: float = HEAD_TIMEOUT
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -164,22 +165,14 @@ def protocol_class(head_timeout: float) -> type[H11Protocol]:
     return type("GuardedH11Protocol", (_GuardedH11,), {"head_timeout": float(head_timeout)})
 
 
-def _head_timeout_from_env() -> float:
-    try:
-        value = float(os.environ.get("LIVEFILL_HEAD_TIMEOUT", "10"))
-    except ValueError:
-        return 10.0
-    return value if value > 0 else 10.0
-
-
 class GuardedH11Protocol(_GuardedH11):
     """The protocol by import string, for uvicorn configurations made elsewhere (worker processes,
     `uvicorn.Config(http="livefill.serving.connection:GuardedH11Protocol")`): the head deadline is
-    LIVEFILL_HEAD_TIMEOUT seconds (default 10), read when the process first makes a connection."""
+    LIVEFILL_HEAD_TIMEOUT seconds (default HEAD_TIMEOUT), read when the process first makes a connection."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if "head_timeout" not in GuardedH11Protocol.__dict__:
-            GuardedH11Protocol.head_timeout = _head_timeout_from_env()
+            GuardedH11Protocol.head_timeout = switches.number("LIVEFILL_HEAD_TIMEOUT", HEAD_TIMEOUT)
             install_quiet_logs()
         super().__init__(*args, **kwargs)
 
@@ -218,20 +211,20 @@ _PREWARM_MODULES = (
     "livefill.extraction.scenarios",
     "livefill.relay.settler",
     "livefill.extraction.user_schema",
+    "livefill.wire.providers.transport",
 )
 
 
 def prewarm() -> None:
-    """Import what a first relay request needs, and warm the provider transport. Safe to skip:
-    any failure here is left for the request itself to report."""
+    """Import what a first relay request needs (by name: importing them is the point, in the
+    calling thread), and warm the provider transport. Safe to skip: any failure here is left for
+    the request itself to report."""
     for name in _PREWARM_MODULES:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the request reports it properly
             pass
     try:
-        from livefill.wire.providers.transport import prewarm as warm_transport
-
-        warm_transport()
+        importlib.import_module("livefill.wire.providers.transport").prewarm()
     except Exception:  # noqa: BLE001
         pass

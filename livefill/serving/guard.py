@@ -28,9 +28,12 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from livefill import switches
 from livefill.loopback import is_loopback_host
 
 __all__ = ["Guard", "GuardLimits", "limits_from_env", "RefusalLog", "JSON_PATHS", "DEFAULT_MAX_BODY_BYTES"]
@@ -93,7 +96,7 @@ class _Refused(Exception):
         self.message = message
 
 
-def _own_hosts(scope: dict[str, Any], extra: frozenset[str]) -> set[str]:
+def _own_hosts(scope: Scope, extra: frozenset[str]) -> set[str]:
     hosts = {h.lower() for h in extra}
     server = scope.get("server")
     if server and server[1] is not None:
@@ -107,7 +110,7 @@ def _own_hosts(scope: dict[str, Any], extra: frozenset[str]) -> set[str]:
     return hosts
 
 
-def _header(scope: dict[str, Any], name: bytes) -> list[bytes]:
+def _header(scope: Scope, name: bytes) -> list[bytes]:
     return [v for k, v in scope.get("headers") or () if k.lower() == name]
 
 
@@ -116,26 +119,23 @@ def _is_json_type(value: bytes) -> bool:
     return media == b"application/json" or (media.startswith(b"application/") and media.endswith(b"+json"))
 
 
-def limits_from_env(environ: Any = None) -> GuardLimits:
+def limits_from_env(environ: Mapping[str, str] | None = None) -> GuardLimits:
     """GuardLimits for a relay deployed with uvicorn: `LIVEFILL_ALLOWED_HOSTS` (comma-separated)
-    and `LIVEFILL_MAX_BODY_BYTES`."""
-    import os
-
-    env = os.environ if environ is None else environ
-    hosts = frozenset(h.strip() for h in env.get("LIVEFILL_ALLOWED_HOSTS", "").split(",") if h.strip())
-    size = env.get("LIVEFILL_MAX_BODY_BYTES", "").strip()
+    and `LIVEFILL_MAX_BODY_BYTES` (livefill.switches)."""
+    hosts = frozenset(h.strip() for h in (switches.text("LIVEFILL_ALLOWED_HOSTS", environ) or "").split(",") if h.strip())
+    size = switches.text("LIVEFILL_MAX_BODY_BYTES", environ)
     return GuardLimits(allowed_hosts=hosts, max_body_bytes=int(size) if size else DEFAULT_MAX_BODY_BYTES)
 
 
 class Guard:
     """ASGI middleware: refuse foreign hosts, browser origins, non-JSON posts, big or slow bodies."""
 
-    def __init__(self, app: Any, limits: GuardLimits | None = None) -> None:
+    def __init__(self, app: ASGIApp, limits: GuardLimits | None = None) -> None:
         self.app = app
         self.limits = limits or GuardLimits()
         self.refusals = RefusalLog(self.limits.log_interval)
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -151,7 +151,7 @@ class Guard:
             return
         handed = False
 
-        async def replay() -> dict[str, Any]:
+        async def replay() -> Message:
             nonlocal handed
             if not handed:
                 handed = True
@@ -160,7 +160,7 @@ class Guard:
 
         await self.app(scope, replay, send)
 
-    def _check_head(self, scope: dict[str, Any]) -> None:
+    def _check_head(self, scope: Scope) -> None:
         hosts = _header(scope, b"host")
         allowed = _own_hosts(scope, self.limits.allowed_hosts)
         if "*" in allowed:
@@ -186,7 +186,7 @@ class Guard:
                     413, "too_large", f"the body is {length} bytes; this server takes at most {self.limits.max_body_bytes}"
                 )
 
-    async def _read_body(self, scope: dict[str, Any], receive: Any) -> bytes | None:
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
         if scope.get("method") in ("GET", "HEAD", "OPTIONS", "DELETE"):
             return None
         cap = self.limits.max_body_bytes
@@ -214,7 +214,7 @@ class Guard:
         return b"".join(parts)
 
 
-async def _send_error(send: Any, status: int, kind: str, message: str) -> None:
+async def _send_error(send: Send, status: int, kind: str, message: str) -> None:
     body = json.dumps({"error": {"type": kind, "message": message}}).encode()
     await send(
         {

@@ -50,7 +50,8 @@ from pathlib import Path
 
 import httpx
 
-from livefill.relay.client import RecordAssembler, open_relay
+from livefill.relay.assembler import RecordAssembler
+from livefill.relay.client import open_relay
 from livefill.relay.records import CompleteRecord, FieldRecord
 from livefill.extraction.scenarios import get_scenario
 

@@ -59,7 +59,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from livefill.relay.client import RecordAssembler, open_relay
+from livefill.relay.assembler import RecordAssembler
+from livefill.relay.client import open_relay
 from livefill.relay.records import CompleteRecord
 from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 

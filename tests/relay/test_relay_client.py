@@ -17,7 +17,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, StreamingRespon
 from starlette.routing import Route
 
 from livefill.errors import ProtocolError, RunFailure, StreamTimeout, Truncated, UpstreamError, UsageError, ValidationFailed
-from livefill.relay.client import RecordAssembler, RecordReader, failure_from_record, open_relay
+from livefill.relay.assembler import RecordAssembler
+from livefill.relay.client import open_relay
+from livefill.relay.reader import RecordReader, failure_from_record
 from livefill.relay.records import CompleteRecord, ErrorRecord, FieldRecord, ItemRecord, StartRecord
 from tests.relay.test_relay_support import LoopbackServer
 

@@ -70,7 +70,7 @@ def test_the_request_keys_and_demo_knobs_are_the_relays():
 def test_the_endpoint_version_and_limits_are_the_codes():
     from livefill.wire.providers.transport import BODY_LIMIT
     from livefill.relay.settler import _DELTA_CHARS
-    from livefill.relay.client import MAX_RECORDS
+    from livefill.relay.reader import MAX_RECORDS
     from livefill.relay.records import EXTRACT_PATH, MAX_LINE_BYTES, PROTOCOL_VERSION
     from livefill.serving.guard import DEFAULT_MAX_BODY_BYTES, GuardLimits
 

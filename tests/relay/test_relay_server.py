@@ -17,7 +17,8 @@ import pytest
 
 from livefill.errors import ProtocolError, RunFailure, StreamTimeout, Truncated, UpstreamError, ValidationFailed
 from livefill.wire.events import ArgsDelta
-from livefill.relay.client import RecordAssembler, open_relay
+from livefill.relay.assembler import RecordAssembler
+from livefill.relay.client import open_relay
 from livefill.relay.records import CompleteRecord, DeltaRecord, FieldRecord, ItemRecord, StartRecord
 from livefill.extraction.scenarios import load_scenarios, value_spans
 from livefill.relay.app import create_relay_app
@@ -373,7 +374,7 @@ async def test_open_relay_reports_a_400_as_upstream_error_with_the_message(demo_
 
 def test_create_relay_app_reads_its_settings_from_the_environment(monkeypatch):
     from livefill.errors import UsageError
-    from livefill.relay.app import RelaySettings
+    from livefill.relay.settings import RelaySettings
 
     monkeypatch.delenv("LIVEFILL_RELAY_TOKEN", raising=False)
     with pytest.raises(UsageError, match="LIVEFILL_RELAY_TOKEN"):

@@ -22,7 +22,7 @@ from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, ProviderError,
 from livefill.extraction import pointer as jp
 from livefill.relay.settler import Settler
 from livefill.extraction.schema import NodeKind, SchemaIndex
-from livefill.relay.client import RecordAssembler
+from livefill.relay.assembler import RecordAssembler
 from livefill.relay.records import (
     MAX_LINE_BYTES,
     CompleteRecord,

@@ -32,7 +32,9 @@ from hypothesis import strategies as st
 from livefill.errors import ProtocolError, RunFailure
 from livefill.extraction.form import FormModel
 from livefill.extraction.readers import RelayReader
-from livefill.relay.client import RecordAssembler, RecordReader, failure_from_record, open_relay
+from livefill.relay.assembler import RecordAssembler
+from livefill.relay.client import open_relay
+from livefill.relay.reader import RecordReader, failure_from_record
 from livefill.relay.records import CompleteRecord, ErrorRecord
 from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 from livefill.extraction.schema import check_document
