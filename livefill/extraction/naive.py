@@ -151,11 +151,6 @@ def _string_end(body: str) -> int:
         window *= 8  # a run of backslashes reaching past the window: look further back
 
 
-def _close_string(text: str) -> str:
-    """Close a string the text ends inside, dropping an incomplete escape at its end."""
-    return text[: _string_end(text)] + '"'
-
-
 def _closers(stack: list[str]) -> str:
     return "".join("}" if b == "{" else "]" for b in reversed(stack))
 

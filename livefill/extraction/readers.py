@@ -27,7 +27,8 @@ import json
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -40,12 +41,17 @@ from livefill.extraction.naive import NaiveReader
 from livefill.extraction.prefix import Change, JSONPrefixError, PrefixParser, ValueState
 from livefill.extraction.schema import NodeKind, Resolved, SchemaIndex, check
 
-if TYPE_CHECKING:
-    from livefill.session.run import RunConfig
-
-__all__ = ["READERS", "ArgsReader", "Changes", "Checked", "Reader", "stop_failure"]
+__all__ = ["READERS", "ArgsReader", "Changes", "Checked", "Reader", "ReaderFactory", "ReaderOptions", "stop_failure"]
 
 Changes = list[tuple[str, FieldState, Any]]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReaderOptions:
+    """What a run's reader shows before a value settles (the partial mode's display options)."""
+
+    show_provisional_strings: bool = True  # a string still growing ("Mar" on its way to "Martinez SA")
+    show_provisional_numbers: bool = False  # a number still growing (12 on its way to 1200)
 
 
 def stop_failure(stop: Stop) -> RunFailure | None:
@@ -244,11 +250,11 @@ _STATES = {
 class PartialReader(_StreamReader):
     """ArgsReader on the tool arguments; provisional values filtered by the settings."""
 
-    def __init__(self, config: RunConfig, schema_model: type[BaseModel]) -> None:
+    def __init__(self, options: ReaderOptions, schema_model: type[BaseModel]) -> None:
         super().__init__()
         self._reader = ArgsReader(schema_model)
-        self._strings = config.show_provisional_strings
-        self._numbers = config.show_provisional_numbers
+        self._strings = options.show_provisional_strings
+        self._numbers = options.show_provisional_numbers
 
     def _convert(self, checked: list[Checked]) -> Changes:
         out: Changes = []
@@ -278,7 +284,7 @@ class PartialReader(_StreamReader):
 class BlockingReader(_StreamReader):
     """Collect the arguments; parse once when the block ends."""
 
-    def __init__(self, config: RunConfig, schema_model: type[BaseModel]) -> None:
+    def __init__(self, options: ReaderOptions, schema_model: type[BaseModel]) -> None:
         super().__init__()
         self._parts: list[str] = []
         self._value: Any = MISSING
@@ -312,7 +318,7 @@ class NaiveBufferReader(_StreamReader):
     COST_RATIO = 19
     MIN_CHARS = 4096
 
-    def __init__(self, config: RunConfig, schema_model: type[BaseModel], *, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(self, options: ReaderOptions, schema_model: type[BaseModel], *, clock: Callable[[], float] = time.perf_counter) -> None:
         super().__init__()
         self._reader = NaiveReader()
         self._value: Any = None
@@ -407,7 +413,7 @@ class RelayReader(Reader):
 
     parent_state = FieldState.PENDING  # nothing provisional is shown but prose
 
-    def __init__(self, config: RunConfig, schema_model: type[BaseModel]) -> None:
+    def __init__(self, options: ReaderOptions, schema_model: type[BaseModel]) -> None:
         self._prose: dict[str, str] = {}
 
     def feed(self, event: Any) -> Changes:
@@ -429,7 +435,8 @@ class RelayReader(Reader):
         raise ProtocolError(f"unknown relay record {event!r}")
 
 
-ReaderFactory = Callable[["RunConfig", type[BaseModel]], Reader]
+ReaderFactory = Callable[[ReaderOptions, type[BaseModel]], Reader]
+"""Makes the reader of one run: its display options and the schema's pydantic model."""
 
 READERS: dict[Mode, ReaderFactory] = {
     Mode.PARTIAL: PartialReader,

@@ -30,7 +30,8 @@ from livefill.extraction.form import MISSING, FormModel
 from livefill.recording.history import History
 from livefill.session.metrics import FormProbe, LaneMetrics
 from livefill.extraction.modes import Mode, parse_mode
-from livefill.session.run import Run, RunConfig, Source
+from livefill.session.run import Run
+from livefill.session.run_config import RunConfig, Source
 from livefill.session.run_status import Phase, RunStatus
 from livefill.extraction.schemas import schema_model
 from livefill.recording.settle_reads import SettleReads

@@ -9,7 +9,7 @@ How this works
 Replaying: `trace_settings(trace)` are the settings changes that show the trace's document and
 schema (a schema that is not bundled is written once to a file under the temp directory, named
 by its SHA-256, since a setting names a schema by a bundled name or a file). While a session holds a
-`ReplaySource`, its run config is `livefill.recording.trace.replay_config(...)` in the viewer's mode and at
+`ReplaySource`, its run config is `replay_config(...)` in the viewer's mode and at
 `RunSettings.replay_speed`; every compare lane reads the same trace.
 
 Recording: `record_target` is None (off), "" (a new file per lane and run in `recordings_dir()`),
@@ -25,15 +25,34 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from livefill.demo.protocol import DemoKnobs
+from livefill.extraction.modes import Mode
+from livefill.recording.history_entries import recording_id
+from livefill.recording.recordings import free_path, new_trace_path
+from livefill.recording.trace import Trace, replay_ending
 from livefill.resources import SCENARIOS_DIR
-from livefill.session.run import relay_can_record
-from livefill.recording.trace import Trace, free_path, new_trace_path
+from livefill.session.lane import SessionLane
+from livefill.session.run_config import RunConfig, relay_can_record
+from livefill.session.settings import RunSettings
 
-__all__ = ["recorded_structured", "recording_name", "ReplaySource", "ReplayChanged", "RecordChanged", "trace_settings", "lane_record_config", "free_path"]
+__all__ = [
+    "RecordChanged",
+    "ReplayChanged",
+    "ReplaySource",
+    "lane_record_config",
+    "lanes_record_configs",
+    "record_label",
+    "recorded_structured",
+    "recording_name",
+    "replay_config",
+    "replayed_file",
+    "trace_settings",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +128,58 @@ def trace_settings(trace: Trace) -> dict[str, Any]:
     return {"document": document, "document_name": f"replay: {name}", "document_path": None, "schema_name": schema}
 
 
+def replay_config(
+    trace: Trace,
+    trace_id: str,
+    *,
+    base_url: str,
+    mode: Mode | str = Mode.PARTIAL,
+    speed: float = 1.0,
+    relay_token: str | None = None,
+    **config: Any,
+) -> RunConfig:
+    """The RunConfig that replays `trace` (added to the demo provider at `base_url` as `trace_id`)
+    in `mode`, at `speed` (1 = as recorded, 0 = as fast as possible). Further keyword arguments are
+    RunConfig fields."""
+    source = trace.schema_source()
+    config.setdefault("replay_ending", replay_ending(trace))
+    return RunConfig(
+        mode=Mode(mode),
+        provider=trace.provider,
+        base_url=base_url,
+        schema_name=source.name if source.bundled else "",
+        schema_json=None if source.bundled else source.schema_json,
+        document=trace.document or "",
+        model=trace.model or None,
+        demo=DemoKnobs(replay=trace_id, replay_speed=speed),
+        relay_token=relay_token,
+        **config,
+    )
+
+
+def record_label(settings: RunSettings, replay: ReplaySource | None) -> str:
+    """What a recording's file is named after: the scenario or document; for a replay, what its
+    recording was named after (not the recording's file name: a replay of a replay grew
+    "…_invoice_ollama_ollama.jsonl")."""
+    if replay is not None:
+        return f"{replay.trace.header.get('schema_name') or 'trace'}-replay"
+    if settings.document is None:
+        return settings.scenario
+    return settings.document_name or "document"
+
+
+def replayed_file(replay: ReplaySource | None) -> tuple[str | None, str | None]:
+    """(path, recording id) of the trace a run replays, when it is a file here (not a trace
+    posted over HTTP); (None, None) otherwise."""
+    trace = replay.trace if replay is not None else None
+    if trace is None or not trace.path or not Path(trace.path).is_file():
+        return None, None
+    return str(Path(trace.path).resolve()), recording_id(trace)
+
+
 def lane_record_config(
-    config: Any, *, target: str | None, lane: str | None, label: str, taken: set[str] | None = None
-) -> tuple[Any, str | None]:
+    config: RunConfig, *, target: str | None, lane: str | None, label: str, taken: set[str] | None = None
+) -> tuple[RunConfig, str | None]:
     """`config` (a RunConfig, the lane's mode put in) with the lane's `record_path`, and a
     one-line note when the lane cannot be recorded. `lane`: the compare lane's title (None: the
     single form). `taken`: paths already given out in this start (so lanes never share one)."""
@@ -134,3 +202,28 @@ def lane_record_config(
         path = free_path(path.with_name(f"{path.stem}-x{path.suffix}"))
     taken.add(str(path))
     return replace(config, record_path=str(path)), None
+
+
+def lanes_record_configs(
+    config: RunConfig, lanes: Sequence[SessionLane], *, target: str | None, comparing: bool, label: str
+) -> tuple[list[RunConfig], dict[str, str], list[str]]:
+    """Each lane's config for one start (with its `record_path` while recording into `target`;
+    `comparing`: the lanes' files are told apart by their titles), the trace file of each recorded
+    lane by its name, and a one-line note for each lane that cannot be recorded."""
+    if target is None:
+        return [config for _ in lanes], {}, []
+    configs: list[RunConfig] = []
+    paths: dict[str, str] = {}
+    notes: list[str] = []
+    taken: set[str] = set()
+    for lane in lanes:
+        lane_config, note = lane_record_config(
+            replace(config, mode=lane.mode), target=target, lane=lane.title if comparing else None, label=label,
+            taken=taken,
+        )
+        if note:
+            notes.append(note)
+        if lane_config.record_path:
+            paths[lane.name] = lane_config.record_path
+        configs.append(lane_config)
+    return configs, paths, notes

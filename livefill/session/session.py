@@ -1,153 +1,53 @@
 """The whole session without Qt: the settings of the next run, and the lanes that run.
 
-How this works
---------------
-A `Session` owns the current `RunSettings` (one frozen value, replaced whole by `replace(...)` /
-`set_settings(...)`) and its lanes (`livefill.session.lane.SessionLane`). The single form is the
-session's one `single` lane; compare is the same session showing 2 to 5 `compare_lanes` instead
-(each with its own mode). A window renders the session and sends it intents (the methods below);
-it keeps no setting of its own. Every change is told to subscribers as a small frozen event
-(`SettingsChanged`, `LanesChanged`, `ViewChanged`, `ActiveChanged`, `LaneDone`, `AllDone`, `NotesReady`) by plain
-callbacks; a lane's own run events come from `lane.subscribe`.
+A `Session` owns the current `RunSettings` (one frozen value, replaced whole) and its lanes: the
+single form's `single` lane, and 2 to 5 compare lanes (livefill.session.compare) shown instead in
+compare view. A window renders the session and sends it intents (the methods below); it keeps no
+setting of its own. Every change is told to subscribers as a small frozen event
+(livefill.session.session_events). `start()` starts every lane shown with one `RunConfig`
+(livefill.session.session_config) at one shared `t0`; `stop()` stops them all.
 
-`start()` builds one `RunConfig` from the settings (`run_config()`) and starts every lane shown
-with it at one shared `t0`: with the demo provider every lane's request carries the same x-demo-*
-knobs (in compare view the seed is sent explicitly, the demo default if none was chosen), each lane
-puts in its own mode. With `settings.live` the same run goes to the real provider instead (no demo
-knobs; its key from the KeyStore; settled / hybrid lanes through the app's embedded relay). `stop()` stops every lane (each closes its own connection). When the last
-lane of a compare run ends, the session judges the lanes of a live run against the first committed
-result, and asks the demo provider's request log what it saw of each lane (`livefill.session.request_notes`).
-
-`clear_forms()` empties the forms shown (the single form, or every compare lane) and keeps an
-exact snapshot of each (values, states, marks, origins); `undo_clear()` puts them back. The undo
-lasts until the next Start, another clear, or a change of view, lanes or document (`UndoChanged`
-says what Undo would do now).
+How a start, a stop, a compare run's end and Clear / Undo go: docs/notes/session.md.
 """
-
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from livefill.extraction.form import MISSING, FormModel, FormSnapshot
-from livefill.recording.history import History
-from livefill.wire.keys import KeyStore
 from livefill.extraction.modes import Mode, parse_mode
-from livefill.wire.providers.request import BASE_URL_VARIABLES, STRUCTURED_CHOICES
-from livefill.session.request_notes import match_entries, request_notes, spec_leaves
-from livefill.demo.protocol import DemoKnobs
-from livefill.session.run import RunConfig, Source
-from livefill.session.run_status import Phase, RunStatus
-from livefill.extraction.scenarios import get_scenario
+from livefill.observers import Observers
+from livefill.recording.history import History, TaggedHistory
+from livefill.recording.history_entries import run_fields
+from livefill.recording.wiretap import DEFAULT_MAX_BYTES
+from livefill.session.cleared_forms import ClearedForms
+from livefill.session.compare import DEFAULT_MODES, MAX_LANES, MIN_LANES, CompareLanes
 from livefill.session.lane import LaneEvent, LaneFinished, LaneModeChanged, SessionLane
 from livefill.session.replay import (
-    RecordChanged, ReplayChanged, ReplaySource, lane_record_config, recorded_structured, trace_settings,
+    RecordChanged, ReplayChanged, ReplaySource, lanes_record_configs, record_label, replayed_file, trace_settings,
 )
-from livefill.session.settings import DEFAULT_SEED, RunSettings, base_url_setting, fault_problem, model_setting
+from livefill.session.request_notes import spec_leaves
+from livefill.session.run_config import RunConfig, Source
+from livefill.session.run_status import RunStatus
+from livefill.session.session_config import (
+    expected_output, live_address, live_endpoint, settings_config, settings_document, settings_schema_name,
+)
+from livefill.session.session_events import (
+    DOCUMENT_FIELDS, ActiveChanged, AllDone, LaneDone, LanesChanged, NotesReady, SessionEvent, SettingsChanged,
+    UndoChanged, ViewChanged, ends_undo,
+)
+from livefill.session.settings import RunSettings, fault_problem
 from livefill.session.timeline import TimelineModel
 from livefill.session.timeline_feed import TimelineFeed, rows_of
-from livefill.recording.wiretap import DEFAULT_MAX_BYTES
+from livefill.wire.keys import KeyStore
 
-__all__ = [
-    "Session",
-    "SessionEvent",
-    "SettingsChanged",
-    "LanesChanged",
-    "ViewChanged",
-    "ActiveChanged",
-    "LaneDone",
-    "AllDone",
-    "NotesReady",
-    "UndoChanged",
-    "SINGLE",
-    "DEFAULT_MODES",
-    "MIN_LANES",
-    "MAX_LANES",
-    "parse_modes",
-    "match_entries",
-]
+__all__ = ["SINGLE", "Session"]
 
 SINGLE = "single"
 """The name of the single form's lane (in the inspector and the timeline)."""
-
-DEFAULT_MODES: tuple[Mode, ...] = (Mode.NAIVE, Mode.PARTIAL, Mode.SETTLED)
-MIN_LANES = 2
-MAX_LANES = 5
-
-
-@dataclass(frozen=True, slots=True)
-class SettingsChanged:
-    settings: RunSettings  # the new value
-    old: RunSettings
-    changed: frozenset[str]  # the names of the fields that differ
-
-
-@dataclass(frozen=True, slots=True)
-class LanesChanged:
-    names: tuple[str, ...]  # the compare lanes, left to right (added, removed, re-moded or re-titled)
-
-
-@dataclass(frozen=True, slots=True)
-class ViewChanged:
-    comparing: bool  # the compare lanes are shown (else the single form)
-
-
-@dataclass(frozen=True, slots=True)
-class ActiveChanged:
-    active: bool  # some lane runs / none does
-
-
-@dataclass(frozen=True, slots=True)
-class LaneDone:
-    lane: str
-    status: RunStatus  # one lane's run ended
-
-
-@dataclass(frozen=True, slots=True)
-class AllDone:
-    statuses: tuple[RunStatus | None, ...]  # the last lane of a start ended (notes may follow)
-
-
-@dataclass(frozen=True, slots=True)
-class NotesReady:
-    lanes: tuple[str, ...]  # these compare lanes now carry the demo provider's `server_note`
-
-
-@dataclass(frozen=True, slots=True)
-class UndoChanged:
-    undo: str | None  # what Undo would do now ("Undo clear form", "Undo clear all lanes"), None: nothing
-
-
-SessionEvent = (
-    SettingsChanged | LanesChanged | ViewChanged | ActiveChanged | LaneDone | AllDone | NotesReady
-    | ReplayChanged | RecordChanged | UndoChanged
-)
-
-_DOCUMENT_FIELDS = frozenset({"scenario", "document", "schema_name"})
-
-
-def _ends_undo(event: SessionEvent) -> bool:
-    """True for an event after which an undone clear would put values where they no longer belong."""
-    if isinstance(event, (ViewChanged, LanesChanged)):
-        return True
-    if isinstance(event, ActiveChanged):
-        return event.active  # a run started
-    return isinstance(event, SettingsChanged) and bool(event.changed & _DOCUMENT_FIELDS)
-
-
-def parse_modes(text: str) -> list[Mode]:
-    """"naive,partial,settled" -> [Mode.NAIVE, ...] (2 to 5 of them; ValueError otherwise)."""
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    modes = [parse_mode(name) for name in names]
-    if not MIN_LANES <= len(modes) <= MAX_LANES:
-        raise ValueError(f"compare needs {MIN_LANES} to {MAX_LANES} modes, got {len(modes)}")
-    return modes
 
 
 class Session:
@@ -179,20 +79,18 @@ class Session:
         self.source = source
         self.clock = clock
         self.fetch_notes = fetch_notes
-        self._callbacks: list[Callable[[SessionEvent], None]] = []
-        self._counter = 0
+        self._observers: Observers[SessionEvent] = Observers()
         self._comparing = False
         self._running = False
         self._notes_task: asyncio.Task[Any] | None = None
-        self._cleared: tuple[str, list[tuple[FormModel, FormSnapshot]]] | None = None  # (undo text, forms)
+        self._cleared: ClearedForms | None = None  # what Undo would put back
         self.t0 = 0.0
         self.t0_wall = 0.0
         self.config: RunConfig | None = None
         self.last_seed: int | None = None
         self.single_feed = TimelineFeed(TimelineModel([SINGLE]))
-        self.compare_feed = TimelineFeed(TimelineModel())
+        self.compare = CompareLanes(lambda name, mode, feed: self._make_lane(name, mode, keep_forms=False, feed=feed))
         self.single = self._make_lane(SINGLE, self._settings.mode, keep_forms=True, measure=False, feed=self.single_feed)
-        self.compare_lanes: list[SessionLane] = []
         self.single_feed.model.add_lane(SINGLE, self.single.title)
         self.replay: ReplaySource | None = None  # the trace Start replays (livefill.session.replay)
         self.record_target: str | None = None  # None: not recording; "": the recordings folder
@@ -216,16 +114,13 @@ class Session:
         """Back to the settings' provider and the scenario (or `changes`, e.g. scenario=...);
         `keep_document`: keep the document and schema shown (one the user chose meanwhile)."""
         self._require_idle()
-        if self.replay is None:
-            if changes:
-                self.replace(**changes)
-            return
-        self.replay = None
-        if not keep_document:
+        leaving, self.replay = self.replay is not None, None
+        if leaving and not keep_document:
             changes = {"document": None, "document_name": None, "document_path": None, "schema_name": None, **changes}
         if changes:
             self.replace(**changes)
-        self._emit(ReplayChanged(None))
+        if leaving:
+            self._emit(ReplayChanged(None))
 
     def set_record(self, target: str | None) -> None:
         """Record every run from now on (None: stop recording; see livefill.session.replay)."""
@@ -237,38 +132,35 @@ class Session:
 
     def subscribe(self, callback: Callable[[SessionEvent], None]) -> Callable[[], None]:
         """Call `callback(event)` for every session event; returns an unsubscribe function."""
-        self._callbacks.append(callback)
-        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+        return self._observers.subscribe(callback)
 
     def _emit(self, event: SessionEvent) -> None:
-        if self._cleared is not None and _ends_undo(event):
+        if self._cleared is not None and ends_undo(event):
             self._cleared = None
             self._emit(UndoChanged(None))
-        for cb in list(self._callbacks):
-            cb(event)
+        self._observers.notify(event)
 
     # -- clear and undo -------------------------------------------------------------------------
 
     @property
     def undo_text(self) -> str | None:
         """What Undo would do now ("Undo clear form" / "Undo clear all lanes"), or None."""
-        return self._cleared[0] if self._cleared is not None else None
+        return self._cleared.undo if self._cleared is not None else None
 
     def clear_forms(self) -> int:
         """Empty every form shown (values, states, marks, origins), undoably; how many were
         emptied. RuntimeError while a run is active."""
         if self.active:
             raise RuntimeError("the form cannot be cleared while a run is active: press Stop first")
-        cleared = [(lane.form, lane.form.clear()) for lane in self.lanes if lane.has_form]
         text = "Undo clear all lanes" if self._comparing else "Undo clear form"
-        self._cleared = (text, cleared)
+        self._cleared = ClearedForms.clear([lane.form for lane in self.lanes if lane.has_form], text)
         self._emit(UndoChanged(text))
-        return len(cleared)
+        return len(self._cleared.forms)
 
     @property
     def last_cleared(self) -> tuple[tuple[FormModel, FormSnapshot], ...]:
         """What the last clear emptied, (form, what it held) per form, while it can be undone."""
-        return tuple(self._cleared[1]) if self._cleared is not None else ()
+        return self._cleared.forms if self._cleared is not None else ()
 
     def forget_clear(self) -> None:
         """Drop the clear that Undo would put back (something else was done since)."""
@@ -282,10 +174,8 @@ class Session:
             return False
         if self.active:
             raise RuntimeError("a clear cannot be undone while a run is active")
-        _, cleared = self._cleared
-        self._cleared = None
-        for form, snapshot in cleared:
-            form.put_back(snapshot)
+        cleared, self._cleared = self._cleared, None
+        cleared.put_back()
         self._emit(UndoChanged(None))
         return True
 
@@ -307,9 +197,19 @@ class Session:
         return list(self.compare_lanes) if self._comparing else [self.single]
 
     @property
+    def compare_lanes(self) -> list[SessionLane]:
+        """The compare lanes, left to right (shown or not)."""
+        return self.compare.lanes
+
+    @property
+    def compare_feed(self) -> TimelineFeed:
+        """The timeline feed of the compare lanes."""
+        return self.compare.feed
+
+    @property
     def modes(self) -> list[Mode]:
         """The compare lanes' modes, left to right."""
-        return [lane.mode for lane in self.compare_lanes]
+        return self.compare.modes
 
     @property
     def feed(self) -> TimelineFeed:
@@ -346,12 +246,11 @@ class Session:
 
     def schema_name(self) -> str:
         """The schema the document is read with (the scenario's unless one was chosen)."""
-        return self._settings.schema_name or get_scenario(self._settings.scenario).schema_name
+        return settings_schema_name(self._settings)
 
     def document(self) -> str:
         """The source document (the scenario's unless one was given)."""
-        s = self._settings
-        return s.document if s.document is not None else get_scenario(s.scenario).document
+        return settings_document(self._settings)
 
     # -- settings intents -----------------------------------------------------------------------
 
@@ -368,10 +267,10 @@ class Session:
         changed = settings.changed(old)
         if not changed:
             return old
-        if self.active and changed & (_DOCUMENT_FIELDS | {"mode"}):
+        if self.active and changed & (DOCUMENT_FIELDS | {"mode"}):
             raise RuntimeError("the document and the mode cannot change while a run is active")
         self._settings = settings
-        if changed & _DOCUMENT_FIELDS:
+        if changed & DOCUMENT_FIELDS:
             self.show_document()
         if "mode" in changed:
             self.single.set_mode(settings.mode)
@@ -410,15 +309,9 @@ class Session:
             self._emit(ViewChanged(False))
 
     def set_modes(self, modes: Iterable[Mode | str]) -> None:
-        """Replace the compare lanes with one per mode (2 to 5), left to right."""
-        wanted = [parse_mode(m) for m in modes]
-        if not MIN_LANES <= len(wanted) <= MAX_LANES:
-            raise ValueError(f"compare needs {MIN_LANES} to {MAX_LANES} lanes, got {len(wanted)}")
+        """Replace the compare lanes with one per mode (2 to 5, ValueError otherwise), left to right."""
         self._require_idle()
-        for lane in list(self.compare_lanes):
-            self._drop(lane)
-        for mode in wanted:
-            self._add(mode)
+        self.compare.set_modes(modes)
         self._lanes_changed()
 
     def add_lane(self, mode: Mode | str | None = None) -> SessionLane | None:
@@ -426,7 +319,7 @@ class Session:
         self._require_idle()
         if len(self.compare_lanes) >= MAX_LANES:
             return None
-        lane = self._add(parse_mode(mode) if mode is not None else Mode.PARTIAL)
+        lane = self.compare.add(parse_mode(mode) if mode is not None else Mode.PARTIAL)
         self._lanes_changed()
         return lane
 
@@ -438,7 +331,7 @@ class Session:
         lane = self.lane(name)
         if lane is self.single:
             raise ValueError("the single form's lane cannot be removed")
-        self._drop(lane)
+        self.compare.drop(lane)
         self._lanes_changed()
         return True
 
@@ -464,145 +357,29 @@ class Session:
         lane.show(self.document_key(), self.schema_name())
         return lane
 
-    def _add(self, mode: Mode) -> SessionLane:
-        self._counter += 1
-        lane = self._make_lane(f"lane{self._counter}", mode, keep_forms=False, feed=self.compare_feed)
-        self.compare_lanes.append(lane)
-        return lane
-
-    def _drop(self, lane: SessionLane) -> None:
-        self.compare_lanes.remove(lane)
-        lane.release()
-
     def _lanes_changed(self) -> None:
-        counts: dict[str, int] = {}
-        for lane in self.compare_lanes:
-            base = lane.mode.value
-            counts[base] = counts.get(base, 0) + 1
-            lane.title = base if counts[base] == 1 else f"{base} {counts[base]}"
-        model = TimelineModel()
-        for lane in self.compare_lanes:
-            model.add_lane(lane.name, lane.title)
-        self.compare_feed.model = model
-        self._emit(LanesChanged(tuple(lane.name for lane in self.compare_lanes)))
+        self._emit(LanesChanged(self.compare.retitle()))
 
     # -- runs -----------------------------------------------------------------------------------
 
     def run_config(self) -> RunConfig:
-        """The RunConfig of the next run, from the settings (each lane puts its own mode in).
-
-        Demo (`settings.live` False): the embedded demo provider at `base_url`, with the demo
-        knobs and its placeholder key; no key source is asked. Live: the real provider
-        (`live_endpoint()`), no demo knobs, its key (`MissingKey`, an InputError, before any
-        request when Anthropic's or OpenAI's is missing), a structured-output choice the provider
-        takes, and for settled / hybrid the app's embedded relay (the only relay handed the key)."""
-        s = self._settings
-        if self.replay is not None:
-            from livefill.recording.trace import replay_config
-
-            return replay_config(
-                self.replay.trace, self.replay.trace_id, base_url=self.replay.base_url or s.base_url, mode=s.mode,
-                speed=s.replay_speed, relay_token=s.relay_token, idle_timeout=s.idle_timeout,
-                show_provisional_strings=s.show_provisional_strings,
-                show_provisional_numbers=s.show_provisional_numbers, label=f"replay {self.replay.name}",
-                structured=recorded_structured(self.replay.trace),
-            )
-        if s.live:
-            return self._live_config()
-        seed = s.seed
-        if seed is None and self._comparing:
-            seed = DEFAULT_SEED  # said explicitly, so every lane's request shows the same seed
-        label = f"{self._what()} · {s.provider}" + (f" · fault {s.fault}" if s.fault else "")
-        return replace(
-            self._common_config(),
-            base_url=s.base_url,
-            model=s.model,
-            api_key="demo",
-            demo=DemoKnobs(scenario=s.scenario, speed=s.speed, seed=seed, slice=s.slicing or None, fault=s.fault),
-            structured=s.structured,
-            relay_url=s.relay_url,
-            relay_embedded=s.relay_embedded,
-            fine_grained=s.fine_grained,
-            label=label,
-        )
-
-    def _common_config(self) -> RunConfig:
-        """The part of a run's config that a demo and a live run take alike from the settings."""
-        s = self._settings
-        return RunConfig(
-            mode=s.mode,
-            provider=s.provider,
-            schema_name=self.schema_name(),
-            document=self.document(),
-            relay_token=s.relay_token,
-            idle_timeout=s.idle_timeout,
-            show_provisional_strings=s.show_provisional_strings,
-            show_provisional_numbers=s.show_provisional_numbers,
-        )
-
-    def _what(self) -> str:
-        s = self._settings
-        return s.document_name if s.document is not None and s.document_name else s.scenario
+        """The RunConfig of the next run, from the settings (each lane puts its own mode in; see
+        livefill.session.session_config.settings_config): the replay of the trace opened, a demo
+        run, or a live run with its key from `keys`."""
+        return settings_config(self._settings, comparing=self._comparing, replay=self.replay, keys=self.keys)
 
     def live_address(self, settings: RunSettings | None = None) -> tuple[str, str | None]:
-        """Where a live run of the provider chosen goes, without its key: (base_url, model).
-
-        base_url "" is Anthropic's / OpenAI's own address (or the one their environment variable
-        names); an OpenAI-compatible server needs its base URL (InputError without one); Ollama
-        defaults to OLLAMA_HOST, else http://127.0.0.1:11434. Reads no keyring."""
-        from livefill.session.app_settings import default_ollama_url
-        from livefill.errors import InputError
-
-        s = settings if settings is not None else self._settings
-        base_url = getattr(s, base_url_setting(s.provider))
-        model = getattr(s, model_setting(s.provider))
-        if s.provider == "openai-compatible" and not base_url:
-            raise InputError(
-                "No base URL for the OpenAI-compatible server: enter one in Settings (or start with --base-url)"
-            )
-        if s.provider == "ollama":
-            base_url = base_url or default_ollama_url()
-        return base_url, model
+        """Where a live run of the provider chosen goes, without its key: (base_url, model)
+        (livefill.session.session_config.live_address). Reads no keyring."""
+        return live_address(settings if settings is not None else self._settings)
 
     def live_endpoint(
         self, *, require_key: bool = True, settings: RunSettings | None = None
     ) -> tuple[str, str, str | None]:
-        """`live_address()` and the key: (base_url, api_key, model). api_key "" when there is none
-        (`MissingKey` instead, with `require_key`, when the provider needs one). The key may come
-        from the system keyring: call this off the GUI thread where it can wait (`settings`: the
-        snapshot to read, default the current one)."""
-        s = settings if settings is not None else self._settings
-        provider = s.provider
-        base_url, model = self.live_address(s)
-        keys = self.keys if self.keys is not None else KeyStore()
-        if provider == "ollama":
-            key = None
-        elif provider == "openai-compatible":
-            key = keys.get(provider, base_url)
-        else:
-            # the vendor's key, or the key kept for the address its environment variable moves it
-            # to (as the settings dialog keeps it: livefill.wire.keys.key_slot)
-            slot_url = base_url or os.environ.get(BASE_URL_VARIABLES[provider], "").strip() or None
-            key = keys.require(provider, slot_url) if require_key else keys.get(provider, slot_url)
-        return base_url, key.secret if key is not None else "", model
-
-    def _live_config(self) -> RunConfig:
-        s = self._settings
-        base_url, api_key, model = self.live_endpoint()
-        choices = STRUCTURED_CHOICES[s.provider]
-        structured = s.structured if s.structured in choices else choices[0]
-        return replace(
-            self._common_config(),
-            base_url=base_url,
-            model=model,
-            api_key=api_key,
-            demo=None,
-            structured=structured,
-            relay_url=s.base_url,  # the embedded relay: used by the lanes whose mode needs one
-            relay_embedded=True,
-            fine_grained=s.fine_grained and s.provider == "anthropic",
-            label=f"{self._what()} · {s.provider} (live)",
-        )
+        """`live_address()` and the key: (base_url, api_key, model) (session_config.live_endpoint).
+        The key may come from the system keyring: call this off the GUI thread where it can wait
+        (`settings`: the snapshot to read, default the current one)."""
+        return live_endpoint(settings if settings is not None else self._settings, self.keys, require_key=require_key)
 
     def start(self, config: RunConfig | None = None) -> float | None:
         """Start every lane shown at one shared t0 (returned) with `config` (default: the one the
@@ -613,31 +390,19 @@ class Session:
         t0 = self.clock()
         self.t0, self.t0_wall, self.config = t0, time.time(), config
         self.last_seed = config.demo.seed if config.demo is not None else None
-        final: Any = MISSING
-        if config.demo is not None and config.demo.scenario and self._settings.document is None:
-            final = get_scenario(config.demo.scenario).output
-            fields = rows_of(final)
-        else:
-            fields = spec_leaves(self.lanes[0].form)
+        final = expected_output(config, self._settings)
+        fields = rows_of(final) if final is not MISSING else spec_leaves(self.lanes[0].form)
         feed = self.feed
         feed.set_fields(fields)
         feed.model.start(t0)
         self._running = True
         started: list[SessionLane] = []
-        self.record_paths, self.record_notes, taken = {}, [], set()
+        configs, self.record_paths, self.record_notes = lanes_record_configs(
+            config, self.lanes, target=self.record_target, comparing=self._comparing,
+            label=record_label(self._settings, self.replay),
+        )
         try:
-            for lane in self.lanes:
-                lane_config = config
-                if self.record_target is not None:
-                    lane_config, note = lane_record_config(
-                        replace(config, mode=lane.mode), target=self.record_target, lane=lane.title if self._comparing else None,
-                        label=self._record_label(),
-                        taken=taken,
-                    )
-                    if note:
-                        self.record_notes.append(note)
-                    if lane_config.record_path:
-                        self.record_paths[lane.name] = lane_config.record_path
+            for lane, lane_config in zip(self.lanes, configs):
                 history = self._history_for(lane, config)
                 if self._comparing:
                     label = f"{config.label} · lane {lane.title}" if config.label else f"lane {lane.title}"
@@ -653,7 +418,7 @@ class Session:
         self._emit(ActiveChanged(True))
         return t0
 
-    def _history_for(self, lane: SessionLane, config: RunConfig) -> Any:
+    def _history_for(self, lane: SessionLane, config: RunConfig) -> TaggedHistory | None:
         """Where `lane`'s committed run is recorded: the history, tagged with the view, the lane and
         the document (livefill.recording.history_entries), or None when this kind of run is not recorded."""
         if self.history is None:
@@ -661,25 +426,11 @@ class Session:
         view = "autoplay" if self.autoplaying else "compare" if self._comparing else "single"
         if not self.records_history(view):
             return None
-        from livefill.recording.history_entries import recording_id, run_fields
-
-        trace = self.replay.trace if self.replay is not None else None
-        kept = trace is not None and bool(trace.path) and Path(trace.path).is_file()  # (not a trace posted over HTTP)
+        replay_path, replay_id = replayed_file(self.replay)
         return self.history.tagged(**run_fields(
             self._settings, view=view, lane=lane.title if self._comparing else None, document_text=config.document,
-            replay_path=str(Path(trace.path).resolve()) if kept else None,  # type: ignore[union-attr]
-            replay_id=recording_id(trace) if kept else None,
+            replay_path=replay_path, replay_id=replay_id,
         ))
-
-    def _record_label(self) -> str:
-        """What a recording's file is named after: the scenario or document; for a replay, what its
-        recording was named after (not the recording's file name: a replay of a replay grew
-        "…_invoice_ollama_ollama.jsonl")."""
-        if self.replay is not None:
-            return f"{self.replay.trace.header.get('schema_name') or 'trace'}-replay"
-        if self._settings.document is None:
-            return self._settings.scenario
-        return self._settings.document_name or "document"
 
     def records_history(self, view: str) -> bool:
         """Whether a committed run of `view` ("single", "compare", "autoplay") reaches the history:
@@ -726,34 +477,13 @@ class Session:
             self._running = False
             config = self.config
             if self._comparing:
-                self._judge_live()
+                if config is not None and config.demo is None:  # a live run: judged by its first result
+                    self.compare.judge()
                 if self.fetch_notes and config is not None and config.demo is not None and config.base_url:
                     self._notes_task = asyncio.ensure_future(self._fetch_notes(config.base_url))
             self._emit(ActiveChanged(False))
             self._emit(AllDone(tuple(self.statuses())))
 
-    def _judge_live(self) -> None:
-        """With a live provider: judge every lane against the first committed result."""
-        config = self.config
-        if config is None or config.demo is not None:
-            return
-        result: Any = MISSING
-        for lane in self.compare_lanes:
-            run = lane.run
-            if run is not None and run.status.phase is Phase.COMMITTED and run.result is not MISSING:
-                result = run.result
-                break
-        for lane in self.compare_lanes:
-            if result is not MISSING:
-                lane.metrics.set_final(result)
-            elif not lane.mode.spec.restores_on_failure and lane.has_form:
-                lane.metrics.set_final(lane.form.document)  # a lane that keeps what it showed
-
     async def _fetch_notes(self, base_url: str) -> None:
-        """Note under each lane what the demo provider saw of its request."""
-        lanes = list(self.compare_lanes)
-        notes = await request_notes(lanes, base_url, since=self.t0_wall - 0.5)
-        for lane in lanes:
-            if lane.name in notes:
-                lane.set_server_note(notes[lane.name])
-        self._emit(NotesReady(tuple(lane.name for lane in lanes)))
+        """Note under each compare lane what the demo provider saw of its request."""
+        self._emit(NotesReady(await self.compare.fetch_notes(base_url, since=self.t0_wall - 0.5)))

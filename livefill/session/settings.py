@@ -14,11 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from livefill.extraction.modes import Mode, parse_mode
-from livefill.wire.providers.request import STRUCTURED
+from livefill.defaults import IDLE_TIMEOUT
 from livefill.demo.protocol import DEFAULT_SEED as _DEFAULT_SEED
-from livefill.demo.protocol import FaultName, KnobError, SliceMode, parse_fault
+from livefill.demo.protocol import FaultName, KnobError, SliceMode, fault_refusal, faults_on, parse_fault
 from livefill.demo.protocol import parse_slicing as _parse_slicing
+from livefill.extraction.modes import Mode, parse_mode
+from livefill.extraction.schemas import resolve_schema
+from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
 
 __all__ = [
     "RunSettings",
@@ -38,8 +40,8 @@ __all__ = [
     "base_url_setting",
 ]
 
-PROVIDERS: tuple[str, ...] = ("anthropic", "openai-chat", "openai-responses", "openai-compatible", "ollama")
-"""The wires the app can read (each served by the demo provider, or by the real service)."""
+PROVIDERS: tuple[str, ...] = tuple(name for name, spec in PROVIDER_SPECS.items() if spec.in_app)
+"""The providers the app offers (each served by the demo provider, or by the real service)."""
 
 LIVE_PROVIDERS: tuple[str, ...] = PROVIDERS
 """The providers a live run can read (the real services, or any server by its base URL)."""
@@ -84,24 +86,24 @@ def check_fault(text: str | None) -> str | None:
     return f"{name}@{fraction}" if fraction else name
 
 
+def _wire(provider: str) -> str:
+    """The wire `provider` speaks (an unknown name: itself, for the demo provider to refuse)."""
+    spec = PROVIDER_SPECS.get(provider)
+    return spec.wire if spec is not None else provider
+
+
 def faults_for(provider: str) -> tuple[str, ...]:
     """The faults the demo provider can inject on `provider`'s wire (`livefill.demo.protocol.FAULT_SCOPES`)."""
-    from livefill.demo.protocol import faults_on
-    from livefill.recording.trace import WIRE_OF
-
-    return tuple(f.value for f in faults_on(WIRE_OF.get(provider, provider)))
+    return tuple(f.value for f in faults_on(_wire(provider)))
 
 
 def fault_problem(fault: str | None, provider: str) -> str | None:
     """Why the fault `NAME[@FRACTION]` cannot be asked of the demo provider on `provider`'s wire
     (None: it can, or no fault)."""
-    from livefill.demo.protocol import fault_refusal
-    from livefill.recording.trace import WIRE_OF
-
     name = (fault or "").partition("@")[0].strip().lower()
     if not name or name == "none":
         return None
-    return fault_refusal(name, WIRE_OF.get(provider, provider))
+    return fault_refusal(name, _wire(provider))
 
 
 def parse_slicing(text: str) -> tuple[str, int]:
@@ -161,9 +163,9 @@ class RunSettings:
     fault: str | None = None
     show_provisional_strings: bool = True
     show_provisional_numbers: bool = False
-    idle_timeout: float = 20.0
+    idle_timeout: float = IDLE_TIMEOUT
     # How structure is forced: "tools" | "json_schema" | "json_object" (which ones each provider
-    # takes: livefill.wire.providers.request.STRUCTURED_CHOICES).
+    # takes: livefill.wire.providers.spec.PROVIDER_SPECS).
     structured: str = "tools"
     # Where the relay is for settled / hybrid runs ("": at base_url, the demo provider's server),
     # and whether it is the app's own embedded relay, the only one handed the API key (loopback).
@@ -191,8 +193,6 @@ class RunSettings:
         check_slicing(self.slicing)
         object.__setattr__(self, "fault", check_fault(self.fault))
         if self.schema_name is not None:
-            from livefill.extraction.schemas import resolve_schema
-
             resolve_schema(self.schema_name)  # InputError (a ValueError) naming what is wrong
 
     def with_(self, **changes: Any) -> RunSettings:

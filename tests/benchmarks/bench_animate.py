@@ -26,7 +26,10 @@ TRACE = REPO / "docs" / "traces" / "invoice-demo.jsonl"
 async def _record(path: Path, speed: float) -> None:
     from livefill.demo.protocol import DemoKnobs
     from livefill.extraction.form import FormModel
-    from livefill.session.run import Mode, Phase, Run, RunConfig
+    from livefill.extraction.modes import Mode
+    from livefill.session.run import Run
+    from livefill.session.run_config import RunConfig
+    from livefill.session.run_status import Phase
     from livefill.extraction.scenarios import get_scenario
     from livefill.extraction.schemas import schema_model
     from livefill.embedded.server import EmbeddedServer

@@ -10,7 +10,10 @@ from livefill.wire.events import ArgsDelta, BlockStop, Stop, StopReason
 from livefill.extraction.form import FormModel
 from livefill.extraction.naive import naive_parse
 from livefill.extraction.readers import NaiveBufferReader
-from livefill.session.run import Mode, Phase, Run, RunConfig
+from livefill.extraction.modes import Mode
+from livefill.session.run import Run
+from livefill.session.run_config import RunConfig
+from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
 from livefill.extraction.schemas import schema_model
 

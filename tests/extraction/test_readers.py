@@ -19,11 +19,10 @@ from livefill.errors import (
 )
 from livefill.wire.events import ArgsDelta, BlockStop, Stop, StopReason
 from livefill.extraction.form import FieldState
-from livefill.extraction.modes import MODES, Mode
-from livefill.extraction.readers import READERS, ArgsReader, PartialReader, RelayReader, stop_failure
+from livefill.extraction.modes import MODES
+from livefill.extraction.readers import READERS, ArgsReader, PartialReader, ReaderOptions, RelayReader, stop_failure
 from livefill.relay.settler import Settler
 from livefill.relay.records import ERROR_CODES, ErrorRecord
-from livefill.session.run import RunConfig
 from livefill.extraction.scenarios import get_scenario
 from livefill.extraction.schemas import schema_model
 
@@ -33,7 +32,7 @@ INVOICE = schema_model("invoice")
 def test_every_mode_has_a_reader_and_relay_modes_read_records():
     assert set(READERS) == set(MODES)
     for mode, spec in MODES.items():
-        reader = READERS[mode](RunConfig(mode=mode), INVOICE)
+        reader = READERS[mode](ReaderOptions(), INVOICE)
         assert isinstance(reader, RelayReader) == spec.needs_relay
 
 
@@ -58,7 +57,7 @@ def test_one_stop_reason_map_for_the_run_and_the_relay(reason, expected):
     settler.feed(ArgsDelta(text='{"customer_name": "A"'))
     assert settler.feed(stop)[-1].code == failure.code
     # and the run's reader raises it
-    reader = PartialReader(RunConfig(mode=Mode.PARTIAL), INVOICE)
+    reader = PartialReader(ReaderOptions(), INVOICE)
     reader.feed(ArgsDelta(text='{"customer_name": "A"'))
     with pytest.raises(expected):
         reader.feed(stop)
@@ -69,10 +68,26 @@ def test_the_partial_reader_and_the_settler_share_their_checks():
     settler = Settler(INVOICE, run_id="r")
     record = settler.feed(ArgsDelta(text=text))[-1]
     assert isinstance(record, ErrorRecord) and record.code == "validation_failed" and record.pointer == "/bogus"
-    reader = PartialReader(RunConfig(mode=Mode.PARTIAL), INVOICE)
+    reader = PartialReader(ReaderOptions(), INVOICE)
     with pytest.raises(ValidationFailed) as info:
         reader.feed(ArgsDelta(text=text))
     assert info.value.pointer == "/bogus"
+
+
+@pytest.mark.parametrize(("strings", "numbers"), [(True, False), (False, True), (False, False), (True, True)])
+def test_the_partial_reader_hides_what_its_options_say_is_not_shown(strings, numbers):
+    reader = PartialReader(ReaderOptions(show_provisional_strings=strings, show_provisional_numbers=numbers), INVOICE)
+    changes = reader.feed(ArgsDelta(text='{"customer_name": "Mar'))
+    changes += reader.feed(ArgsDelta(text='tinez", "amount": 12'))
+    shown = {pointer: (state, value) for pointer, state, value in changes}
+    name_state = FieldState.PROVISIONAL if strings else FieldState.PENDING
+    assert (name_state, "Mar" if strings else None) in [(s, v) for p, s, v in changes if p == "/customer_name"]
+    assert shown["/customer_name"] == (FieldState.SETTLED, "Martinez")
+    assert shown["/amount"] == ((FieldState.PROVISIONAL, 12) if numbers else (FieldState.PENDING, None))
+
+
+def test_reader_options_default_to_strings_shown_and_numbers_hidden():
+    assert ReaderOptions() == ReaderOptions(show_provisional_strings=True, show_provisional_numbers=False)
 
 
 def test_args_reader_keeps_the_changes_before_a_failure():
@@ -85,7 +100,7 @@ def test_args_reader_keeps_the_changes_before_a_failure():
 
 def test_a_valid_document_reads_to_the_same_value_as_json_loads():
     text = get_scenario("invoice").output_text
-    reader = PartialReader(RunConfig(mode=Mode.PARTIAL, show_provisional_numbers=True), INVOICE)
+    reader = PartialReader(ReaderOptions(show_provisional_numbers=True), INVOICE)
     changes = []
     for i in range(0, len(text), 7):
         changes += reader.feed(ArgsDelta(text=text[i : i + 7]))

@@ -15,9 +15,11 @@ from PySide6.QtTest import QTest
 
 from livefill.wire.events import ArgsDelta
 from livefill.extraction.form import MISSING
-from livefill.session.run import Mode, Phase
+from livefill.extraction.modes import Mode
+from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
-from livefill.session.session import MAX_LANES, MIN_LANES, match_entries, parse_modes
+from livefill.session.compare import MAX_LANES, MIN_LANES, parse_modes
+from livefill.session.request_notes import match_entries
 from tests.gui.conftest import arun, wait_until
 
 INVOICE = get_scenario("invoice")

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage, QPalette
 from PySide6.QtTest import QTest
 
-from livefill.session.run import Phase
+from livefill.session.run_status import Phase
 from livefill.gui.theme import Theme, dark_palette, scheme_of
 from tests.gui.conftest import arun, wait_until
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from livefill.session.run import Phase
+from livefill.session.run_status import Phase
 from tests.gui.conftest import arun, wait_until
 from tests.gui.test_window import finished
 

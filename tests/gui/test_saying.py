@@ -14,7 +14,7 @@ from PySide6.QtTest import QTest
 
 from livefill.session.app_settings import MemoryStore
 from livefill.extraction.form import FieldState, Origin
-from livefill.session.run import Phase
+from livefill.session.run_status import Phase
 from livefill.gui.window_menus import LEGEND_KEY
 from tests.gui.conftest import arun, wait_until
 from livefill.widgets.field_base import MARKERS, USER_MARKER

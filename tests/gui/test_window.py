@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from livefill.session.run import Phase
+from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
 from tests.gui.conftest import Recorder, arun, error_messages, wait_until
 

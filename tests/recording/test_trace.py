@@ -1,4 +1,4 @@
-"""Traces (livefill/recording/trace.py): writing, crash safety, loading, every bad trace's one-line error, scrubbing.
+"""Traces (livefill/recording/trace.py, trace_writer.py, recordings.py): writing, crash safety, loading, every bad trace's one-line error, scrubbing.
 
 Every test here (and in test_trace_replay.py) gets its own fake key; after each test every file
 under its tmp_path is checked for that key, `Authorization`, `x-api-key` and `Bearer ` — in the
@@ -16,20 +16,11 @@ import pytest
 
 from livefill.errors import InputError, TraceError, UsageError
 from livefill.wire.providers.request import ExtractionRequest
+from livefill.extraction.schemas import resolve_schema
 from livefill.extraction.scenarios import get_scenario
-from livefill.recording.trace import (
-    KEPT_HEADERS,
-    TraceWriter,
-    list_recordings,
-    summarize,
-    load_trace,
-    new_trace_path,
-    parse_trace,
-    scrub_body,
-    scrub_headers,
-    scrub_url,
-    trace_header,
-)
+from livefill.recording.recordings import list_recordings, new_trace_path, summarize
+from livefill.recording.trace import load_trace, parse_trace
+from livefill.recording.trace_writer import KEPT_HEADERS, TraceWriter, scrub_body, scrub_headers, scrub_url, trace_header
 
 FORBIDDEN = ("authorization", "x-api-key", "bearer ")
 
@@ -86,7 +77,7 @@ def invoice_request(key: str, **kw) -> ExtractionRequest:
     return ExtractionRequest(
         provider=kw.pop("provider", "anthropic"),
         base_url=kw.pop("base_url", "http://127.0.0.1:9/"),
-        schema_name=sc.schema_name,
+        schema=resolve_schema(sc.schema_name),
         document=sc.document,
         api_key=key,
         **kw,
@@ -350,14 +341,14 @@ def test_the_recordings_list_shows_good_traces_and_bad_ones_with_their_error(tmp
 def test_the_recordings_list_reads_only_the_newest_and_only_files_that_changed(tmp_path, fake_key, monkeypatch):
     import os
 
-    import livefill.recording.trace as trace_module
+    import livefill.recording.recordings as recordings_module
 
     for n in range(5):
         write_trace(tmp_path / f"t{n}.jsonl", fake_key, label=f"run{n}")
         os.utime(tmp_path / f"t{n}.jsonl", (1000 + n, 1000 + n))
     loaded: list[str] = []
-    real = trace_module.load_trace
-    monkeypatch.setattr(trace_module, "load_trace", lambda path, **kw: loaded.append(Path(path).name) or real(path, **kw))
+    real = recordings_module.load_trace
+    monkeypatch.setattr(recordings_module, "load_trace", lambda path, **kw: loaded.append(Path(path).name) or real(path, **kw))
     assert [s.label for s in list_recordings(tmp_path, limit=2)] == ["run4", "run3"]
     assert loaded == ["t4.jsonl", "t3.jsonl"]
     assert [s.label for s in list_recordings(tmp_path, limit=2)] == ["run4", "run3"]

@@ -17,8 +17,11 @@ import httpx
 import pytest
 
 from livefill.errors import ProviderHTTPError, UsageError
-from livefill.relay.client import RECORD_HEADER, open_relay
-from livefill.session.run import Phase, Run, relay_can_record
+from livefill.relay.client import open_relay
+from livefill.relay.records import RECORD_HEADER
+from livefill.session.run import Run
+from livefill.session.run_config import relay_can_record
+from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
 from livefill.relay.app import create_relay_app
 from livefill.session.replay import lane_record_config

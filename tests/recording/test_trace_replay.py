@@ -17,10 +17,14 @@ import pytest
 from livefill.demo.protocol import DemoKnobs
 from livefill.errors import UsageError
 from livefill.extraction.form import FormModel
-from livefill.session.run import Mode, Phase, Run, RunConfig
+from livefill.extraction.modes import Mode
+from livefill.session.run import Run
+from livefill.session.run_config import RunConfig
+from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
 from livefill.extraction.schemas import schema_model
-from livefill.recording.trace import load_trace, replay_config
+from livefill.recording.trace import load_trace
+from livefill.session.replay import replay_config
 from tests.recording.test_trace import _no_secrets_in_traces, fake_key  # noqa: F401, F811 - fixtures: no key in any trace
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")

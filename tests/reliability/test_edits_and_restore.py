@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
 from livefill.extraction.form import MISSING, FieldState, FormModel
-from livefill.session.run import Phase
+from livefill.session.run_status import Phase
 from livefill.extraction.schemas import schema_model
 from tests.session.test_run import INVOICE, Script, complete, make_run
 from tests.gui.conftest import arun, wait_until

@@ -21,7 +21,7 @@ import pytest
 
 from livefill.extraction.form import FormModel
 from livefill.recording.history import History, HistoryWriteError
-from livefill.session.run import Phase
+from livefill.session.run_status import Phase
 from livefill.extraction.schemas import schema_model
 from tests.session.test_run import INVOICE, Script, complete, make_run
 from tests.gui.conftest import arun, wait_until

@@ -287,7 +287,10 @@ def test_form_probe_sees_marking_and_ignores_the_restore():
 
 @pytest.mark.parametrize("mode", ["naive", "partial", "settled", "blocking"])
 async def test_never_true_counter_on_real_invoice_runs(demo_server, mode):
-    from livefill.session.run import DemoKnobs, Mode, Run, RunConfig
+    from livefill.demo.protocol import DemoKnobs
+    from livefill.extraction.modes import Mode
+    from livefill.session.run import Run
+    from livefill.session.run_config import RunConfig
     from livefill.session.timeline import TimelineModel
 
     form = FormModel(schema_model("invoice"), marking=mode != "naive")

@@ -14,7 +14,12 @@ from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, Stop, StopReas
 from livefill.wire.idle import IdleWatch, watch_events
 from livefill.extraction.form import MISSING, FieldState, FormModel
 from livefill.recording.history import History
-from livefill.session.run import TRANSITIONS, Mode, Phase, Run, RunConfig, Trigger, describe_failure, server_note
+from livefill.embedded.client import server_note
+from livefill.extraction.modes import Mode
+from livefill.session.failure_reasons import describe_failure
+from livefill.session.run import Run
+from livefill.session.run_config import RunConfig
+from livefill.session.run_status import TRANSITIONS, Phase, Trigger
 from livefill.extraction.scenarios import get_scenario
 from livefill.extraction.schemas import schema_model
 

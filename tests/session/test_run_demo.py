@@ -10,7 +10,10 @@ from livefill.embedded.client import demo_request_entry
 from livefill.demo.protocol import DemoKnobs
 from livefill.extraction.form import FieldState, FormModel
 from livefill.recording.history import History
-from livefill.session.run import Mode, Phase, Run, RunConfig
+from livefill.extraction.modes import Mode
+from livefill.session.run import Run
+from livefill.session.run_config import RunConfig
+from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
 from livefill.extraction.schemas import schema_model
 

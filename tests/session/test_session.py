@@ -15,21 +15,10 @@ from livefill.recording.history import History
 from livefill.extraction.modes import Mode
 from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
-from livefill.session.session import (
-    DEFAULT_MODES,
-    MAX_LANES,
-    MIN_LANES,
-    SINGLE,
-    ActiveChanged,
-    AllDone,
-    LaneDone,
-    LanesChanged,
-    Session,
-    SettingsChanged,
-    ViewChanged,
-    match_entries,
-    parse_modes,
-)
+from livefill.session.compare import DEFAULT_MODES, MAX_LANES, MIN_LANES, parse_modes
+from livefill.session.request_notes import match_entries
+from livefill.session.session import SINGLE, Session
+from livefill.session.session_events import ActiveChanged, AllDone, LaneDone, LanesChanged, SettingsChanged, ViewChanged
 from livefill.session.lane import LaneError, LaneFinished, LaneFormReplaced, LaneStatus, outcome_of
 from livefill.wire.taps import tee as tee_taps
 from livefill.session.settings import DEFAULT_SEED, FAULT_NAMES, RunSettings, check_fault, check_slicing
@@ -410,7 +399,7 @@ async def test_after_a_committed_run_every_container_row_of_the_timeline_has_set
 
 
 async def test_clear_all_lanes_and_undo_put_back_exactly_what_each_lane_held():
-    from livefill.session.session import UndoChanged
+    from livefill.session.session_events import UndoChanged
 
     script = Script(complete()[:20], hold=True)
     session = Session(source=script, fetch_notes=False)

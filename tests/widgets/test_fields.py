@@ -209,7 +209,8 @@ def test_naive_form_shows_no_state_markers(qtbot):
 
 
 def test_status_line_and_run_log_text(qtbot):
-    from livefill.session.run import Mode, Phase, RunStatus
+    from livefill.extraction.modes import Mode
+    from livefill.session.run_status import Phase, RunStatus
     from livefill.widgets.run_log import RunLog
     from livefill.widgets.status_line import StatusLine
 
