@@ -1,37 +1,10 @@
 """livefill's error hierarchy, typed by whose fault an error is.
 
-    LivefillError
-    ├── ProtocolError (ValueError)   the peer sent bytes that break a protocol (SSE, NDJSON, JSON,
-    │   │                            a provider's vocabulary, the relay's records)
-    │   └── (livefill.extraction.prefix.JSONPrefixError, IncompleteJSON live beside their parser)
-    ├── UsageError (RuntimeError)    the caller misused an API (feed after close, bad argument)
-    ├── InputError (ValueError)      a person's input cannot be used (a document, a key); the
-    │   │                            message is one line naming it (livefill.extraction.documents' errors subclass it)
-    │   └── TraceError               a recorded trace cannot be read or replayed (names file and line)
-    └── RunFailure                   a run ended without a result, for a reason a person can read;
-        ├── UpstreamError            the provider said so mid-stream (error event / error line)
-        │   └── ProviderHTTPError    the provider answered with an HTTP error status
-        │       ├── KeyRefused           401 / 403: the key was refused
-        │       ├── ModelNotFound        404 naming the model
-        │       ├── RateLimited          429, with `retry_after` seconds when the server said
-        │       ├── ProviderUnavailable  5xx and Anthropic's 529 overloaded_error
-        │       └── RequestRejected      400 and the other 4xx: the provider's message shown
-        ├── Truncated                the stream ended before its terminal (max_tokens, length, EOF)
-        ├── ValidationFailed         a settled value, or the whole object, failed its schema
-        ├── ConnectionLost           the transport broke (reset, refused, read error)
-        │   └── CannotConnect        no connection was made to `host`
-        │       ├── NothingListening     connection refused ("Ollama is not running at ...")
-        │       ├── HostNotFound         the host name does not resolve
-        │       └── TLSFailed            the TLS handshake failed
-        ├── StreamTimeout            no content (only keep-alives, or nothing) for longer than the idle limit
-        └── Cancelled                the user pressed Stop (the request was closed)
-
-Foreign exceptions (httpx, anthropic, pydantic) are translated into these at one boundary,
-`livefill.wire.providers.transport.translate_errors`; nothing above it catches a foreign exception.
-Every RunFailure carries `code`, the relay protocol's error code for it. The errors of a
-request that failed before any content (ProviderHTTPError, CannotConnect) have a message that is
-one line a person can act on, naming the host, and structured fields for the UI (`host`,
-`status`, `retry_after`, `provider_message`).
+ProtocolError (the peer sent bad bytes), UsageError (the caller misused an API), InputError (a
+person's input cannot be used) and RunFailure (a run ended without a result: the provider, the
+connection, a timeout, Stop). Foreign exceptions become these at one boundary,
+`livefill.wire.providers.transport.translate_errors`. The tree and what each means:
+docs/notes/errors.md.
 """
 
 from __future__ import annotations

@@ -1,52 +1,32 @@
 """API keys: where they come from, where they are kept, and how they stay out of every file.
 
     store = KeyStore()
-    key = store.get("anthropic")                       # Key | None
-    key.secret                                         # only where the request is built
-    f"{key.masked()} ({key.where})"                    # "sk-ant-…a1b2 (the system keyring)"
+    key = store.get("anthropic")                       # Key | None; key.secret only where the request is built
     store.set("openai-compatible", typed, base_url="http://127.0.0.1:8080/v1")   # KeptIn
     handler.addFilter(store.log_filter())              # every log line redacted
-    history_file.write_text(store.redact(text))        # every writer runs its text through it
 
-How this works
---------------
-A key belongs to a *slot* (`key_slot`): Anthropic's API, OpenAI's API, or one other server by
-its normalised base URL. Ollama and the demo's raw wire take no key (slot None). Anthropic or
-OpenAI at a base URL other than their own host get that server's slot, so a real Anthropic or
-OpenAI key is never sent to a different host — unless the person paired them themselves:
-`ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL` naming that same URL lets `ANTHROPIC_API_KEY` /
-`OPENAI_API_KEY` go there, as the vendors' SDKs do.
-
-`KeyStore.get` looks in order: a key typed this session (memory), the system keyring (service
-"livefill", user name = the slot's `account`), then the environment (`ANTHROPIC_API_KEY`,
-`OPENAI_API_KEY`, `LIVEFILL_API_KEY_<HOST_PORT_PATH>` for another server). The keyring counts as
-absent when keyring picked its `fail` or `null` backend, or once any keyring call has raised;
-`keyring_reason` then says why, in one sentence, and `set` keeps keys "this session only".
-
-Secrets stay out of text: `Key`'s repr and str show only `masked()` (at most the last four
-characters, none for a key of eight or fewer; a vendor's fixed public prefix such as `sk-ant-`
-may be shown), error messages never quote a key, and `redact(text, secrets)` / `RedactingFilter`
-replace every known secret (also URL- and JSON-escaped) with `[key redacted]`. `known_secrets()`
-remembers every key this store has seen, forgotten ones included, plus the key variables set in
-the environment.
+A key belongs to a *slot* (`key_slot`): Anthropic's API, OpenAI's API, or one other server by its
+base URL; `KeyStore.get` looks in memory, the system keyring, then the environment. Masking and
+redaction live in `livefill.wire.redaction`. The slots, the order and the fallbacks:
+docs/notes/api-keys.md.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from livefill.errors import InputError, UsageError
+from livefill.wire.providers.base_urls import DEFAULT_HOST
+from livefill.wire.providers.spec import PROVIDER_SPECS
+from livefill.wire.redaction import RedactingFilter, mask, redact
 
 __all__ = [
-    "REDACTED",
     "SERVICE",
     "Key",
     "KeySlot",
@@ -54,32 +34,24 @@ __all__ = [
     "KeyStore",
     "KeptIn",
     "MissingKey",
-    "RedactingFilter",
-    "install_log_redaction",
-    "key_slot",
-    "mask",
     "base_url_example",
-    "shown_url",
+    "key_slot",
     "normalize_base_url",
-    "redact",
     "server_env_var",
+    "shown_url",
 ]
 
 #: The keyring service name every livefill key is kept under.
 SERVICE = "livefill"
 
-#: What a secret is replaced with in redacted text.
-REDACTED = "[key redacted]"
-
-_OFFICIAL = {
-    # family: (label, host, key variable, base-URL variable)
-    "anthropic": ("Anthropic", "api.anthropic.com", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-    "openai": ("OpenAI", "api.openai.com", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+#: family: (label, host, key variable, base-URL variable) of the vendors' own APIs (from PROVIDER_SPECS).
+_OFFICIAL: dict[str, tuple[str, str, str, str]] = {
+    s.name.split("-")[0]: (s.label.split()[0], urlsplit(s.base_url).hostname or "", s.key_variable, s.base_url_variable)
+    for s in PROVIDER_SPECS.values()
+    if s.key_variable and s.base_url and s.base_url_variable
 }
 _NO_KEY = ("ollama", "raw", "demo")
 _SERVER_VAR_PREFIX = "LIVEFILL_API_KEY_"
-_PUBLIC_PREFIXES = ("sk-ant-", "sk-proj-", "sk-")  # the same for every key of a vendor
-_MASK_HIDDEN = "••••••••"
 
 
 class KeySource(StrEnum):
@@ -156,22 +128,6 @@ class MissingKey(InputError):
         self.slot = slot
 
 
-def mask(secret: str) -> str:
-    """A key with all but a little hidden: "sk-ant-…a1b2".
-
-    A key of 8 characters or fewer shows none ("••••••••"); a longer one shows its last
-    `min(4, len // 4)` characters, and a vendor's public prefix (`sk-ant-`, `sk-proj-`, `sk-`)
-    when the key is at least 20 characters long.
-    """
-    if len(secret) <= 8:
-        return _MASK_HIDDEN
-    tail = secret[-min(4, len(secret) // 4):]
-    prefix = ""
-    if len(secret) >= 20:
-        prefix = next((p for p in _PUBLIC_PREFIXES if secret.startswith(p)), "")
-    return f"{prefix}…{tail}"
-
-
 def normalize_base_url(base_url: str, *, example: str = "http://127.0.0.1:8080/v1") -> str:
     """A base URL as one spelling: scheme and host lower-cased, default port, user info, query
     and trailing slash dropped. `InputError` when it is not an http(s) URL with a host (its
@@ -200,7 +156,7 @@ def shown_url(text: str) -> str:
 
 def base_url_example(provider: str | None) -> str:
     """A base URL like the one `provider`'s server has, for a message that refuses one."""
-    return "http://127.0.0.1:11434" if provider == "ollama" else "http://127.0.0.1:8080/v1"
+    return DEFAULT_HOST if provider == "ollama" else "http://127.0.0.1:8080/v1"
 
 
 def server_env_var(base_url: str) -> str:
@@ -251,66 +207,6 @@ def key_slot(provider: str, base_url: str | None = None, *, environ: Mapping[str
     )
 
 
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """`text` with every secret in `secrets` (and its URL- and JSON-escaped forms) replaced by
-    REDACTED. Longer secrets first, so a key inside another is not half-replaced."""
-    forms: set[str] = set()
-    for secret in secrets:
-        if not secret or not secret.strip():
-            continue
-        forms.add(secret)
-        forms.add(quote(secret, safe=""))
-        forms.add(json.dumps(secret)[1:-1])
-    for form in sorted(forms, key=len, reverse=True):
-        if form in text:
-            text = text.replace(form, REDACTED)
-    return text
-
-
-class RedactingFilter(logging.Filter):
-    """A logging filter that redacts known secrets from a record's message, exception text and
-    stack text (formatting the message once, so args holding a key are covered too).
-
-    `secrets` is an iterable of secrets or a callable returning one (asked on every record, so
-    keys typed later are covered): `RedactingFilter(store.known_secrets)`. Add it to every
-    handler (`install_log_redaction`): a filter on a logger does not see its children's records.
-    """
-
-    def __init__(self, secrets: Callable[[], Iterable[str]] | Iterable[str]) -> None:
-        super().__init__()
-        self._secrets = secrets if callable(secrets) else (lambda fixed=tuple(secrets): fixed)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        secrets = tuple(self._secrets())
-        if not secrets:
-            return True
-        try:
-            message = record.getMessage()
-        except Exception:  # a broken format string: redact the raw parts instead
-            message = f"{record.msg} {record.args}"
-        record.msg, record.args = redact(message, secrets), None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = redact(record.exc_text, secrets)
-        if record.stack_info:
-            record.stack_info = redact(record.stack_info, secrets)
-        return True
-
-
-def install_log_redaction(
-    secrets: Callable[[], Iterable[str]] | Iterable[str], logger: logging.Logger | None = None
-) -> RedactingFilter:
-    """Add one RedactingFilter to every handler of `logger` (the root logger by default) and to
-    the logger itself; returns it, for handlers added later (`handler.addFilter(...)`)."""
-    target = logging.getLogger() if logger is None else logger
-    redacting = RedactingFilter(secrets)
-    target.addFilter(redacting)
-    for handler in target.handlers:
-        handler.addFilter(redacting)
-    return redacting
-
-
 class KeyStore:
     """Where livefill's API keys come from and are kept (see the module comment for the order).
 
@@ -356,7 +252,7 @@ class KeyStore:
         if self._backend is not None:
             return self._backend
         try:
-            import keyring
+            import keyring  # lazy: keyring loads its backends (220 ms), only once a key is looked up
 
             return keyring.get_keyring()
         except Exception as exc:
@@ -518,7 +414,7 @@ def _same_url(a: str, b: str) -> bool:
 
 def _is_missing_entry(exc: BaseException) -> bool:
     try:
-        from keyring.errors import PasswordDeleteError
+        from keyring.errors import PasswordDeleteError  # lazy: as keyring itself, above
     except Exception:
         return False
     return isinstance(exc, PasswordDeleteError)

@@ -1,42 +1,15 @@
 """Network reads on a thread of their own: a stream source whose I/O never runs on the caller's loop.
 
-How this works
---------------
-Under qasync every network read costs the GUI thread a socket notifier, a Qt timer event per
-asyncio callback, and the HTTP stack's layers (httpx, httpcore, anyio) before a byte reaches the
-framer; at 1,000 tokens/s that was a quarter of a core before anything was drawn. `threaded`
-moves all of it to one daemon thread ("livefill-net") running a plain asyncio selector loop:
-
     async with threaded(lambda tap: open_stream(request, tap=tap), tap) as events:
         async for event in events: ...       # on the caller's loop, as before
 
-On the net thread a pump opens the source with a recording tap and reads it to its end. Every
-tap call (`on_read` with its arrival time, `on_frame`, `on_event`) and every event the source
-yields is appended, in order, to one list; the caller's side replays them in that order — the
-caller's tap sees exactly the calls it would have seen, then the consumer gets the event. The
-caller's loop is woken once per batch (`call_soon_threadsafe`, never again while a wake-up is
-pending), so reads that arrive while the GUI paints are taken together in one turn.
-
-`on_read` is replayed inside `livefill.wire.taps.arriving(t)`: a tap on the monotonic clock records the
-time the bytes were read on the net thread, not the moment the caller got round to them.
-
-Opening failures (HTTP statuses, refused connections) raise when entering, as the source's own
-`async with` does; a failure while reading is raised after the events that came before it.
-Leaving the block early (an exception, a cancel: Stop) cancels the pump and waits until the source
-has closed — the server has seen the disconnect — before the exception goes on. Leaving it
-normally waits for the source to be read to its end, at most `DRAIN_LIMIT` seconds.
-
-`enabled()` says whether runs read this way: only with LIVEFILL_READ_THREAD=1. Measured side by
-side (bench_ui / bench_compare `--reads gui,thread`), it takes 6–9 points of a core off the GUI
-thread at 1,000 tokens/s, but byte-to-pixel latency gets worse (the hop, the wake-up pacing and
-the GIL the two threads share cost more than the reads saved), so the app reads on its own loop.
-The caller's loop is woken at most every PACE seconds (LIVEFILL_READ_PACE_MS, default 4).
+Off by default (`enabled()`: LIVEFILL_READ_THREAD=1): measured, it takes load off the GUI thread
+but makes byte-to-pixel latency worse. How it works and the figures: docs/notes/net-thread.md.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections import deque
@@ -44,11 +17,11 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, AsyncContextManager
 
+from livefill import switches
 from livefill.wire.taps import WireFrame, WireTap, arriving
 
-__all__ = ["DRAIN_LIMIT", "enabled", "threaded"]
+__all__ = ["DRAIN_LIMIT", "enabled", "pace", "threaded"]
 
-PACE = float(os.environ.get("LIVEFILL_READ_PACE_MS", "4")) / 1000  # the caller is woken at most this often
 DRAIN_LIMIT = 2.0  # seconds a normal exit waits for the rest of the body (the wire's closing frames)
 
 _READ, _FRAME, _EVENT, _YIELD, _OPENED, _FAILED, _END = range(7)
@@ -59,7 +32,12 @@ _loop_lock = threading.Lock()
 
 def enabled() -> bool:
     """Whether runs read their streams on the net thread (LIVEFILL_READ_THREAD=1; off by default)."""
-    return os.environ.get("LIVEFILL_READ_THREAD", "0") == "1"
+    return switches.flag("LIVEFILL_READ_THREAD")
+
+
+def pace() -> float:
+    """Seconds between two wake-ups of the caller's loop at most (LIVEFILL_READ_PACE_MS, default 4)."""
+    return switches.number("LIVEFILL_READ_PACE_MS", 4.0, positive=False) / 1000
 
 
 def _net_loop() -> asyncio.AbstractEventLoop:
@@ -111,6 +89,7 @@ class _Pump:
         self._lock = threading.Lock()
         self._wake_pending = False
         self._last_wake = 0.0  # when the caller's loop was last woken (net thread, monotonic)
+        self._pace = pace()  # read once per stream, when it starts
         self._told = 0  # events, ends and failures in `_items` (the consumer's next steps)
         self._home = asyncio.get_running_loop()
         self._waiter: asyncio.Future[None] | None = None
@@ -167,7 +146,7 @@ class _Pump:
             if self._wake_pending:
                 return
             self._wake_pending = True
-        wait = self._last_wake + PACE - time.monotonic()
+        wait = self._last_wake + self._pace - time.monotonic()
         if wait > 0:
             asyncio.get_running_loop().call_later(wait, self._send_wake)
         else:

@@ -1,35 +1,8 @@
 """Server-sent events decoder (sans-IO): bytes in, `ServerSentEvent`s out.
 
-How this works
---------------
 `SSEDecoder.feed(data)` takes whatever bytes the network delivered, cut anywhere, and returns the
-events those bytes completed; `close()` ends the stream. It follows the WHATWG "parsing an event
-stream" rules (summarised at the end of docs/wires.md):
-
-1. Lines are cut from the *bytes*: CR and LF are ASCII, so they never occur inside a multibyte
-   UTF-8 sequence and an ASCII byte always ends an unfinished one. Decoding each complete line on
-   its own (invalid bytes become U+FFFD, as the spec's UTF-8 decode does) therefore gives exactly
-   what one decoder over the whole stream gives, and every line knows its absolute byte offset.
-   One U+FEFF (bytes EF BB BF) is removed only if it begins the very first line of the stream.
-2. Lines end in CRLF, LF or a lone CR. A CR that is the last character of a read ends its line at
-   once (no waiting); `_after_cr` remembers it so that an LF at the start of the next read is
-   taken as the second half of that CRLF and not as a blank line. Never `str.splitlines()`, which
-   also splits on U+2028, U+0085, \\x0b, \\x1c ...
-3. The unfinished last line is kept as a list of pieces (joined once, when its ending arrives), so
-   a long line arriving byte by byte costs linear time.
-4. Each line is a blank line (dispatch), a comment (`:`), or a field (`name: value`, one leading
-   space dropped; no colon means an empty value). `event` sets the type, `data` appends value+LF,
-   `id` sets the last event id unless it holds U+0000 (it persists across events), `retry` counts
-   only when it is all ASCII digits; other fields are ignored.
-5. Dispatch: an empty data buffer dispatches nothing (no phantom event from a remembered id);
-   otherwise one trailing LF is dropped and the type defaults to "message". The event type and
-   the retry value are reset at every dispatch, the last event id is not.
-6. At EOF an event that never got its blank line is discarded, as is an unterminated last line.
-7. Byte spans: an event's `start` is the offset of the first line after the previous dispatch (so
-   it includes its `event:` and `id:` lines and comments), its `end` the offset where the blank
-   line that dispatched it begins (so spans do not depend on how the reads were cut). `data_starts` holds,
-   per data line, the offset of that line's value (after `data:` and the one optional space):
-   `data` is those values joined with LF, each written contiguously from its offset.
+events those bytes completed, each with its byte span; `close()` ends the stream. It follows the
+WHATWG "parsing an event stream" rules; how, rule by rule: docs/notes/sse.md.
 """
 
 from __future__ import annotations

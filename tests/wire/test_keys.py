@@ -17,21 +17,17 @@ from keyring.errors import KeyringLocked, PasswordDeleteError, PasswordSetError
 
 from livefill.errors import InputError, UsageError
 from livefill.wire.keys import (
-    REDACTED,
     SERVICE,
     Key,
     KeySource,
     KeyStore,
     KeptIn,
     MissingKey,
-    RedactingFilter,
-    install_log_redaction,
     key_slot,
-    mask,
     normalize_base_url,
-    redact,
     server_env_var,
 )
+from livefill.wire.redaction import REDACTED, RedactingFilter, install_log_redaction, mask, redact
 
 # Unique, so a hit anywhere is this test's key and nothing else.
 SECRET = "sk-ant-api03-TESTONLY-6b1f0c9e2d7a4f18b3e5c0a9d8f7e6b5-a1b2"

@@ -29,7 +29,7 @@ from livefill.errors import (
 from livefill.extraction.form import FormModel
 from livefill.recording.history import History
 from livefill.wire.providers import DEFAULT_MODELS, ExtractionRequest, open_stream
-from livefill.wire.providers.transport import http_failure, retry_after
+from livefill.wire.providers.http_failures import http_failure, retry_after
 from livefill.relay.client import open_relay
 from livefill.extraction.modes import Mode
 from livefill.session.failure_reasons import describe_failure
@@ -397,7 +397,7 @@ def test_a_key_the_provider_echoes_is_masked():
 def test_a_certificate_that_does_not_verify_is_named():
     import ssl
 
-    from livefill.wire.providers.transport import connect_failure
+    from livefill.wire.providers.http_failures import connect_failure
 
     cause = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
     cause.verify_message = "self-signed certificate"

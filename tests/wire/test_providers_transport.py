@@ -34,7 +34,8 @@ from livefill.wire.providers.openai_chat import chat_body
 from livefill.wire.providers.openai_responses import responses_body
 from livefill.wire.providers.raw import raw_body
 from livefill.wire.providers.strict_schema import openai_subset, strict_json_schema
-from livefill.wire.providers.transport import http_failure, translate_errors
+from livefill.wire.providers.http_failures import http_failure
+from livefill.wire.providers.transport import translate_errors
 from livefill.extraction.schemas import resolve_schema, schema_model
 from livefill.wire.taps import WireFrame
 

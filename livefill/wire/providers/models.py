@@ -18,7 +18,7 @@ One GET per page, in each API's own shape:
 
 An empty base URL means the provider's live address (`livefill.wire.providers.base_urls.live_base_url`).
 Network failures and error statuses go through the one translation boundary
-(`livefill.wire.providers.transport.translate_errors` / `http_failure`) and arrive as livefill.errors
+(`livefill.wire.providers.transport.translate_errors` / `http_failures.http_failure`) and arrive as livefill.errors
 (UpstreamError with `.status`, ConnectionLost, StreamTimeout); a body of the wrong shape is a
 ProtocolError. The key is sent only as a header, never put in a message.
 """
@@ -34,7 +34,8 @@ from livefill.errors import ProtocolError, UsageError
 from livefill.wire.providers.base_urls import join_url, live_base_url
 from livefill.wire.providers.request import PROVIDERS
 from livefill.loopback import is_loopback_url
-from livefill.wire.providers.transport import _cap_error_body, _ssl_context, host_of, http_failure, translate_errors
+from livefill.wire.providers.http_failures import host_of, http_failure
+from livefill.wire.providers.transport import _cap_error_body, _ssl_context, translate_errors
 
 __all__ = ["ANTHROPIC_VERSION", "list_models"]
 

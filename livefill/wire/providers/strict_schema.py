@@ -2,33 +2,9 @@
 
     strict_json_schema(request.json_schema())   # a new dict; the input is not changed
 
-How this works
---------------
-OpenAI's strict mode accepts an object schema only if it says `additionalProperties: false` and
-lists every property in `required`. The openai SDK's own helper
-(`openai.lib._pydantic.to_strict_json_schema`) gets there by walking the schema and, at every
-node: first the `$defs` / `definitions` (so a `$ref` resolved later finds them already strict);
-`additionalProperties: false` on every `type: object` that does not say otherwise; `required` =
-every property, each property walked; `items`, each `anyOf` variant and each `allOf` entry walked
-(a single `allOf` is merged into its node); a `default: null` dropped; and a `$ref` that has
-siblings (`{"$ref": ..., "description": ...}`) inlined, the siblings winning, then walked again.
-This module does the same, on a deep copy, with two differences:
-
-- a property that was *optional* (not in the original `required`) becomes a union with null,
-  `{"anyOf": [<its schema>, {"type": "null"}]}` with its title/description/default hoisted, unless
-  it already admits null. (The SDK relies on pydantic having written `Optional[X]` that way; a
-  hand-written schema has not, and marking such a property required would force the model to
-  invent a value.) So a missing optional value arrives as `null`.
-- a node with `properties` but no `type` is treated as an object, and a `$ref` that is not local
-  (`#/...`) or does not resolve raises UsageError instead of asserting.
-
-For a pydantic model the result equals the SDK helper's (tests/wire/test_providers_strict_schema.py).
-
-`openai_subset(schema)` then drops the validation keywords OpenAI's strict mode does not list as
-supported (string lengths, object property counts, `uniqueItems`, `contains`): the API may refuse
-a schema that has them, and nothing is lost, because every settled value is still checked here
-against the full schema. It is applied for OpenAI's own APIs only; an OpenAI-compatible server
-gets the whole strict schema (llama.cpp turns more of it into its grammar).
+For a pydantic model the result equals the openai SDK's own helper; a hand-written schema's
+optional properties become unions with null. `openai_subset(schema)` then drops the keywords
+OpenAI's strict mode refuses. What is done and why: docs/notes/strict-schema.md.
 """
 
 from __future__ import annotations

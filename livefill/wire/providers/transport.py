@@ -1,92 +1,48 @@
-"""The one boundary where the outside world's exceptions become livefill's (livefill/errors.py).
+"""The one boundary where the outside world's exceptions become livefill's, and the openers.
 
-How this works
---------------
-`translate_errors(what)` wraps every call that touches the network — opening a request, each
-read of the body, closing it — and maps httpx, httpx2 (what the SDKs use inside) and anthropic
-exceptions onto livefill.errors:
-
-    HTTP error status (httpx / anthropic APIStatusError)   -> a ProviderHTTPError by status:
-        401/403 KeyRefused, 404 ModelNotFound, 429 RateLimited (retry-after read),
-        5xx / 529 ProviderUnavailable, 400 and other 4xx RequestRejected
-    timeouts (httpx ReadTimeout, anthropic APITimeoutError) -> StreamTimeout
-    a connection that could not be made                    -> a CannotConnect by cause:
-        refused NothingListening, DNS HostNotFound, TLS TLSFailed
-    read / write errors, a peer that closed the
-    connection mid-body (RemoteProtocolError), OSError     -> ConnectionLost
-    a body that cannot be content-decoded, any other SDK
-    complaint about what the server sent                  -> ProtocolError
-    an invalid URL, a stream read twice                    -> UsageError
-
-The typed errors' messages are one line a person can act on, naming the host ("the key was
-refused by api.anthropic.com (401 authentication_error: invalid x-api-key)"); their fields
-(`host`, `status`, `retry_after`, `provider_message`) are for the UI. An error status's body is
-read at most `_ERROR_BODY_LIMIT` bytes, by us and by the SDK alike (a response hook caps the
-stream), then the connection is closed: a huge error body is never read whole. A streamed body is read at
-most `BODY_LIMIT` decoded bytes (`bound_body`; a compressed one is decoded a slice at a time, so
-a gzip bomb never inflates whole) before a ProtocolError "HOST sent more than N MB".
-
-Nothing above this module catches a foreign exception. The openers return a `BodyStream`: an open
-streaming response whose `read()` hands back each network read as received (after content
-decoding), `None` at EOF, and whose `aclose()` closes the response and its client. Closing an
-unfinished HTTP/1.1 response closes its TCP connection, so the server sees the disconnect.
+`translate_errors` wraps every network call (httpx, httpx2, the anthropic SDK) and raises
+livefill.errors instead; `open_httpx` / `open_anthropic` return a `BodyStream` (each network read
+as received, `None` at EOF, `aclose()` a real cancel), its size bounded by `bound_body`. The typed
+errors themselves are built in `livefill.wire.providers.http_failures`. The mapping and its
+reasons: docs/notes/provider-errors.md.
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime
-import email.utils
-import json
-import math
-import os
+import importlib
 import socket
 import ssl
-import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AsyncExitStack, contextmanager, suppress
 from functools import cache
 from typing import Any
-from urllib.parse import urlsplit
 
 import anthropic
 import httpx
 import httpx2
 
 from livefill.errors import (
-    CannotConnect,
     ConnectionLost,
-    HostNotFound,
-    KeyRefused,
     LivefillError,
-    ModelNotFound,
-    NothingListening,
     ProtocolError,
-    ProviderHTTPError,
-    ProviderUnavailable,
-    RateLimited,
-    RequestRejected,
     StreamTimeout,
-    TLSFailed,
     UsageError,
 )
+from livefill import switches
 from livefill.loopback import is_loopback_url
 from livefill.wire.providers import net_backend
+from livefill.wire.providers.http_failures import connect_failure, host_of, http_failure
 
 __all__ = [
     "BODY_LIMIT",
     "asyncio_network",
     "BodyStream",
     "bound_body",
-    "connect_failure",
-    "host_of",
-    "http_failure",
     "open_anthropic",
     "open_httpx",
-    "origin_of",
-    "provider_error",
+    "prewarm",
     "read_error_body",
-    "retry_after",
     "translate_errors",
 ]
 
@@ -111,22 +67,6 @@ def _describe(exc: BaseException) -> str:
     return text
 
 
-# --- where: the host a message names --------------------------------------------------------------
-
-
-def host_of(url: str) -> str:
-    """`name[:port]` of a URL, as a person would recognise it (`api.anthropic.com`)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    return netloc or url
-
-
-def origin_of(url: str) -> str:
-    """`scheme://name[:port]` of a URL: what is (or is not) listening."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}" if parts.scheme and parts.netloc else url
-
-
 def _request_url(exc: BaseException) -> str | None:
     """The URL of the request an httpx / httpx2 / SDK exception belongs to, if it has one."""
     for candidate in (exc, getattr(exc, "response", None)):
@@ -136,155 +76,6 @@ def _request_url(exc: BaseException) -> str | None:
             request = None
         if request is not None and getattr(request, "url", None) is not None:
             return str(request.url)
-    return None
-
-
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
-
-
-# --- what the provider said: one line ---------------------------------------------------------------
-
-_LINE_LIMIT = 300
-
-
-def one_line(text: str, limit: int = _LINE_LIMIT) -> str:
-    """`text` with every run of whitespace (newlines too) made one space, clipped to `limit`."""
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def provider_error(body: Any) -> tuple[str, str, bool]:
-    """(kind, message, structured) of an error body: `{"error": {"message", "type"|"code"}}`
-    (OpenAI, Anthropic), `{"error": "..."}` (Ollama), `{"message"|"detail": ...}` (vLLM, FastAPI),
-    else plain text. `structured` says the body was one of those JSON shapes."""
-    if isinstance(body, (bytes, bytearray)):
-        body = bytes(body).decode("utf-8", errors="replace")
-    data = body
-    if isinstance(body, str):
-        try:
-            data = json.loads(body)
-        except ValueError:
-            return "", one_line(body), False
-    if isinstance(data, Mapping):
-        error = data.get("error")
-        if isinstance(error, Mapping):
-            kind = error.get("type") or error.get("code") or ""
-            return str(kind), one_line(str(error.get("message") or "")), True
-        if isinstance(error, str):
-            return "", one_line(error), True
-        for key in ("message", "detail"):
-            if isinstance(data.get(key), str):
-                return str(data.get("type") or ""), one_line(data[key]), True
-    return "", one_line(body if isinstance(body, str) else json.dumps(body)) if body else "", False
-
-
-def retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
-    """Seconds to wait from `retry-after-ms`, or `retry-after` (seconds or an HTTP-date)."""
-    if not headers:
-        return None
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            value = float(raw_ms) / 1000.0
-            if math.isfinite(value) and value >= 0:
-                return value
-        except ValueError:
-            pass
-    raw = (headers.get("retry-after") or "").strip()
-    if not raw:
-        return None
-    try:
-        value = float(raw)
-        return value if math.isfinite(value) and value >= 0 else None
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.timezone.utc)
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def _seconds(value: float) -> str:
-    return str(math.ceil(value)) if value >= 1 or value == 0 else f"{value:.1f}"
-
-
-def http_failure(
-    status: int,
-    body: Any,
-    *,
-    url: str,
-    headers: Mapping[str, str] | None = None,
-    model: str | None = None,
-    secret: str | None = None,
-) -> ProviderHTTPError:
-    """The typed error for an HTTP error `status` from `url`, its message one line naming the host.
-
-    `body` is the (capped) error body: bytes, text, or the JSON an SDK already parsed. `secret`
-    (the API key sent) is masked wherever the provider's message echoes it."""
-    host = host_of(url)
-    kind, message, structured = provider_error(body)
-    if secret and len(secret) >= 10:  # a real key; not a placeholder such as "demo" or "ollama"
-        message = message.replace(secret, "***")
-    wait = retry_after(headers)
-    detail = str(status) + (f" {kind}" if kind else "") + (f": {message}" if message else "")
-    fields: dict[str, Any] = dict(kind=kind or "http_error", status=status, host=host, provider_message=message, retry_after=wait)
-    if status in (401, 403):
-        return KeyRefused(f"the key was refused by {host} ({detail})", **fields)
-    if status == 404:
-        about_model = "model" in f"{kind} {message}".lower()
-        if structured and (about_model or model is None):
-            said = f"model '{model}' not found at {host}" if model else f"{host} found no such model"
-            return ModelNotFound(f"{said} ({detail})", model=model or "", **fields)
-        path = urlsplit(url).path or "/"
-        return ProviderHTTPError(f"{host} has nothing at {path} ({detail}) — check the base URL", **fields)
-    if status == 429:
-        when = f"retry after {_seconds(wait)} s" if wait is not None else "try again later"
-        return RateLimited(f"rate limited by {host}; {when} ({status}{' ' + kind if kind else ''})", **fields)
-    if status >= 500:
-        overloaded = status in (503, 529) or "overloaded" in kind.lower()
-        what = "is overloaded" if overloaded else "had a server error"
-        again = f"try again in {_seconds(wait)} s" if wait is not None else "try again"
-        return ProviderUnavailable(f"{host} {what} ({detail}) — {again}", **fields)
-    if 400 <= status < 500:
-        return RequestRejected(f"{host} rejected the request ({status}): {message}" if message else f"{host} rejected the request ({detail})", **fields)
-    return ProviderHTTPError(f"{host} answered HTTP {detail}", **fields)
-
-
-# --- why no connection was made ----------------------------------------------------------------------
-
-
-def _ssl_reason(err: ssl.SSLError) -> str:
-    if isinstance(err, ssl.SSLCertVerificationError) and err.verify_message:
-        return f"certificate verify failed: {err.verify_message}"
-    text = err.reason.replace("_", " ").lower() if err.reason else str(err)
-    if err.reason == "WRONG_VERSION_NUMBER":
-        text += " (is it a plain http:// server?)"
-    return text
-
-
-def connect_failure(exc: BaseException, url: str, *, service: str | None = None) -> CannotConnect | None:
-    """The typed error for a connection that could not be made to `url` (None: not a connect
-    failure this knows). `service` names the server software ("Ollama") when it is known."""
-    host, origin = host_of(url), origin_of(url)
-    for err in _chain(exc):
-        if isinstance(err, ssl.SSLError):
-            return TLSFailed(f"TLS handshake with {host} failed: {one_line(_ssl_reason(err))}", host=host, url=origin)
-        if isinstance(err, socket.gaierror):
-            name = urlsplit(url).hostname or host
-            return HostNotFound(f"cannot resolve {name} ({one_line(err.strerror or str(err))})", host=host, url=origin)
-        if isinstance(err, ConnectionRefusedError):
-            if service:
-                return NothingListening(f"{service} is not running at {origin}", host=host, url=origin)
-            return NothingListening(f"nothing is listening at {origin}", host=host, url=origin)
     return None
 
 
@@ -486,7 +277,7 @@ def asyncio_network(client: Any) -> Any:
     (livefill/wire/providers/net_backend.py: no per-read cancel scope, no socket paused after every read).
     LIVEFILL_NET_BACKEND=anyio keeps httpcore's own backend (for comparison, or a proxy it handles
     better)."""
-    if os.environ.get("LIVEFILL_NET_BACKEND", "asyncio") != "anyio":
+    if switches.text("LIVEFILL_NET_BACKEND") != "anyio":
         net_backend.install(client)
     return client
 
@@ -518,8 +309,6 @@ _LAZY_MODULES = (
 def prewarm() -> None:
     """Do the one-off work of a first request now, in any thread: the shared TLS context, the
     SDK's lazily loaded resources, the HTTP stack's lazily imported modules. Safe to skip."""
-    import importlib
-
     _ssl_context()
     anthropic.AsyncAnthropic(api_key="prewarm", base_url="http://127.0.0.1:9", max_retries=0).messages
     for name in _LAZY_MODULES:
