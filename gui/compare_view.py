@@ -23,7 +23,6 @@ the first mode not shown yet.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -39,23 +38,19 @@ from PySide6.QtWidgets import (
 )
 
 from livefill.extraction.modes import Mode
-from livefill.session.run import RunConfig, RunStatus
-from livefill.session.session import (
-    DEFAULT_MODES,
-    MAX_LANES,
-    MIN_LANES,
-    LanesChanged,
-    NotesReady,
-    Session,
-    match_entries,
-    parse_modes,
-)
+from livefill.session.run_config import RunConfig
+from livefill.session.run_status import RunStatus
+from livefill.session.compare import MAX_LANES, MIN_LANES
+from livefill.session.session import Session
+from livefill.session.session_events import LanesChanged, NotesReady, SessionEvent
+from livefill.session.lane import SessionLane
 from livefill.session.timeline import TimelineModel
+from livefill.session.timeline_feed import TimelineFeed
 from livefill.gui.lane import Lane
 from livefill.widgets.metrics_table import MetricsTable
 from livefill.widgets.turn_timer import next_turn_timer
 
-__all__ = ["CompareView", "LANE_MIN_WIDTH", "next_mode", "DEFAULT_MODES", "MIN_LANES", "MAX_LANES", "parse_modes", "match_entries"]
+__all__ = ["CompareView", "LANE_MIN_WIDTH", "next_mode"]
 
 TABLE_REFRESH_MS = 400
 """The metrics table under the lanes repeats the headers' figures: it refreshes less often while lanes run."""
@@ -163,7 +158,7 @@ class CompareView(QWidget):
         return self.session.compare_feed.model
 
     @property
-    def feed(self) -> Any:
+    def feed(self) -> TimelineFeed:
         """The timeline feed of the compare lanes."""
         return self.session.compare_feed
 
@@ -178,7 +173,7 @@ class CompareView(QWidget):
         return any(lane.active for lane in self.lanes)
 
     @property
-    def modes(self) -> list:
+    def modes(self) -> list[Mode]:
         """The lanes' modes, left to right."""
         return self.session.modes
 
@@ -204,11 +199,11 @@ class CompareView(QWidget):
 
     # -- intents (sent to the session) ----------------------------------------------------------
 
-    def set_modes(self, modes: Iterable[Any]) -> None:
+    def set_modes(self, modes: Iterable[Mode | str]) -> None:
         """Replace the lanes with one per mode (2 to 5), left to right."""
         self.session.set_modes(modes)
 
-    def add_lane(self, mode: Any = None) -> Lane | None:
+    def add_lane(self, mode: Mode | str | None = None) -> Lane | None:
         """Add a lane on the right (default: the first mode not shown yet); None if there are 5 already."""
         added = self.session.add_lane(mode if mode is not None else next_mode(self.modes))
         return self.lane(added.name) if added is not None else None
@@ -248,7 +243,7 @@ class CompareView(QWidget):
 
     # -- rendering ------------------------------------------------------------------------------
 
-    def _on_session_event(self, event: Any) -> None:
+    def _on_session_event(self, event: SessionEvent) -> None:
         if isinstance(event, LanesChanged):
             self._render_lanes()
         elif isinstance(event, NotesReady):
@@ -287,7 +282,7 @@ class CompareView(QWidget):
         )
         self.lanesChanged.emit()
 
-    def _make_lane(self, model: Any) -> Lane:
+    def _make_lane(self, model: SessionLane) -> Lane:
         lane = Lane(self.session, model, chrome=True)
         lane.statusChanged.connect(self.statusChanged)
         lane.finished.connect(lambda status, lane=lane: self._on_lane_finished(lane, status))
@@ -295,6 +290,16 @@ class CompareView(QWidget):
         lane.fieldPicked.connect(self.fieldPicked)
         lane.error.connect(self.error)
         return lane
+
+    def presentation_hide(self) -> list[QWidget]:
+        """What presentation mode hides here: the add button, the caption, each lane's bar and
+        naive banner (the lane's header says "incorrect on purpose" already)."""
+        out: list[QWidget] = [self.add_button, self.caption]
+        for lane in self.lanes:
+            out.append(lane.bar)
+            if lane.form_view is not None:
+                out.extend(lane.form_view.findChildren(QLabel, "naiveBanner"))
+        return out
 
     def refit(self) -> None:
         """Re-measure what depends on the font and the width (the metrics table's height)."""

@@ -12,12 +12,11 @@ lane's own.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from livefill.session.run import Run, RunStatus
-from livefill.session.lane import LaneError, LaneFinished, LaneStarted, LaneStatus, SessionLane
+from livefill.session.run import Run
+from livefill.session.run_status import RunStatus
+from livefill.session.lane import LaneError, LaneEvent, LaneFinished, LaneStarted, LaneStatus, SessionLane
 
 FRAME_MS = 16
 STEADY_MS = 100
@@ -75,7 +74,7 @@ class RunController(QObject):
         self._unsubscribe()
         self._timer.stop()
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: LaneEvent) -> None:
         if isinstance(event, LaneStatus):
             self._pending = event.status
             last = self.last_status

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from livefill.gui.saves import confirm_saved, save_folder
 from livefill.session.session import SINGLE, Session
 from livefill.session.timeline import TimelineModel
 from livefill.recording.wiretap import WireRecorder
@@ -196,8 +197,6 @@ class TimelineDock(QDockWidget):
 
     def ask_export(self) -> None:
         """Ask where to write the timeline PNG (a non-modal dialog), then write it."""
-        from livefill.gui.saves import confirm_saved, save_folder
-
         window = self.parent()
         dialog = QFileDialog(self, "Export the timeline as PNG", str(save_folder(window) / "livefill-timeline.png"),
                              "PNG (*.png)")

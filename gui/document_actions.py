@@ -2,7 +2,7 @@
 
 How this works
 --------------
-`DocumentActions(window, session)` turns each way in into one `livefill.extraction.documents` call and one
+`DocumentActions(window, session, bar, source, ...)` turns each way in into one `livefill.extraction.documents` call and one
 session intent: `session.replace(document=text, document_name=name, document_path=path)`. A file
 is read off the GUI thread (`asyncio.to_thread`: a PDF's text extraction can take seconds), so
 the window keeps painting; the bar over the source pane says "reading NAME…" meanwhile. Every
@@ -23,6 +23,7 @@ The bar says which schema is in use; choosing a bundled scenario goes back to it
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +31,12 @@ from PySide6.QtCore import QMimeData, QObject, QStandardPaths, Qt, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow
 
 from livefill.errors import InputError
-from livefill.extraction.user_schema import is_schema_path, resolve_schema
+from livefill.extraction.schemas import is_schema_path, resolve_schema
 from livefill.extraction.documents import SUPPORTED_SUFFIXES, Document, DocumentError, describe_size, document_from_text, load_document
 from livefill.extraction.scenarios import get_scenario
 from livefill.session.session import Session
 from livefill.widgets.document_bar import DocumentBar
+from livefill.widgets.run_log import RunLog
 from livefill.widgets.source_view import SourceView
 
 __all__ = ["DocumentActions", "FILE_FILTER", "SCHEMA_FILTER", "start_folder"]
@@ -69,12 +71,15 @@ class DocumentActions(QObject):
     failed = Signal(str)
     schemaLoaded = Signal(str)  # noqa: N815 - Qt signal naming
 
-    def __init__(self, window: QMainWindow, session: Session, bar: DocumentBar, source: SourceView) -> None:
+    def __init__(self, window: QMainWindow, session: Session, bar: DocumentBar, source: SourceView, *,
+                 run_log: RunLog, commit_edits: Callable[[], None]) -> None:
         super().__init__(window)
         self.window = window
         self.session = session
         self.bar = bar
         self.source = source
+        self.run_log = run_log
+        self.commit_edits = commit_edits  # sends every edit still in progress to its form
         self._last: Document | None = None
         self._said: str | None = None  # the last complaint shown in the status bar (see _unsay)
         self._kept_note: str | None = None  # the last "values are kept" line shown (see use)
@@ -215,9 +220,7 @@ class DocumentActions(QObject):
             return False
         self._last = doc
         session = self.session
-        commit = getattr(self.window, "commit_pending_edits", None)
-        if commit is not None:
-            commit()  # a value still being typed belongs to the form it was typed in (it was lost)
+        self.commit_edits()  # a value still being typed belongs to the form it was typed in (it was lost)
         bar = self.window.statusBar()
         if self._kept_note is not None and bar.currentMessage() == self._kept_note:
             bar.clearMessage()  # about the document before: no longer true
@@ -246,10 +249,8 @@ class DocumentActions(QObject):
         message = " ".join(message.split())
         self._said = message
         self.window.statusBar().showMessage(message, 15000)
-        run_log = getattr(self.window, "run_log", None)
-        if run_log is not None:
-            run_log.addItem(f"{what}: {message}")
-            run_log.scrollToBottom()
+        self.run_log.addItem(f"{what}: {message}")
+        self.run_log.scrollToBottom()
         self.failed.emit(message)
 
     def _unsay(self) -> None:

@@ -3,9 +3,9 @@ makes to the forms as a whole.
 
 How this works
 --------------
-The window has one `QUndoStack` (`livefill.gui.history_panel.undo_stack_of`). A clear is a `ClearCommand`
+`FormUndo` holds the window's one `QUndoStack` and the Edit actions on it. A clear is a `ClearCommand`
 on it (the session empties the forms and hands back what each held; the command keeps that and
-the session forgets it), and "Open into form" is an `OpenRunCommand` (gui/history_panel.py), so
+the session forgets it), and "Open into form" is an `OpenRunCommand` (`livefill.gui.open_run`), so
 undo and redo walk one history, latest step first. A step is undone or redone only if the forms
 still show exactly what the step left; otherwise nothing is changed, the step is dropped and one
 line says so: a later run or edit is never thrown away by an old step.
@@ -16,25 +16,29 @@ field a clear just emptied) go to the window's Undo / Redo (`_FieldKeys`), not t
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QUndoCommand
-from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QTextEdit
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QUndoCommand, QUndoStack
+from PySide6.QtWidgets import QApplication, QLineEdit, QMenu, QPlainTextEdit, QTextEdit, QWidget
 
 from livefill.extraction.form import FormModel, FormSnapshot
 from livefill.gui.errors import reporting
+from livefill.session.session import Session
+from livefill.session.session_events import ActiveChanged, SessionEvent, ViewChanged
 
-__all__ = ["ClearCommand", "add_clear", "add_undo", "clear_forms"]
+__all__ = ["ClearCommand", "FormUndo"]
 
 
 class ClearCommand(QUndoCommand):
     """Clear the forms shown, as one undoable step (pushed once the session has cleared them)."""
 
-    def __init__(self, window: Any, text: str, cleared: tuple[tuple[FormModel, FormSnapshot], ...]) -> None:
+    def __init__(self, session: Session, say: Callable[[str], None], text: str,
+                 cleared: tuple[tuple[FormModel, FormSnapshot], ...]) -> None:
         super().__init__(text)
-        self.window = window
+        self.session = session
+        self.say = say
         self.cleared = cleared
         self.emptied = tuple(form.snapshot() for form, _ in cleared)
         self._pushed = True  # the clear happened before the push: the first redo() is the push's
@@ -57,106 +61,109 @@ class ClearCommand(QUndoCommand):
             self._changed_since()
 
     def _unchanged(self, expected: tuple[FormSnapshot, ...]) -> bool:
-        shown = [lane.form for lane in self.window.session.lanes if lane.has_form]
+        shown = [lane.form for lane in self.session.lanes if lane.has_form]
         return all(any(form is f for f in shown) and form.snapshot() == snap
                    for (form, _), snap in zip(self.cleared, expected, strict=True))
 
     def _changed_since(self) -> None:
         self.setObsolete(True)  # the stack drops it; the forms stay as they are
-        self.window.say(f"The form has changed since \u201c{self.text()}\u201d: it stays as it is (nothing was undone)")
+        self.say(f"The form has changed since \u201c{self.text()}\u201d: it stays as it is (nothing was undone)")
 
 
-def clear_forms(window: Any) -> bool:
-    """Clear form (single view) or Clear all lanes (compare), undoably; False if refused."""
-    from livefill.gui.history_panel import undo_stack_of
+class FormUndo(QObject):
+    """The window's undo stack and its Edit actions: `clear_action`, `undo_action`, `redo_action`.
 
-    session = window.session
-    if session.active:
-        window.say("Stop the run before clearing the form.")
-        return False
-    window.commit_pending_edits()  # a value still being typed is part of what Undo puts back
-    text = "clear all lanes" if session.comparing else "clear form"
-    session.clear_forms()
-    cleared = session.last_cleared
-    session.forget_clear()  # the window's undo stack keeps it from here
-    undo_stack_of(window).push(ClearCommand(window, text, cleared))
-    return True
+    `say` puts one line in the status bar and the run log; `commit_edits` sends every edit still in
+    progress to its form (a value being typed is part of what Undo puts back)."""
 
+    def __init__(self, window: QWidget, session: Session, *, say: Callable[[str], None],
+                 commit_edits: Callable[[], None]) -> None:
+        super().__init__(window)
+        self.window = window
+        self.session = session
+        self.say = say
+        self.commit_edits = commit_edits
+        self.stack = QUndoStack(window)
 
-def add_clear(window: Any, menu: Any) -> None:
-    """Edit ▸ Clear form (Clear all lanes in compare), following the session."""
-    from livefill.session.session import ActiveChanged, ViewChanged
+        self.clear_action = QAction("Clear form", window)
+        self.clear_action.setObjectName("clearAction")
+        self.clear_action.setShortcut(QKeySequence("Ctrl+Shift+Backspace"))
+        self.clear_action.triggered.connect(reporting(lambda _checked=False: self.clear_forms()))
+        self.undo_action = QAction("Undo", window)
+        self.undo_action.setObjectName("undoAction")
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.undo_action.triggered.connect(reporting(lambda _checked=False: self._step(False)))
+        self.redo_action = QAction("Redo", window)
+        self.redo_action.setObjectName("redoAction")
+        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        self.redo_action.triggered.connect(reporting(lambda _checked=False: self._step(True)))
+        self._keys = _FieldKeys(window)
 
-    session = window.session
-    window.clear_action = QAction("Clear form", window)
-    window.clear_action.setObjectName("clearAction")
-    window.clear_action.setShortcut(QKeySequence("Ctrl+Shift+Backspace"))
-    window.clear_action.triggered.connect(reporting(lambda _checked=False: clear_forms(window)))
-    menu.addAction(window.clear_action)
+        for signal in (self.stack.indexChanged, self.stack.canUndoChanged, self.stack.canRedoChanged,
+                       self.stack.undoTextChanged):
+            signal.connect(self._sync_undo)
+        window.destroyed.connect(session.subscribe(self._on_session_event))
+        self._sync_clear()
+        self._sync_undo()
 
-    def sync(event: Any = None) -> None:
-        if event is not None and not isinstance(event, (ActiveChanged, ViewChanged)):
+    def add_to(self, edit: QMenu) -> None:
+        """Clear, then Undo and Redo, at the end of the Edit menu."""
+        edit.addAction(self.clear_action)
+        edit.addSeparator()
+        edit.addAction(self.undo_action)
+        edit.addAction(self.redo_action)
+
+    def clear_forms(self) -> bool:
+        """Clear form (single view) or Clear all lanes (compare), undoably; False if refused."""
+        session = self.session
+        if session.active:
+            self.say("Stop the run before clearing the form.")
+            return False
+        self.commit_edits()  # a value still being typed is part of what Undo puts back
+        text = "clear all lanes" if session.comparing else "clear form"
+        session.clear_forms()
+        cleared = session.last_cleared
+        session.forget_clear()  # the window's undo stack keeps it from here
+        self.stack.push(ClearCommand(session, self.say, text, cleared))
+        return True
+
+    def _step(self, forward: bool) -> None:
+        if self.session.active:
+            self.say("Stop the run before undoing or redoing a change to the form.")
+        elif forward:
+            self.stack.redo()
+        else:
+            self.stack.undo()
+
+    def _on_session_event(self, event: SessionEvent) -> None:
+        if isinstance(event, (ActiveChanged, ViewChanged)):
+            self._sync_clear()
+        if isinstance(event, ActiveChanged):
+            self._sync_undo()
+
+    def _sync_clear(self) -> None:
+        """Edit ▸ Clear form (Clear all lanes in compare), following the session."""
+        if not shiboken6.isValid(self.clear_action):  # the window is gone; the session outlives it
             return
-        if not shiboken6.isValid(window.clear_action):  # the window is gone; the session outlives it
-            return
-        comparing = session.comparing
-        window.clear_action.setText("Clear all lanes" if comparing else "Clear form")
-        window.clear_action.setToolTip(
+        comparing = self.session.comparing
+        self.clear_action.setText("Clear all lanes" if comparing else "Clear form")
+        self.clear_action.setToolTip(
             "Empty every lane's form (Edit ▸ Undo puts the values back)" if comparing
             else "Empty the form, your own values included (Edit ▸ Undo puts them back)"
         )
-        window.clear_action.setEnabled(not session.active)
+        self.clear_action.setEnabled(not self.session.active)
 
-    window.destroyed.connect(session.subscribe(sync))
-    sync()
-
-
-def add_undo(window: Any, edit: Any) -> None:
-    """Edit ▸ Undo / Redo on the window's undo stack (refused, with a line, while a run is active)."""
-    from livefill.session.session import ActiveChanged
-    from livefill.gui.history_panel import undo_stack_of
-
-    stack = undo_stack_of(window)
-    session = window.session
-
-    def step(forward: bool) -> None:
-        if window.active:
-            window.say("Stop the run before undoing or redoing a change to the form.")
-        elif forward:
-            stack.redo()
-        else:
-            stack.undo()
-
-    window.undo_action = QAction("Undo", window)
-    window.undo_action.setObjectName("undoAction")
-    window.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
-    window.undo_action.triggered.connect(reporting(lambda _checked=False: step(False)))
-    window.undo_clear_action = window.undo_action  # the one Undo: a clear is undone by it too
-    window.redo_action = QAction("Redo", window)
-    window.redo_action.setObjectName("redoAction")
-    window.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
-    window.redo_action.triggered.connect(reporting(lambda _checked=False: step(True)))
-    keys = _FieldKeys(window)
-
-    def sync(*_args: Any) -> None:
+    def _sync_undo(self, *_args: object) -> None:
+        """Undo / Redo say their step, and are refused while a run is active."""
+        stack = self.stack
         if not shiboken6.isValid(stack):  # the window is gone; the session outlives it
             return
-        idle = not session.active
-        window.undo_action.setText(f"Undo {stack.undoText()}".strip())
-        window.undo_action.setEnabled(idle and stack.canUndo())
-        window.redo_action.setText(f"Redo {stack.redoText()}".strip())
-        window.redo_action.setEnabled(idle and stack.canRedo())
-        keys.follow_focus(stack.canUndo() or stack.canRedo())  # only while there is a step to take
-
-    stack.indexChanged.connect(sync)
-    stack.canUndoChanged.connect(sync)
-    stack.canRedoChanged.connect(sync)
-    stack.undoTextChanged.connect(sync)
-    window.destroyed.connect(session.subscribe(lambda event: sync() if isinstance(event, ActiveChanged) else None))
-    sync()
-    edit.addSeparator()
-    edit.addAction(window.undo_action)
-    edit.addAction(window.redo_action)
+        idle = not self.session.active
+        self.undo_action.setText(f"Undo {stack.undoText()}".strip())
+        self.undo_action.setEnabled(idle and stack.canUndo())
+        self.redo_action.setText(f"Redo {stack.redoText()}".strip())
+        self.redo_action.setEnabled(idle and stack.canRedo())
+        self._keys.follow_focus(stack.canUndo() or stack.canRedo())  # only while there is a step to take
 
 
 class _FieldKeys(QObject):
@@ -166,7 +173,7 @@ class _FieldKeys(QObject):
     sits on the focused text field alone and moves with the focus: on the application it would run
     in Python for every event of every object (some 1,500 a second while a run streams)."""
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self._window = window
         self._following = False

@@ -1,38 +1,25 @@
 """The History panel (View → History): past runs, newest first; open one into the form; delete one.
 
-How this works
---------------
-`HistoryPanel(window, session, history)` is a dock. Its top line is the history file's full path,
-with a button that opens its folder. The list has one row per committed run (`livefill.recording.history_entries`:
-when, document, mode, wire, outcome), newest first; the selected run's values are shown below it
-as JSON, so a run whose document cannot be opened again can still be read. The file is read off
-the GUI thread (`asyncio.to_thread`) when the panel is shown, after every run, after a delete and
-on Refresh. A torn or damaged line is skipped; the panel keeps saying how many, and the status and
-run log say each one once (`History.new_problems`).
-
-Open into form (the button, Enter or a double click) brings the run's document and schema back
-(`livefill.recording.history_entries.reopen_plan`: a bundled scenario, or a document file found again by its
-path; the single view is shown) and loads the run's values into that document's form, exactly,
-every value settled. It is one step on the window's undo stack (`window.undo_stack`): Undo puts the
-form back exactly as it was (`FormModel.snapshot` / `put_back`), marks included, and the document
-shown before — unless the form changed since (an edit, a run): then nothing is undone, the step
-is dropped and the status says so, so Undo never throws away later work. What cannot be opened (a pasted text, a moved file) is one line in the status.
-
-Delete… asks first, then removes the record from the file for good (`History.delete`: an atomic
-rewrite under the lock every append takes; another instance appending meanwhile loses nothing).
-
-"Record compare and autoplay runs" is `session.record_all_runs`: off by default, so the history
-holds what a person ran in the single form; the choice is remembered in the window's store.
+`HistoryPanel` is a dock over the session's `History`: the history file's full path (and a button
+that opens its folder), one row per committed run (`livefill.recording.history_entries`), newest
+first, and the selected run's values as JSON below, so a run whose document cannot be opened
+again can still be read. The file is read off the GUI thread (`asyncio.to_thread`) when the panel
+is shown, after every run, after a delete and on Refresh; a damaged line is skipped, and said once
+(`History.new_problems`). Open into form is `livefill.gui.open_run` (one step of the window's undo
+stack). Delete… asks first, then removes the record for good (`History.delete`: an atomic rewrite
+under the lock every append takes). "Record compare and autoplay runs" is
+`session.record_all_runs`: off by default, remembered in the window's settings store.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QUndoCommand, QUndoStack
+from PySide6.QtGui import QKeySequence, QShortcut, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -41,6 +28,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMainWindow,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -52,67 +40,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from livefill.extraction.documents import DocumentError, load_document
-from livefill.extraction.form import FormModel, FormSnapshot
-from livefill.recording.history import History, HistoryEntry, HistoryReadError, HistoryWriteError
-from livefill.recording.history_entries import RunSummary, newest_first, recording_id, reopen_plan, summarize, text_sha256
-from livefill.session.session import ActiveChanged, AllDone, Session
-from livefill.session.replay import trace_settings
-from livefill.recording.trace import TraceError, load_trace
-from livefill.gui import warmup
+from livefill.gui.open_run import RunOpener
 from livefill.gui.saves import open_folder
+from livefill.recording.history import HistoryEntry, HistoryReadError, HistoryWriteError
+from livefill.recording.history_entries import RunSummary, newest_first, summarize
+from livefill.session.app_settings import SettingsStore
+from livefill.session.session import Session
+from livefill.session.session_events import ActiveChanged, AllDone, SessionEvent
 
-__all__ = ["HistoryPanel", "OpenRunCommand", "undo_stack_of", "RECORD_ALL_KEY"]
+__all__ = ["HistoryPanel", "RECORD_ALL_KEY"]
 
 RECORD_ALL_KEY = "history_record_all_runs"
 COLUMNS = ("When", "Document", "Mode", "Wire", "Outcome")
-_DOCUMENT_SETTINGS = ("scenario", "document", "document_name", "document_path", "schema_name")
-
-
-def undo_stack_of(window: Any) -> QUndoStack:
-    """The window's undo stack (made on first use)."""
-    stack = getattr(window, "undo_stack", None)
-    if stack is None:
-        stack = QUndoStack(window)
-        window.undo_stack = stack
-    return stack
-
-
-class OpenRunCommand(QUndoCommand):
-    """Open a past run into the form, as one undoable step."""
-
-    def __init__(self, session: Session, text: str, before_settings: dict[str, Any], after_settings: dict[str, Any],
-                 form: FormModel, before: FormSnapshot, after: FormSnapshot, say: Any = None) -> None:
-        super().__init__(text)
-        self.session = session
-        self.say = say
-        self.before_settings, self.after_settings = before_settings, after_settings
-        self.form, self.before, self.after = form, before, after
-        self._done = True  # the step was taken before it was pushed
-
-    def redo(self) -> None:
-        if self._done:
-            self._done = False
-            return
-        if self.form.snapshot() != self.before:
-            self._changed_since()
-            return
-        self.session.replace(**self.after_settings)
-        self.form.put_back(self.after)
-
-    def undo(self) -> None:
-        if self.form.snapshot() != self.after:  # edited (or run) since: undoing would lose that
-            self._changed_since()
-            return
-        self.form.put_back(self.before)
-        self.session.replace(**self.before_settings)
-        if self.say is not None:  # (the line that said "Edit → Undo puts the form back" is done with)
-            self.say(f"Undone: {self.text().lower()}; the form shows what it showed before")
-
-    def _changed_since(self) -> None:
-        self.setObsolete(True)  # the stack drops it; the form stays as it is
-        if self.say is not None:
-            self.say(f"The form has changed since \u201c{self.text()}\u201d: it stays as it is (nothing was undone)")
 
 
 class HistoryPanel(QDockWidget):
@@ -123,12 +62,17 @@ class HistoryPanel(QDockWidget):
     deleted = Signal(str)
     loaded = Signal(int)
 
-    def __init__(self, window: Any, session: Session, history: History | None) -> None:
+    def __init__(self, window: QMainWindow, session: Session, *, undo_stack: QUndoStack, store: SettingsStore | None,
+                 say: Callable[[str], None], commit_edits: Callable[[], None], cancel_start: Callable[[], bool]) -> None:
         super().__init__("History", window)
         self.setObjectName("historyDock")
         self.window_ = window
         self.session = session
-        self.history = history
+        self.history = session.history
+        self.store = store
+        self._say = say
+        self.opener = RunOpener(session, undo_stack, say=say, commit_edits=commit_edits,
+                                cancel_start=cancel_start)
         self.entries: list[HistoryEntry] = []
         self.summaries: list[RunSummary] = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -221,7 +165,6 @@ class HistoryPanel(QDockWidget):
         self._sized = False
         self.setWidget(body)
 
-        store = getattr(window, "store", None)
         remembered = store.value(RECORD_ALL_KEY) if store is not None else None
         self.record_all.setChecked(remembered == "1")
         session.record_all_runs = self.record_all.isChecked()
@@ -349,7 +292,7 @@ class HistoryPanel(QDockWidget):
         self.preview.setPlainText(
             json.dumps(entry.record.get("extraction"), ensure_ascii=False, indent=2) if entry is not None else "")
 
-    def _on_session_event(self, event: Any) -> None:
+    def _on_session_event(self, event: SessionEvent) -> None:
         if isinstance(event, AllDone) and self.isVisible():
             self.refresh()
         elif isinstance(event, ActiveChanged):
@@ -366,69 +309,10 @@ class HistoryPanel(QDockWidget):
         return self._spawn(self._open(key))
 
     async def _open(self, key: str) -> bool:
-        entry = self.entry(key)
-        if entry is None:
-            self._say("That run is no longer in the history.")
-            return False
-        if self.session.active:
-            self._say("Stop the run before opening a past run into the form.")
-            return False
-        plan = reopen_plan(entry.record)
-        if plan.problem is not None:
-            self._say(f"Cannot open this run into the form: {plan.problem}. Its values are shown in the History panel.")
-            return False
-        settings = dict(plan.settings)
-        note = ""
-        if plan.trace_path is not None:
-            try:
-                trace = await asyncio.to_thread(load_trace, plan.trace_path, replayable=False)
-            except TraceError as exc:
-                self._say(f"Cannot open this run into the form: {exc}")
-                return False
-            if plan.trace_id is not None and recording_id(trace) != plan.trace_id:
-                self._say(f"Cannot open this run into the form: its recording {plan.trace_path} now holds another run."
-                          " Its values are shown in the History panel.")
-                return False
-            settings.update(trace_settings(trace))
-            note = _changed_note(trace.name, settings["document"], plan.document_sha256)
-        if plan.document_path is not None:
-            try:
-                doc = await asyncio.to_thread(load_document, plan.document_path)
-            except DocumentError as exc:
-                self._say(f"Cannot open this run into the form: {exc.message}")
-                return False
-            note = _changed_note(doc.name, doc.text, plan.document_sha256)
-            settings.update(document=doc.text, document_name=doc.name, document_path=str(doc.path.resolve())
-                            if doc.path is not None else plan.document_path)
-        if self.session.active:  # a Start while the file was read
-            self._say("Stop the run before opening a past run into the form.")
-            return False
-        window = self.window_
-        window.commit_pending_edits()  # a value still being typed is part of what Undo puts back
-        if warmup.cancel_deferred():  # a Start still waiting for the demo provider would overwrite the opened run
-            self._say("The Start waiting for the demo provider was cancelled: a past run was opened instead.")
-        if self.session.replay is not None:
-            self.session.leave_replay()
-        if self.session.comparing:
-            window.set_compare(False)
-            window.compare_action.blockSignals(True)
-            window.compare_action.setChecked(False)
-            window.compare_action.blockSignals(False)
-        old = self.session.settings
-        before_settings = {name: getattr(old, name) for name in _DOCUMENT_SETTINGS}
-        after_settings = {**before_settings, **settings}
-        self.session.replace(**after_settings)
-        form = self.session.form
-        before = form.snapshot()
-        form.load(plan.extraction)
-        summary = summarize(entry)
-        text = f"Open run of {summary.when}"
-        undo_stack_of(window).push(OpenRunCommand(self.session, text, before_settings, after_settings, form, before,
-                                                  form.snapshot(), say=self._say))
-        self._say(f"Opened the run of {summary.when} ({summary.what}, {summary.mode}) into the form{note};"
-                  " Edit → Undo puts the form back")
-        self.opened.emit(key)
-        return True
+        opened = await self.opener.open(self.entry(key))
+        if opened:
+            self.opened.emit(key)
+        return opened
 
     # -- deleting -------------------------------------------------------------------------------
 
@@ -487,17 +371,12 @@ class HistoryPanel(QDockWidget):
         self.session.record_all_runs = on
         if self.record_all.isChecked() != on:
             self.record_all.setChecked(on)
-        store = getattr(self.window_, "store", None)
+        store = self.store
         if store is not None:
             store.set_value(RECORD_ALL_KEY, "1" if on else "0")
             store.sync()
 
     # -- plumbing -------------------------------------------------------------------------------
-
-    def _say(self, line: str) -> None:
-        say = getattr(self.window_, "say", None)
-        if say is not None:
-            say(line)
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
@@ -510,9 +389,3 @@ class HistoryPanel(QDockWidget):
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
-
-def _changed_note(name: str, text: str, sha256: str | None) -> str:
-    """The words added when a run's document has changed since the run ("" when it has not)."""
-    if sha256 is not None and text_sha256(text) != sha256:
-        return f" ({name} has changed since this run: the values are the run's)"
-    return ""

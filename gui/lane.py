@@ -20,13 +20,16 @@ from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QToolButto
 
 from livefill.extraction.form import FormModel
 from livefill.extraction.modes import Mode
-from livefill.session.run import Run, RunStatus
+from livefill.session.run import Run
+from livefill.session.run_status import RunStatus
 from livefill.session.session import Session
-from livefill.session.lane import LaneFormReplaced, LaneModeChanged, SessionLane
+from livefill.recording.wiretap import WireRecorder
+from livefill.session.lane import LaneEvent, LaneFormReplaced, LaneModeChanged, SessionLane
+from livefill.session.metrics import LaneMetrics
 from livefill.gui.controller import RunController
 from livefill.gui.errors import reporting
 from livefill.gui.field_picker import FieldPicker
-from livefill.widgets.field_base import repolish
+from livefill.widgets.field_base import FieldWidget, repolish
 from livefill.widgets.form_view import FormView
 from livefill.widgets.elided_label import ElidedLabel
 from livefill.widgets.lane_header import LaneHeader
@@ -149,11 +152,11 @@ class Lane(QFrame):
         return self.model.form
 
     @property
-    def metrics(self) -> Any:
+    def metrics(self) -> LaneMetrics:
         return self.model.metrics
 
     @property
-    def recorder(self) -> Any:
+    def recorder(self) -> WireRecorder | None:
         """The wire recorder of the lane's latest run."""
         return self.model.recorder
 
@@ -183,7 +186,7 @@ class Lane(QFrame):
         """The latest status shown (None before the first run)."""
         return self.controller.last_status
 
-    def field(self, pointer: str) -> Any:
+    def field(self, pointer: str) -> FieldWidget:
         """The widget of the field at `pointer` in this lane's form."""
         assert self.form_view is not None
         return self.form_view.field(pointer)
@@ -207,7 +210,7 @@ class Lane(QFrame):
 
     # -- rendering ------------------------------------------------------------------------------
 
-    def _on_lane_event(self, event: Any) -> None:
+    def _on_lane_event(self, event: LaneEvent) -> None:
         if isinstance(event, LaneFormReplaced):
             self._show_form()
         elif isinstance(event, LaneModeChanged) and self.chrome:

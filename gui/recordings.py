@@ -2,10 +2,10 @@
 
 How this works
 --------------
-`Recordings(window)` adds to the window: a checkable "Record runs" action (File menu; while on,
+`Recordings(window, session, file_menu, ...)` adds to the window: a checkable "Record runs" action (File menu; while on,
 the status bar shows "● recording" and every run's lanes get a trace file: livefill.session.replay),
 a File → Recordings submenu (rebuilt each time it opens: the newest recordings of
-`livefill.recording.trace.list_recordings()` with their date, provider, model, schema, document and ending, then
+`livefill.recording.recordings.list_recordings()` with their date, provider, model, schema, document and ending, then
 the bundled real-model traces `assets/scenarios/*/trace-*.jsonl`, then "Open trace…"; a trace that
 cannot be used is listed disabled, its error as tooltip), a "replay: NAME ×1" indicator with a
 close button in the status bar, and a replay speed choice shown in the Run toolbar in place of the
@@ -27,14 +27,18 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMenu, QToolButton, QWidget
 
 from livefill.errors import TraceError
-from livefill.session.session import ActiveChanged, AllDone, SettingsChanged
+from livefill.session.session import Session
+from livefill.session.session_events import ActiveChanged, AllDone, SessionEvent, SettingsChanged
 from livefill.session.replay import RecordChanged, ReplayChanged, ReplaySource
 from livefill.session.settings import REPLAY_SPEEDS
-from livefill.recording.trace import Trace, TraceSummary, list_recordings, load_trace, recordings_dir, summarize
+from livefill.recording.recordings import TraceSummary, list_recordings, recordings_dir, summarize
+from livefill.recording.trace import Trace, load_trace
 from livefill.gui.errors import reporting, show_error
+from livefill.gui.run_toolbar import RunToolbar
+from livefill.widgets.run_log import RunLog
 from livefill.resources import SCENARIOS_DIR
 
 __all__ = ["Recordings", "bundled_traces", "summary_text", "MAX_LISTED"]
@@ -86,10 +90,12 @@ def summary_text(s: TraceSummary) -> str:
 class Recordings(QObject):
     """Record and replay for `window` (see the module docstring)."""
 
-    def __init__(self, window: Any, file_menu: QMenu, *, before: QAction | None = None) -> None:
+    def __init__(self, window: QMainWindow, session: Session, file_menu: QMenu, *, toolbar: RunToolbar, run_log: RunLog,
+                 before: QAction | None = None) -> None:
         super().__init__(window)
         self.window = window
-        self.session = window.session
+        self.session = session
+        self.run_log = run_log
         self.trace_host: Callable[[Trace], str] | None = None
         self.last_error: str | None = None
         self.directory: str | None = None  # where the menu lists recordings (None: recordings_dir())
@@ -137,12 +143,10 @@ class Recordings(QObject):
         for label, value in REPLAY_SPEEDS:
             self.speed_combo.addItem(label, value)
         self.speed_combo.currentIndexChanged.connect(reporting(self._speed_chosen))
-        toolbar = window.run_toolbar
-        self._demo_speed_actions = [
-            a for a in toolbar.actions() if toolbar.widgetForAction(a) is window.speed_combo
-        ]
+        bar = toolbar.bar
+        self._demo_speed_actions = [a for a in bar.actions() if bar.widgetForAction(a) is toolbar.speed_combo]
         anchor = self._demo_speed_actions[0] if self._demo_speed_actions else None
-        self.speed_action = toolbar.insertWidget(anchor, self.speed_combo) if anchor else toolbar.addWidget(self.speed_combo)
+        self.speed_action = bar.insertWidget(anchor, self.speed_combo) if anchor else bar.addWidget(self.speed_combo)
         self.speed_action.setVisible(False)
         self._hidden_demo: list[QAction] = []
         self.session.subscribe(self._on_session_event)
@@ -178,8 +182,6 @@ class Recordings(QObject):
     # -- opening a trace ----------------------------------------------------------------------
 
     def ask_open(self) -> None:
-        from livefill.recording.trace import recordings_dir
-
         dialog = QFileDialog(self.window, "Open a recorded trace", str(recordings_dir()), "Traces (*.jsonl)")
         dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -206,7 +208,7 @@ class Recordings(QObject):
     def _host(self, trace: Trace) -> str:
         if self.trace_host is not None:
             return self.trace_host(trace)
-        import httpx
+        import httpx  # lazy: off the launch path until a trace is handed over HTTP (~200-370 ms at load 9)
 
         base = self.session.settings.base_url.rstrip("/")
         raw = Path(trace.path).read_bytes()
@@ -260,7 +262,7 @@ class Recordings(QObject):
         self.menu.addAction(self.open_action)
         self.menu.setToolTipsVisible(True)
 
-    def _listed(self) -> list[Any]:
+    def _listed(self) -> list[TraceSummary]:
         """The recordings to list, newest first: the recordings folder's, and those of every other
         folder runs were recorded into since the app started (`--record DIR`, or a file's folder)."""
         listed = Path(self.directory) if self.directory is not None else recordings_dir()
@@ -321,7 +323,7 @@ class Recordings(QObject):
                 if action not in self._hidden_demo:
                     self._hidden_demo.append(action)
 
-    def _on_session_event(self, event: Any) -> None:
+    def _on_session_event(self, event: SessionEvent) -> None:
         if isinstance(event, ReplayChanged):
             self._show_speed()
             bar = self.window.statusBar()
@@ -378,5 +380,5 @@ class Recordings(QObject):
                 lines.append(f"{who}no trace (the run ended before any response)")
         lines.extend(session.record_notes)
         if lines:
-            self.window.run_log.addItem("recorded: " + "; ".join(lines))
-            self.window.run_log.scrollToBottom()
+            self.run_log.addItem("recorded: " + "; ".join(lines))
+            self.run_log.scrollToBottom()

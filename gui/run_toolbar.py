@@ -1,36 +1,18 @@
 """The window's Run toolbar: it shows the session's settings and writes the user's choices to it.
 
-How this works
---------------
-`RunToolbar(window, session)` builds the toolbar's controls (scenario, provider, mode and speed
-combo boxes, the Faults menu, the Display menu with the provisional-display options, Start, Stop
-and the Compare action) and keeps none of the values: each control shows `session.settings` (it
-is re-set, with its signals blocked, on every `SettingsChanged`) and a user's choice becomes a
-`session.replace(...)` intent. `set_enabled(active, comparing)` greys out what cannot change
-while a run is active. The window connects Start, Stop and Compare.
-
-The provider picker offers the demo wires (the embedded demo provider) and the live providers
-(`live:NAME` entries: the real service, or a server by its base URL). For a live provider the
-demo-only controls (speed, faults) are hidden and the live ones shown: an editable model combo
-filled from the provider's model list (`livefill.wire.providers.models.list_models`, an asyncio task on
-qasync's loop; a failure is one line in the status bar, and a typed name always works), the
-structured-output choice where the provider has more than one, and Anthropic's fine-grained
-tool streaming.
-
-The toolbar fits the default 1,280 px window: the pickers are as wide as a short label (their
-lists show the whole labels), the Faults button is as wide as its longest choice whatever fault is
-chosen, and the drop-down buttons draw one arrow (their text's). Start and Stop come first, so a
-narrow window puts the pickers into the toolbar's overflow menu, never Start or Stop.
-
-While the session reads a document of one's own, the scenario picker shows it as its first entry
-("Your document: NAME"); choosing a bundled scenario there goes back to that scenario's document
-in one click.
+`RunToolbar(window, session, say=...)` builds the controls (scenario, provider, model, structured
+output, mode and speed pickers, the Faults and Display menus, Start, Stop, Compare) and keeps none
+of the values: each control shows `session.settings` (re-set, signals blocked, on every
+`SettingsChanged`) and a user's choice becomes a `session.replace(...)` intent. The provider
+picker offers each provider's demo wire and its live service (`live:NAME`, `livefill.wire.providers.spec`);
+for a live one the demo-only controls give way to the model list (`livefill.gui.model_list`).
+How it fits a 1,280 px window: docs/notes/run-toolbar.md.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt
@@ -39,37 +21,30 @@ from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QMenu, QPushButton
 
 from livefill.extraction.modes import Mode
 from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
-from livefill.session.session import Session, SettingsChanged
-from livefill.session.replay import ReplayChanged
-from livefill.wire.providers.request import STRUCTURED_CHOICES
-from livefill.session.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, faults_for, model_setting
+from livefill.extraction.schemas import is_schema_path
 from livefill.gui.errors import reporting
+from livefill.gui.model_list import ModelList
+from livefill.session.replay import ReplayChanged
+from livefill.session.session import Session
+from livefill.session.session_events import SessionEvent, SettingsChanged
+from livefill.session.settings import FAULT_NAMES, LIVE_PROVIDERS, RunSettings, faults_for, model_setting
+from livefill.wire.providers.spec import PROVIDER_SPECS
 
 __all__ = ["RunToolbar", "PROVIDER_LABELS", "LIVE_LABELS", "LIVE_PREFIX", "STRUCTURED_LABELS", "SPEEDS", "OWN_DOCUMENT"]
 
 OWN_DOCUMENT = "\x00own-document"
 """The scenario picker's data for the "Your document" entry."""
 
-PROVIDER_LABELS: dict[str, str] = {
-    "anthropic": "Anthropic (demo)",
-    "openai-chat": "OpenAI Chat (demo)",
-    "openai-responses": "OpenAI Responses (demo)",
-    "openai-compatible": "OpenAI-compat (demo)",
-    "ollama": "Ollama (demo)",
-}
+PROVIDER_LABELS: dict[str, str] = {s.name: f"{s.label} (demo)" for s in PROVIDER_SPECS.values() if s.in_app}
+"""The provider picker's demo entries: "Anthropic (demo)"."""
 
 PROVIDER_TIP = "Provider: the demo provider speaking a real wire, or a live one"
 
 LIVE_PREFIX = "live:"
 """The provider picker's data for a live provider: "live:anthropic"."""
 
-LIVE_LABELS: dict[str, str] = {
-    "anthropic": "Anthropic (live)",
-    "openai-chat": "OpenAI Chat (live)",
-    "openai-responses": "OpenAI Responses (live)",
-    "openai-compatible": "OpenAI-compat (live)",
-    "ollama": "Ollama (live)",
-}
+LIVE_LABELS: dict[str, str] = {name: f"{PROVIDER_SPECS[name].label} (live)" for name in LIVE_PROVIDERS}
+"""The provider picker's live entries: "Anthropic (live)"."""
 
 STRUCTURED_LABELS: dict[str, str] = {
     "tools": "forced tool",
@@ -95,6 +70,12 @@ def _fault_text(name: str) -> str:
     return f"Fault: {name} ▾"
 
 
+def _structured_choices(provider: str) -> tuple[str, ...]:
+    """The ways `provider` can be made to write structure, its default first."""
+    spec = PROVIDER_SPECS.get(provider)
+    return spec.structured if spec is not None else ("tools",)
+
+
 def _select(combo: QComboBox, data: Any) -> None:
     index = combo.findData(data)
     if index >= 0 and index != combo.currentIndex():
@@ -106,9 +87,10 @@ def _select(combo: QComboBox, data: Any) -> None:
 class RunToolbar(QObject):
     """The Run toolbar's controls, rendering and editing a session's settings."""
 
-    def __init__(self, window: QMainWindow, session: Session) -> None:
+    def __init__(self, window: QMainWindow, session: Session, *, say: Callable[[str], None]) -> None:
         super().__init__(window)
         self.session = session
+        self.say = say
         bar = QToolBar("Run")
         bar.setObjectName("runToolbar")
         bar.setMovable(False)
@@ -145,9 +127,7 @@ class RunToolbar(QObject):
         self.fine_grained_action = QAction("Fine-grained", window, checkable=True)
         self.fine_grained_action.setObjectName("fineGrainedAction")
         self.fine_grained_action.setToolTip("Anthropic fine-grained tool streaming (raw, unbuffered tool-input fragments)")
-        self._models_for: tuple[str, str] | None = None
-        self._models_task: asyncio.Future[list[str]] | None = None
-        self.models_error: str | None = None
+        self.models = ModelList(session, self.model_combo, say)
         # the pickers are as wide as a short label (their lists show the whole labels), so the
         # toolbar fits the default 1,280 px window in the demo and in the live layout
         for combo, chars in ((self.provider_combo, 14),):
@@ -318,10 +298,11 @@ class RunToolbar(QObject):
             action.setVisible(not s.live)
         for action in self._live_actions:
             action.setVisible(s.live)
-        choices = STRUCTURED_CHOICES.get(s.provider, ("tools",))
+        choices = _structured_choices(s.provider)
         for action in self._structured_actions:
             action.setVisible(s.live and len(choices) > 1)
-        self.fine_grained_action.setVisible(s.live and s.provider == "anthropic")
+        spec = PROVIDER_SPECS.get(s.provider)
+        self.fine_grained_action.setVisible(s.live and spec is not None and spec.fine_grained)
         if self.fine_grained_action.isChecked() != s.fine_grained:
             self.fine_grained_action.blockSignals(True)
             self.fine_grained_action.setChecked(s.fine_grained)
@@ -345,86 +326,11 @@ class RunToolbar(QObject):
             self.model_combo.blockSignals(True)
             line.setText(model)
             self.model_combo.blockSignals(False)
-        self.refresh_models()
-
-    # -- the live provider's model list ----------------------------------------------------------
-
-    def refresh_models(self, *, force: bool = False) -> asyncio.Future[list[str]] | None:
-        """Ask the live provider for its models (once per provider and address, unless `force`);
-        a future of the names (they fill the model combo; [] when the list could not be had), or
-        None when there is nothing to ask.
-
-        The request runs in a worker thread with its own event loop, and its result comes back
-        as a future's callback on the GUI thread: never a task step, which qasync cannot run
-        while the window is being built inside the app's own task."""
-        s = self.session.settings
-        if not s.live:
-            return None
-        try:
-            base_url, _model = self.session.live_address()
-        except Exception:  # noqa: BLE001 - no address yet: the list waits, a typed name works
-            return None
-        target = (s.provider, base_url)
-        if target == self._models_for and not force:
-            return self._models_task
-        self._models_for = target
-        try:
-            loop = asyncio.get_event_loop()
-        except RuntimeError:
-            return None  # no event loop (a window built outside qasync): the combo stays editable
-        session = self.session
-        # the key is looked up in the worker too: a system keyring may take its time
-        future = loop.run_in_executor(None, _list_models, s.provider, base_url, lambda: session.live_endpoint(settings=s)[1])
-        result: asyncio.Future[list[str]] = loop.create_future()
-
-        def done(f: asyncio.Future[tuple[list[str], str | None]]) -> None:
-            names, error = f.result() if not f.cancelled() else ([], None)
-            if self._models_task is result:  # not superseded by a newer request
-                if error is _NO_KEY:
-                    self._models_for = None  # no key yet: ask again once the settings change
-                else:
-                    self._fill_models(s.provider, target, names, error)
-            if not result.done():
-                result.set_result(names)
-
-        future.add_done_callback(done)
-        self._models_task = result
-        return result
-
-    def _fill_models(self, provider: str, target: tuple[str, str], names: list[str], error: str | None) -> None:
-        if error is not None:
-            if self._models_for == target:
-                self._models_for = None  # ask again next time
-            self.models_error = error
-            self._say(f"Model list: {error}")
-            return
-        self.models_error = None
-        s = self.session.settings
-        if not s.live or s.provider != provider:
-            return
-        combo = self.model_combo
-        text = combo.lineEdit().text()
-        combo.blockSignals(True)
-        try:
-            combo.clear()
-            combo.addItems(names)
-            combo.setCurrentIndex(-1)
-            combo.lineEdit().setText(text)
-        finally:
-            combo.blockSignals(False)
-
-    def _say(self, message: str) -> None:
-        window = self.parent()
-        status_bar = getattr(window, "statusBar", None)
-        if status_bar is not None:
-            status_bar().showMessage(message, 15000)
-        run_log = getattr(window, "run_log", None)
-        if run_log is not None:
-            run_log.addItem(message)
+        self.models.refresh()
 
     def shutdown(self) -> None:
         """Forget a model list still being fetched (its thread ends on its own within 15 s)."""
-        self._models_task = None
+        self.models.forget()
 
     def _show_own_document(self, s: RunSettings) -> None:
         combo = self.scenario_combo
@@ -448,10 +354,6 @@ class RunToolbar(QObject):
 
     @staticmethod
     def _schema_label(s: RunSettings) -> str:
-        from pathlib import Path
-
-        from livefill.extraction.user_schema import is_schema_path
-
         if s.schema_name is None:
             return s.scenario
         return Path(s.schema_name).name if is_schema_path(s.schema_name) else s.schema_name
@@ -469,17 +371,15 @@ class RunToolbar(QObject):
         self.mode_combo.setEnabled(not active and not comparing)
         self.compare_action.setEnabled(not active)
 
-    def _on_session_event(self, event: Any) -> None:
+    def _on_session_event(self, event: SessionEvent) -> None:
         if isinstance(event, ReplayChanged):
             self.provider_combo.setEnabled(event.replay is None and not self.session.active)
             self.show_settings(self.session.settings)
         elif isinstance(event, SettingsChanged):
             self.show_settings(event.settings)
             if {"provider", "fault"} <= event.changed and event.old.fault and event.settings.fault is None:
-                say = getattr(self.parent(), "say", None)  # the window's status line and run log
-                if say is not None:
-                    label = self.provider_combo.currentText() or event.settings.provider
-                    say(f"Fault {event.old.fault} cannot be sent on the {label} wire: back to no fault")
+                label = self.provider_combo.currentText() or event.settings.provider
+                self.say(f"Fault {event.old.fault} cannot be sent on the {label} wire: back to no fault")
 
     # -- the user's choices become intents --------------------------------------------------------
 
@@ -503,7 +403,7 @@ class RunToolbar(QObject):
         live = data.startswith(LIVE_PREFIX)
         provider = data.removeprefix(LIVE_PREFIX)
         changes: dict[str, Any] = {"provider": provider, "live": live}
-        choices = STRUCTURED_CHOICES.get(provider, ("tools",))
+        choices = _structured_choices(provider)
         if self.session.settings.structured not in choices:
             changes["structured"] = choices[0]
         self._send(**changes)
@@ -546,24 +446,3 @@ class RunToolbar(QObject):
     def _numbers_toggled(self, on: bool) -> None:
         self._send(show_provisional_numbers=on)
 
-
-_NO_KEY = "no key yet"
-
-
-def _list_models(provider: str, base_url: str, key_of: Callable[[], str]) -> tuple[list[str], str | None]:
-    """The provider's model names, or ([], the one line saying why not; `_NO_KEY` when the key
-    the provider needs is not there yet). Runs in a worker thread, the key lookup included."""
-    from livefill.errors import InputError
-    from livefill.wire.providers.models import list_models
-    from livefill.session.run import describe_failure
-
-    try:
-        key = key_of()
-    except InputError:
-        return [], _NO_KEY
-    try:
-        # a plain loop of its own: under qasync's policy a new loop would be a Qt one
-        with asyncio.Runner(loop_factory=asyncio.SelectorEventLoop) as runner:
-            return runner.run(list_models(provider, base_url, key or None)), None
-    except Exception as exc:  # noqa: BLE001 - said in one line; a typed model name still works
-        return [], describe_failure(exc)[0]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtGui import QResizeEvent, QShowEvent
@@ -39,18 +39,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from livefill.session.app_settings import default_ollama_url
+from livefill.session.app_settings import OLLAMA_DEFAULT, default_ollama_url
 from livefill.errors import InputError
 from livefill.wire.keys import Key, KeySource, KeyStore, base_url_example, normalize_base_url, shown_url
-from livefill.session.session import Session, SettingsChanged
+from livefill.session.session import Session
+from livefill.session.session_events import SessionEvent, SettingsChanged
 from livefill.widgets.key_field import KeyField
+from livefill.wire.providers.spec import PROVIDER_SPECS
 
 __all__ = ["SettingsDialog", "key_source_text"]
 
 _BARE_HOST = re.compile(r"(?![Hh][Tt][Tt][Pp][Ss]?:)[A-Za-z0-9.\-]+:(\d{1,5})(/\S*)?").fullmatch  # "localhost:11434", "gpu-box:8080/v1"
 
-_PAIRED_URL = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 _ROW_PROVIDER = {"anthropic": "anthropic", "openai": "openai-chat", "compatible": "openai-compatible"}
+"""Each key row's provider (OpenAI Chat and Responses share one key)."""
+_VENDOR_ROWS = ("anthropic", "openai")
+_PAIRED_URL = {row: PROVIDER_SPECS[_ROW_PROVIDER[row]].base_url_variable or "" for row in _VENDOR_ROWS}
+"""A vendor row's base URL variable, whose address its key goes with (`livefill.wire.keys.key_slot`)."""
 
 
 def key_source_text(key: Key, store: KeyStore) -> str:
@@ -66,8 +71,10 @@ def key_source_text(key: Key, store: KeyStore) -> str:
 class SettingsDialog(QDialog):
     """The settings dialog (see the module docstring). `environ` is read for the paired base URLs."""
 
-    def __init__(self, parent: QWidget | None, session: Session, *, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, parent: QWidget | None, session: Session, *, say: Callable[[str], None] | None = None,
+                 environ: Mapping[str, str] | None = None) -> None:
         super().__init__(parent)
+        self.say_in_window = say  # a line in the window's status bar and run log
         self.setObjectName("settingsDialog")
         self.setWindowTitle("livefill settings")
         if session.keys is None:
@@ -83,10 +90,8 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.keyring_note)
 
         self.keys: dict[str, KeyField] = {}
-        for row, title, note in (
-            ("anthropic", "Anthropic", "Read from ANTHROPIC_API_KEY when set."),
-            ("openai", "OpenAI (Chat Completions and Responses)", "Read from OPENAI_API_KEY when set."),
-        ):
+        for row, title in (("anthropic", "Anthropic"), ("openai", "OpenAI (Chat Completions and Responses)")):
+            note = f"Read from {PROVIDER_SPECS[_ROW_PROVIDER[row]].key_variable} when set."
             box = QGroupBox(title)
             form = QFormLayout(box)
             field = KeyField(row)
@@ -111,7 +116,7 @@ class SettingsDialog(QDialog):
         self.ollama_model = _line("ollamaModel", "e.g. llama3.2")
         form.addRow("Base URL", self.ollama_url)
         form.addRow("Model", self.ollama_model)
-        form.addRow("", _hint("Ollama takes no key. Default: OLLAMA_HOST, or http://127.0.0.1:11434."))
+        form.addRow("", _hint(f"Ollama takes no key. Default: {PROVIDER_SPECS['ollama'].base_url_variable}, or {OLLAMA_DEFAULT}."))
         layout.addWidget(box)
 
         self.error = QLabel()
@@ -182,7 +187,7 @@ class SettingsDialog(QDialog):
         else:
             field.show_key(key.masked(), key_source_text(key, self.store), forgettable=key.source is not KeySource.ENV)
 
-    def _on_session_event(self, event: Any) -> None:
+    def _on_session_event(self, event: SessionEvent) -> None:
         if isinstance(event, SettingsChanged) and self.isVisible():  # opening it renders it anew
             self.render()
 
@@ -217,9 +222,8 @@ class SettingsDialog(QDialog):
         fields goes with the dialog)."""
         refused = [shown_url(line.text().strip()) for line in (self.compatible_url, self.ollama_url) if line in self._refused]
         super().done(result)
-        say = getattr(self.parent(), "say", None)
-        if refused and say is not None:
-            say(f"Settings: {', '.join(repr(r) for r in refused)} not saved: not a base URL (File → Settings… to correct it)")
+        if refused and self.say_in_window is not None:
+            self.say_in_window(f"Settings: {', '.join(repr(r) for r in refused)} not saved: not a base URL (File → Settings… to correct it)")
 
     # -- intents ----------------------------------------------------------------------------------
 

@@ -1,32 +1,40 @@
-"""The window's File and View menus, and "Save picture" (a PNG of the window).
+"""The window's File, Edit and View menus, and "Save picture" (a PNG of the window).
 
-`build_menus(window)` adds File (Open document…, Open schema…, Settings…, Record runs, Recordings ▸
-(`livefill.gui.recordings`), Export animation… (`livefill.gui.export_animation`), Save picture…, Export timeline as PNG…,
-Quit), Edit (Paste document, Clear form / Clear all lanes, Undo, Redo: the window's undo stack,
-and the last clear) and View (Compare, Wire inspector, Timeline, History (`livefill.gui.history_panel`),
-Legend, Presentation mode, Autoplay) to the window's menu bar, a "Save picture"
-button to its Run toolbar, and window-level copies of the shortcuts so they work while the menu
-bar is hidden (presentation). The actions are kept on the window (`save_picture_action`,
-`present_action`, `autoplay_action`, `inspector_action`, `timeline_action`, `clear_action`,
-`undo_action`, `legend_action`, ...). Clear, Undo and Redo are `livefill.gui.form_undo`'s (one undo
-stack for the window). Whether the legend is shown
-is remembered in the window's settings store under `LEGEND_KEY`.
+`WindowMenus` builds File (Open document…, Open schema…, Settings…, Record runs, Recordings ▸
+(`livefill.gui.recordings`), Export animation… (`livefill.gui.export_animation`), Save picture…,
+Export timeline as PNG…, Quit), Edit (Paste document, then `livefill.gui.form_undo`'s Clear, Undo
+and Redo) and View (Compare, Wire inspector, Timeline, Legend, History, Presentation mode,
+Autoplay), a "Save picture" button on the Run toolbar, and window-level copies of the shortcuts so
+they work while the menu bar is hidden (presentation). It owns its actions; the window names the
+ones it uses. Whether the legend is shown is remembered in the settings store under `LEGEND_KEY`.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QPixmap
-from PySide6.QtWidgets import QFileDialog, QToolButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QToolButton, QWidget
 
+from livefill.gui.docks import InspectorDock, TimelineDock
+from livefill.gui.document_actions import DocumentActions
 from livefill.gui.errors import reporting
-from livefill.gui.form_undo import add_clear, add_undo
+from livefill.gui.export_animation import AnimationExport
+from livefill.gui.form_undo import FormUndo
+from livefill.gui.history_panel import HistoryPanel
+from livefill.gui.recordings import Recordings
+from livefill.gui.run_toolbar import RunToolbar
+from livefill.gui.saves import confirm_saved, save_folder
+from livefill.session.app_settings import SettingsStore
+from livefill.session.session import Session
+from livefill.session.session_events import SessionEvent, SettingsChanged
+from livefill.widgets.legend import Legend
+from livefill.widgets.run_log import RunLog
 
-__all__ = ["build_menus", "save_picture", "save_and_confirm", "LEGEND_KEY"]
+__all__ = ["WindowMenus", "save_picture", "save_and_confirm", "LEGEND_KEY"]
 
 LEGEND_KEY = "window/legend"
 """The settings store's name for whether the legend is shown ("shown" / "hidden")."""
@@ -41,9 +49,14 @@ def save_picture(window: QWidget, path: str | Path, picture: QPixmap | None = No
     return path
 
 
-def _ask_and_save(window: Any) -> None:
-    from livefill.gui.saves import save_folder
+def save_and_confirm(window: QWidget, path: str | Path, picture: QPixmap | None = None) -> Path:
+    """Save a picture of `window` (now, or `picture`) to `path` and say where, as a link that opens the folder."""
+    written = save_picture(window, path, picture)
+    confirm_saved(window, written, "a picture of the window")
+    return written
 
+
+def _ask_and_save(window: QWidget) -> None:
     picture = window.grab()  # the moment asked for (mid-stream, say), not the one the name is confirmed at
     name = time.strftime("livefill-%Y%m%d-%H%M%S.png")
     dialog = QFileDialog(window, "Save a picture of the window", str(save_folder(window) / name), "PNG (*.png)")
@@ -55,135 +68,143 @@ def _ask_and_save(window: Any) -> None:
     dialog.open()  # never a nested event loop under qasync
 
 
-def save_and_confirm(window: Any, path: str | Path, picture: QPixmap | None = None) -> Path:
-    """Save a picture of `window` (now, or `picture`) to `path` and say where, as a link that opens the folder."""
-    from livefill.gui.saves import confirm_saved
-
-    written = window.save_picture(path, picture)
-    confirm_saved(window, written, "a picture of the window")
-    return written
-
-
-def build_menus(window: Any) -> None:
-    """The File and View menus of `window` (see the module docstring)."""
-    file_menu = window.menuBar().addMenu("&File")
-    window.open_document_action = QAction("Open document…", window)
-    window.open_document_action.setObjectName("openDocumentAction")
-    window.open_document_action.setShortcut(QKeySequence("Ctrl+O"))
-    window.open_document_action.setToolTip("Read your own .txt, .md or .pdf document")
-    window.open_document_action.triggered.connect(reporting(lambda _checked=False: window.documents.ask_open()))
-    file_menu.addAction(window.open_document_action)
-    window.open_schema_action = QAction("Open schema…", window)
-    window.open_schema_action.setObjectName("openSchemaAction")
-    window.open_schema_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
-    window.open_schema_action.setToolTip("Read the document with your own JSON Schema file (.json)")
-    window.open_schema_action.triggered.connect(reporting(lambda _checked=False: window.documents.ask_open_schema()))
-    file_menu.addAction(window.open_schema_action)
-    window.settings_action = QAction("Settings…", window)
-    window.settings_action.setObjectName("settingsAction")
-    window.settings_action.setShortcut(QKeySequence("Ctrl+,"))
-    window.settings_action.setToolTip("API keys, and the addresses of an OpenAI-compatible server and Ollama")
-    window.settings_action.triggered.connect(reporting(lambda _checked=False: window.open_settings()))
-    file_menu.addAction(window.settings_action)
-    file_menu.addSeparator()
-    window.save_picture_action = QAction("Save picture…", window)
-    window.save_picture_action.setObjectName("savePictureAction")
-    window.save_picture_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
-    window.save_picture_action.setToolTip("Write a PNG picture of the window")
-    window.save_picture_action.triggered.connect(reporting(lambda _checked=False: _ask_and_save(window)))
-    file_menu.addAction(window.save_picture_action)
-    from livefill.gui.recordings import Recordings
-
-    window.recordings = Recordings(window, file_menu, before=window.save_picture_action)
-    from livefill.gui.export_animation import AnimationExport
-
-    window.animation_export = AnimationExport(window, file_menu, before=window.save_picture_action)
-    window.export_timeline_action = QAction("Export timeline as PNG…", window)
-    window.export_timeline_action.triggered.connect(window.timeline_dock.ask_export)
-    file_menu.addAction(window.export_timeline_action)
-    file_menu.addSeparator()
-    quit_action = QAction("Quit", window)
-    quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-    quit_action.triggered.connect(window.close)
-    file_menu.addAction(quit_action)
-
-    edit = window.menuBar().addMenu("&Edit")
-    window.paste_document_action = QAction("Paste document", window)
-    window.paste_document_action.setObjectName("pasteDocumentAction")
-    window.paste_document_action.setShortcut(QKeySequence("Ctrl+Shift+V"))
-    window.paste_document_action.setToolTip("Use the text (or the file) on the clipboard as the document")
-    window.paste_document_action.triggered.connect(reporting(lambda _checked=False: window.documents.paste()))
-    edit.addAction(window.paste_document_action)
-    edit.addSeparator()
-    add_clear(window, edit)
-    add_undo(window, edit)
-
-    view = window.menuBar().addMenu("&View")
-    view.addAction(window.compare_action)
-    window.inspector_action = window.inspector_dock.toggleViewAction()
-    window.inspector_action.setText("Wire inspector")
-    window.inspector_action.setShortcut(QKeySequence("Ctrl+I"))
-    view.addAction(window.inspector_action)
-    window.timeline_action = window.timeline_dock.toggleViewAction()
-    window.timeline_action.setText("Timeline")
-    window.timeline_action.setShortcut(QKeySequence("Ctrl+T"))
-    view.addAction(window.timeline_action)
-    _build_legend(window, view)
-    window.history_action = window.history_panel.toggleViewAction()
-    window.history_action.setText("History")
-    window.history_action.setObjectName("historyAction")
-    window.history_action.setShortcut(QKeySequence("Ctrl+H"))
-    window.history_action.setToolTip("Past runs: open one into the form, delete one; where the history file is")
-    view.addAction(window.history_action)
-    view.addSeparator()
-    window.present_action = QAction("Presentation mode", window, checkable=True)
-    window.present_action.setObjectName("presentAction")
-    window.present_action.setShortcut(QKeySequence(Qt.Key.Key_F11))
-    window.present_action.triggered.connect(lambda _checked: window.toggle_presentation())
-    view.addAction(window.present_action)
-    window.autoplay_action = QAction("Autoplay (replay in a loop)", window, checkable=True)
-    window.autoplay_action.setObjectName("autoplayAction")
-    window.autoplay_action.triggered.connect(window._autoplay_clicked)
-    view.addAction(window.autoplay_action)
-    window.save_picture_button = QToolButton()
-    window.save_picture_button.setObjectName("savePictureButton")
-    window.save_picture_button.setDefaultAction(window.save_picture_action)
-    window.save_picture_button.setText("Save picture")
-    window.run_toolbar.addWidget(window.save_picture_button)
-    # window-level copies so the shortcuts work while the menu bar is hidden (presentation)
-    for action in (window.open_document_action, window.settings_action, window.paste_document_action,
-                   window.save_picture_action, window.compare_action, window.present_action,
-                   window.inspector_action, window.timeline_action, window.history_action, window.clear_action,
-                   window.undo_action, window.redo_action, window.legend_action):
-        window.addAction(action)
+def _action(window: QWidget, text: str, name: str, shortcut: QKeySequence | str | None = None,
+            tip: str | None = None, *, checkable: bool = False) -> QAction:
+    action = QAction(text, window, checkable=checkable)
+    action.setObjectName(name)
+    if shortcut is not None:
+        action.setShortcut(QKeySequence(shortcut))
+    if tip is not None:
+        action.setToolTip(tip)
+    return action
 
 
-def _build_legend(window: Any, menu: Any) -> None:
-    """View ▸ Legend: show or hide the legend over the single form; the choice is remembered."""
-    store = getattr(window, "store", None)
-    shown = (store.value(LEGEND_KEY) if store is not None else None) != "hidden"
-    window.legend_action = QAction("Legend", window, checkable=True)
-    window.legend_action.setObjectName("legendAction")
-    window.legend_action.setShortcut(QKeySequence("Ctrl+L"))
-    window.legend_action.setToolTip("What the marks beside the fields mean")
-    window.legend_action.setChecked(shown)
-    window.legend.setVisible(shown)
+class WindowMenus:
+    """The menus of `window` and their actions (see the module docstring).
 
-    def toggled(checked: bool) -> None:
-        window.legend.setVisible(checked)
-        if store is not None:
-            store.set_value(LEGEND_KEY, "shown" if checked else "hidden")
-            store.sync()
+    The callbacks are the window's intents: `open_settings()` (File → Settings…),
+    `toggle_presentation()` (F11) and `autoplay_clicked(checked)` (View → Autoplay)."""
 
-    window.legend_action.toggled.connect(toggled)
+    def __init__(
+        self,
+        window: QMainWindow,
+        session: Session,
+        *,
+        toolbar: RunToolbar,
+        documents: DocumentActions,
+        undo: FormUndo,
+        legend: Legend,
+        run_log: RunLog,
+        store: SettingsStore | None,
+        inspector: InspectorDock,
+        timeline: TimelineDock,
+        history: HistoryPanel,
+        open_settings: Callable[[], object],
+        toggle_presentation: Callable[[], None],
+        autoplay_clicked: Callable[[bool], None],
+    ) -> None:
+        self.session = session
+        self.legend = legend
+        self.store = store
 
-    def marking(event: Any = None) -> None:  # the single form's mode decides whether it marks
-        from livefill.session.session import SettingsChanged
+        file_menu = window.menuBar().addMenu("&File")
+        self.open_document_action = _action(window, "Open document…", "openDocumentAction", "Ctrl+O",
+                                            "Read your own .txt, .md or .pdf document")
+        self.open_document_action.triggered.connect(reporting(lambda _checked=False: documents.ask_open()))
+        file_menu.addAction(self.open_document_action)
+        self.open_schema_action = _action(window, "Open schema…", "openSchemaAction", "Ctrl+Shift+O",
+                                          "Read the document with your own JSON Schema file (.json)")
+        self.open_schema_action.triggered.connect(reporting(lambda _checked=False: documents.ask_open_schema()))
+        file_menu.addAction(self.open_schema_action)
+        self.settings_action = _action(window, "Settings…", "settingsAction", "Ctrl+,",
+                                       "API keys, and the addresses of an OpenAI-compatible server and Ollama")
+        self.settings_action.triggered.connect(reporting(lambda _checked=False: open_settings()))
+        file_menu.addAction(self.settings_action)
+        file_menu.addSeparator()
+        self.save_picture_action = _action(window, "Save picture…", "savePictureAction", "Ctrl+Shift+S",
+                                           "Write a PNG picture of the window")
+        self.save_picture_action.triggered.connect(reporting(lambda _checked=False: _ask_and_save(window)))
+        file_menu.addAction(self.save_picture_action)
+        self.recordings = Recordings(window, session, file_menu, toolbar=toolbar, run_log=run_log,
+                                     before=self.save_picture_action)
+        self.animation_export = AnimationExport(window, file_menu, before=self.save_picture_action)
+        self.export_timeline_action = QAction("Export timeline as PNG…", window)
+        self.export_timeline_action.triggered.connect(timeline.ask_export)
+        file_menu.addAction(self.export_timeline_action)
+        file_menu.addSeparator()
+        quit_action = QAction("Quit", window)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(window.close)
+        file_menu.addAction(quit_action)
 
+        edit = window.menuBar().addMenu("&Edit")
+        self.paste_document_action = _action(window, "Paste document", "pasteDocumentAction", "Ctrl+Shift+V",
+                                             "Use the text (or the file) on the clipboard as the document")
+        self.paste_document_action.triggered.connect(reporting(lambda _checked=False: documents.paste()))
+        edit.addAction(self.paste_document_action)
+        edit.addSeparator()
+        undo.add_to(edit)
+
+        view = window.menuBar().addMenu("&View")
+        view.addAction(toolbar.compare_action)
+        self.inspector_action = inspector.toggleViewAction()
+        self.inspector_action.setText("Wire inspector")
+        self.inspector_action.setShortcut(QKeySequence("Ctrl+I"))
+        view.addAction(self.inspector_action)
+        self.timeline_action = timeline.toggleViewAction()
+        self.timeline_action.setText("Timeline")
+        self.timeline_action.setShortcut(QKeySequence("Ctrl+T"))
+        view.addAction(self.timeline_action)
+        self.legend_action = self._build_legend(window, view)
+        self.history_action = history.toggleViewAction()
+        self.history_action.setText("History")
+        self.history_action.setObjectName("historyAction")
+        self.history_action.setShortcut(QKeySequence("Ctrl+H"))
+        self.history_action.setToolTip("Past runs: open one into the form, delete one; where the history file is")
+        view.addAction(self.history_action)
+        view.addSeparator()
+        self.present_action = _action(window, "Presentation mode", "presentAction", QKeySequence(Qt.Key.Key_F11),
+                                      checkable=True)
+        self.present_action.triggered.connect(lambda _checked: toggle_presentation())
+        view.addAction(self.present_action)
+        self.autoplay_action = _action(window, "Autoplay (replay in a loop)", "autoplayAction", checkable=True)
+        self.autoplay_action.triggered.connect(autoplay_clicked)
+        view.addAction(self.autoplay_action)
+        self.save_picture_button = QToolButton()
+        self.save_picture_button.setObjectName("savePictureButton")
+        self.save_picture_button.setDefaultAction(self.save_picture_action)
+        self.save_picture_button.setText("Save picture")
+        toolbar.bar.addWidget(self.save_picture_button)
+        # window-level copies so the shortcuts work while the menu bar is hidden (presentation)
+        for action in (self.open_document_action, self.settings_action, self.paste_document_action,
+                       self.save_picture_action, toolbar.compare_action, self.present_action,
+                       self.inspector_action, self.timeline_action, self.history_action, undo.clear_action,
+                       undo.undo_action, undo.redo_action, self.legend_action):
+            window.addAction(action)
+
+    def _build_legend(self, window: QWidget, menu: QMenu) -> QAction:
+        """View ▸ Legend: show or hide the legend over the single form; the choice is remembered."""
+        store, legend = self.store, self.legend
+        shown = (store.value(LEGEND_KEY) if store is not None else None) != "hidden"
+        action = _action(window, "Legend", "legendAction", "Ctrl+L", "What the marks beside the fields mean",
+                         checkable=True)
+        action.setChecked(shown)
+        legend.setVisible(shown)
+
+        def toggled(checked: bool) -> None:
+            legend.setVisible(checked)
+            if store is not None:
+                store.set_value(LEGEND_KEY, "shown" if checked else "hidden")
+                store.sync()
+
+        action.toggled.connect(toggled)
+        self.session.subscribe(self._legend_marking)
+        self._legend_marking()
+        legend.hideRequested.connect(lambda: action.setChecked(False))
+        menu.addAction(action)
+        return action
+
+    def _legend_marking(self, event: SessionEvent | None = None) -> None:
+        """The single form's mode decides whether the legend explains the marks."""
         if event is None or isinstance(event, SettingsChanged) and "mode" in event.changed:
-            window.legend.set_marking(window.session.single.mode.spec.marks_states)
-
-    window.session.subscribe(marking)
-    marking()
-    window.legend.hideRequested.connect(lambda: window.legend_action.setChecked(False))
-    menu.addAction(window.legend_action)
+            self.legend.set_marking(self.session.single.mode.spec.marks_states)

@@ -1,9 +1,9 @@
 """The window's two views: the single form and the compare view, and the status line over them.
 
-`ViewSwitching` is the part of `livefill.gui.main_window.MainWindow` that shows whichever view the session
-is in (`ViewChanged`): it makes the `CompareView` on first use, says every lane's phase in the
-status line while comparing (and how many lanes there are, whenever that changes), and writes
-each lane's ending to the run log.
+`ViewSwitcher` shows whichever view the session is in: it makes the `CompareView` on first use,
+says the single run's status in the status line, or every lane's phase while comparing (and how
+many lanes there are, whenever that changes), and writes each run's ending to the run log. What
+the window does about the lanes (its docks, its own signals) it learns from the switcher's signals.
 
 Leaving the compare view gives back the single view exactly as it was: entering it remembers the
 source / form splitter's sizes (the lanes then take the whole width) and leaving puts them back.
@@ -14,90 +14,170 @@ minimum of all its pages, shown or not, and squeezes the source pane).
 
 from __future__ import annotations
 
-from typing import Any
-
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from livefill.session.run_status import RunStatus
+from livefill.extraction.form import FieldState
+from livefill.extraction.schema import FieldKind
+from livefill.gui.compare_view import CompareView
 from livefill.gui.errors import show_error
+from livefill.gui.lane import Lane
+from livefill.gui.window_body import WindowBody
+from livefill.session.run_status import RunStatus
+from livefill.session.session import SINGLE, Session
+from livefill.widgets.form_view import FormView
 
-__all__ = ["ViewSwitching"]
+__all__ = ["ViewSwitcher"]
 
 
-class ViewSwitching:
-    """Mixed into the main window (see the module docstring)."""
+class ViewSwitcher(QObject):
+    """Shows the single form or the compare view in `body`'s view stack (see the module docstring).
 
-    compare_view: Any
-    _top_sizes: list[int] | None
+    Signals (of the single form and of every compare lane): `statusChanged(RunStatus)`,
+    `activeChanged(bool)`, `runsFinished()` (the single run, or the last lane, ended),
+    `lanesChanged()` (compare lanes added or removed), `fieldPicked(str lane, str pointer)`,
+    `recorderChanged(str lane, WireRecorder)` (a lane started a run with that recorder).
+    """
 
-    def _show_view(self, comparing: bool) -> None:
+    statusChanged = Signal(object)  # noqa: N815 - Qt signal naming
+    activeChanged = Signal(bool)  # noqa: N815
+    runsFinished = Signal()  # noqa: N815
+    lanesChanged = Signal()  # noqa: N815
+    fieldPicked = Signal(str, str)  # noqa: N815
+    recorderChanged = Signal(str, object)  # noqa: N815
+
+    def __init__(self, window: QWidget, session: Session, body: WindowBody, single: Lane, compare_action: QAction) -> None:
+        super().__init__(window)
+        self.window = window
+        self.session = session
+        self.body = body
+        self.single = single
+        self.compare_action = compare_action
+        self.compare_view: CompareView | None = None
+        self._top_sizes: list[int] | None = None
+        single.statusChanged.connect(self._on_single_status)
+        single.finished.connect(self._on_single_finished)
+        single.activeChanged.connect(self.activeChanged)
+        single.fieldPicked.connect(self.fieldPicked)
+        single.error.connect(lambda message: show_error(message, window))
+        single.controller.started.connect(lambda _run: self.recorderChanged.emit(SINGLE, session.single.recorder))
+
+    def show(self, comparing: bool) -> None:
+        """Show the compare view (made on first use) or the single form."""
+        body = self.body
         if comparing:
-            self._ensure_compare()
-            if self.stack.currentWidget() is not self.compare_view:
-                self._top_sizes = self.top_splitter.sizes()
-                self._show_page(self.compare_view)
-                total = sum(self._top_sizes) or self.width()
-                self.top_splitter.setSizes([0, total])  # the lanes need the width; drag to see the source
-        elif self.stack.currentWidget() is not self.form_holder:
-            self._show_page(self.form_holder)
+            view = self.ensure_compare()
+            if body.stack.currentWidget() is not view:
+                self._top_sizes = body.top_splitter.sizes()
+                self._show_page(view)
+                total = sum(self._top_sizes) or self.window.width()
+                body.top_splitter.setSizes([0, total])  # the lanes need the width; drag to see the source
+        elif body.stack.currentWidget() is not body.form_holder:
+            self._show_page(body.form_holder)
             if self._top_sizes:
-                self.top_splitter.setSizes(self._top_sizes)
+                body.top_splitter.setSizes(self._top_sizes)
         if self.compare_action.isChecked() != comparing:
             self.compare_action.blockSignals(True)
             self.compare_action.setChecked(comparing)
             self.compare_action.blockSignals(False)
-        self._on_active()
-        self._sync_docks()
-        self._show_status()
 
     def _show_page(self, page: QWidget) -> None:
         """Show `page` in the view stack; the other pages stop counting in its minimum size."""
-        for index in range(self.stack.count()):
-            widget = self.stack.widget(index)
+        stack = self.body.stack
+        for index in range(stack.count()):
+            widget = stack.widget(index)
             shown = widget is page
             widget.setSizePolicy(QSizePolicy.Policy.Preferred if shown else QSizePolicy.Policy.Ignored,
                                  QSizePolicy.Policy.Preferred if shown else QSizePolicy.Policy.Ignored)
-        self.stack.setCurrentWidget(page)
-        self.stack.updateGeometry()
+        stack.setCurrentWidget(page)
+        stack.updateGeometry()
 
-    def _show_status(self) -> None:
-        if self.comparing:
+    def show_status(self) -> None:
+        """The status line: the single run's, or every compare lane's in one line."""
+        if self.session.comparing and self.compare_view is not None:
             lanes = [(lane.title, lane.last_status) for lane in self.compare_view.lanes]
-            self.status_line.show_compare(lanes, self.session.last_seed)
+            self.body.status_line.show_compare(lanes, self.session.last_seed)
         else:
-            self.status_line.show_status(self.controller.last_status)
+            self.body.status_line.show_status(self.single.controller.last_status)
 
-    def _ensure_compare(self) -> None:
-        if self.compare_view is not None:
+    def shown_lanes(self) -> list[Lane]:
+        """The lanes on screen: the compare view's, or the single form's."""
+        if self.session.comparing and self.compare_view is not None:
+            return list(self.compare_view.lanes)
+        return [self.single]
+
+    def any_provisional(self) -> bool:
+        """True if a field of the forms shown shows a provisional value now (a value with text,
+        not just an opened table or group)."""
+        return any(
+            lane.form_view is not None and any(
+                str(w.property("state")) == FieldState.PROVISIONAL.value and w.property("displayValue")
+                and w.spec.kind not in (FieldKind.TABLE, FieldKind.OBJECT)
+                for w in lane.form_view.fields.values()
+            )
+            for lane in self.shown_lanes()
+        )
+
+    def reveal(self, lane: str, pointer: str) -> None:
+        """Scroll lane `lane`'s form (SINGLE: the single form's) to the field at `pointer`."""
+        if not pointer:
             return
-        from livefill.gui.compare_view import CompareView
+        view: FormView | None = None
+        if lane == SINGLE:
+            view = self.single.form_view
+        elif self.compare_view is not None:
+            try:
+                view = self.compare_view.lane(lane).form_view
+            except KeyError:
+                view = None
+        widget = view.fields.get(pointer) if view is not None else None
+        if view is not None and widget is not None:
+            view.ensureWidgetVisible(widget)
 
+    def ensure_compare(self) -> CompareView:
+        """The compare view, made (and added to the view stack) on first use."""
+        if self.compare_view is not None:
+            return self.compare_view
         view = CompareView(self.session)
         view.statusChanged.connect(self._on_lane_status)
         view.laneFinished.connect(self._on_lane_finished)
-        view.activeChanged.connect(self._on_active)
+        view.activeChanged.connect(self.activeChanged)
         view.allFinished.connect(self._on_compare_finished)
-        view.lanesChanged.connect(self._sync_docks)
-        view.lanesChanged.connect(self._show_status)  # "compare · 4 lanes" as soon as one is added
-        view.recorderChanged.connect(lambda lane: self.inspector_dock.set_recorder(lane, view.lane(lane).recorder))
-        view.fieldPicked.connect(self.show_field_bytes)
-        view.notesReady.connect(self._show_status)
-        view.error.connect(lambda message: show_error(message, self))
+        view.lanesChanged.connect(self.lanesChanged)
+        view.lanesChanged.connect(self.show_status)  # "compare · 4 lanes" as soon as one is added
+        view.recorderChanged.connect(lambda lane: self.recorderChanged.emit(lane, view.lane(lane).recorder))
+        view.fieldPicked.connect(self.fieldPicked)
+        view.notesReady.connect(self.show_status)
+        view.error.connect(lambda message: show_error(message, self.window))
         self.compare_view = view
         view.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)  # until it is shown
-        self.stack.addWidget(view)
+        self.body.stack.addWidget(view)
+        return view
+
+    def _on_single_status(self, status: RunStatus) -> None:
+        if not self.session.comparing:
+            self.body.status_line.show_status(status)
+        self.statusChanged.emit(status)
+
+    def _on_single_finished(self, status: RunStatus) -> None:
+        if not self.session.comparing:
+            self.body.status_line.show_status(status)
+        if status.phase.final:
+            run = self.session.single.run
+            self.body.run_log.add_run(status, run.config.label if run is not None else "")
+        self.runsFinished.emit()
 
     def _on_lane_status(self, status: RunStatus) -> None:
-        self._show_status()
+        self.show_status()
         self.statusChanged.emit(status)
 
     def _on_lane_finished(self, lane_name: str, status: RunStatus) -> None:
-        if status.phase.final:
+        if status.phase.final and self.compare_view is not None:
             lane = self.compare_view.lane(lane_name)
-            self.run_log.add_run(status, lane.run.config.label if lane.run is not None else lane.title)
-        self._show_status()
+            self.body.run_log.add_run(status, lane.run.config.label if lane.run is not None else lane.title)
+        self.show_status()
 
     def _on_compare_finished(self) -> None:
-        self._show_status()
-        self._update_timeline_note()
+        self.show_status()
         self.runsFinished.emit()

@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QVBoxLayout, QWidget
 
-from livefill.extraction.form import MISSING, FieldKind, FieldSpec, FieldState, FormModel, Origin
+from livefill.extraction.form import FieldState, FormModel, Origin
+from livefill.extraction.json_doc import MISSING
+from livefill.extraction.schema import FieldKind, FieldSpec
 from livefill.widgets.form_signals import FormSignals
 from livefill.widgets.value_tips import watch
 
@@ -143,8 +146,6 @@ class FieldWidget(QFrame):
         if self.stacked or above == self.label_above:
             return
         self.label_above = above
-        import shiboken6
-
         shiboken6.delete(self.layout())  # a layout owns no widget: the label, editor and marker stay
         self._lay_out(above)
         self.setProperty("labelAbove", above)

@@ -15,7 +15,8 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QSpinBox, QToolButton, QWidget
 
-from livefill.session.session import Session, SettingsChanged
+from livefill.session.session import Session
+from livefill.session.session_events import SettingsChanged
 from livefill.session.settings import parse_slicing
 
 __all__ = ["SlicingControl", "parse_slicing"]

@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 import livefill.wire.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see livefill.gui.app)
 import livefill.relay.client  # noqa: E402,F401
 from bench_ui import _ProcessServer, gui_thread_collection, latency_figures, probe_run  # noqa: E402
-from livefill.serving.runner import EmbeddedServer  # noqa: E402
+from livefill.embedded.server import EmbeddedServer  # noqa: E402
 
 
 async def measure(window, docks: bool, reads: str = "gui") -> dict[str, float | str]:  # noqa: ANN001
@@ -61,10 +61,12 @@ async def measure(window, docks: bool, reads: str = "gui") -> dict[str, float | 
 async def bench(args: argparse.Namespace, server) -> list[dict[str, float | str]]:  # noqa: ANN001
     from livefill.gui.loop import asyncgen_hooks
     from livefill.gui.main_window import MainWindow
+    from livefill.session.session import Session
+    from livefill.session.settings import RunSettings
 
     with gui_thread_collection() as collector, asyncgen_hooks(asyncio.get_running_loop()):
-        window = MainWindow(base_url=server.url, relay_token=server.relay_token, history=None, scenario=args.scenario,
-                            provider=args.provider, speed=args.speed, compare=args.modes.split(","))
+        window = MainWindow(Session(RunSettings(base_url=server.url, relay_token=server.relay_token, scenario=args.scenario,
+                                                provider=args.provider, speed=args.speed)), compare=args.modes.split(","))
         window.resize(1680, 1000)
         window.show()
         results = []
@@ -89,10 +91,10 @@ def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float |
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from livefill.gui.app import _install_qt_message_filter
+    from livefill.gui.qt_app import install_qt_message_filter
     from livefill.gui.theme import Theme
 
-    _install_qt_message_filter()
+    install_qt_message_filter()
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setQuitOnLastWindowClosed(False)
     Theme(app, "light")
@@ -113,7 +115,7 @@ def main() -> int:
                         help="where the lanes read their streams: on the net thread (livefill.wire.net_thread, LIVEFILL_READ_THREAD=1), "
                              "on the GUI thread (as the app does), or both side by side (default)")
     args = parser.parse_args()
-    from livefill.gui.app import SWITCH_INTERVAL
+    from livefill.gui.qt_app import SWITCH_INTERVAL
 
     sys.setswitchinterval(SWITCH_INTERVAL)
     rows = []

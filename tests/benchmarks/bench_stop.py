@@ -45,7 +45,7 @@ def child(args: argparse.Namespace) -> dict[str, object]:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
-    import livefill.gui.app as A
+    import livefill.gui.launch as A
     from livefill.embedded.client import embedded_server
 
     has_warmup = Path("gui/warmup.py").exists()
@@ -100,12 +100,15 @@ def child(args: argparse.Namespace) -> dict[str, object]:
         from livefill.gui.gui_thread_gc import GuiThreadCollector
         from livefill.gui.loop import asyncgen_hooks
         from livefill.gui.main_window import MainWindow
+        from livefill.session.session import Session
+        from livefill.session.settings import RunSettings
 
         collector = GuiThreadCollector(app)
         collector.start()
         with asyncgen_hooks(asyncio.get_running_loop()):
-            window = MainWindow(base_url=server.bind() if has_warmup else server.url, relay_token=server.relay_token,
-                                history=None, scenario="invoice", mode="partial", speed=args.speed)
+            window = MainWindow(Session(RunSettings(
+                base_url=server.bind() if has_warmup else server.url, relay_token=server.relay_token,
+                scenario="invoice", mode="partial", speed=args.speed)))
             window.show()
             window.activateWindow()
             app.processEvents()
@@ -113,7 +116,7 @@ def child(args: argparse.Namespace) -> dict[str, object]:
             lag.start()
             t0 = time.perf_counter()
             if has_warmup:
-                warm = A._start_warmup(server, window, collector)
+                warm = window.warmup = A.start_warmup(A.app_warmup(server), window, collector)
                 await warm.wait()
             else:
                 thread = threading.Thread(target=A._prewarm, daemon=True)

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import livefill.wire.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see livefill.gui.app)
 import livefill.relay.client  # noqa: E402,F401
-from livefill.serving.runner import EmbeddedServer  # noqa: E402
+from livefill.embedded.server import EmbeddedServer  # noqa: E402
 
 livefill.wire.providers.transport.prewarm()  # as the app does in its prewarm thread before a first run
 
@@ -270,10 +270,12 @@ def gui_thread_collection() -> Iterator[object]:
 async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[str, float | str]]:
     from livefill.gui.loop import asyncgen_hooks
     from livefill.gui.main_window import MainWindow
+    from livefill.session.session import Session
+    from livefill.session.settings import RunSettings
 
     with gui_thread_collection() as collector, asyncgen_hooks(asyncio.get_running_loop()):
-        window = MainWindow(base_url=server.url, relay_token=server.relay_token, history=None,
-                            scenario=args.scenario, mode="partial", provider=args.provider, speed=args.speed)
+        window = MainWindow(Session(RunSettings(base_url=server.url, relay_token=server.relay_token, scenario=args.scenario,
+                                                mode="partial", provider=args.provider, speed=args.speed)))
         window.show()
         if args.latency:
             measure_latency(window.session.single)
@@ -309,7 +311,7 @@ def main() -> int:
                         help="the demo server in this process's background thread (as the app runs it), "
                              "in its own process (the GUI thread alone), or both one after the other")
     args = parser.parse_args()
-    from livefill.gui.app import SWITCH_INTERVAL
+    from livefill.gui.qt_app import SWITCH_INTERVAL
 
     sys.setswitchinterval(args.switch_interval if args.switch_interval is not None else SWITCH_INTERVAL)
     placements = ["embedded", "process"] if args.server == "both" else [args.server]
@@ -365,12 +367,13 @@ def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float |
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from livefill.gui.app import STYLE, _install_qt_message_filter
+    from livefill.gui.qt_app import install_qt_message_filter
+    from livefill.gui.theme import stylesheet
 
-    _install_qt_message_filter()
+    install_qt_message_filter()
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setQuitOnLastWindowClosed(False)
-    app.setStyleSheet(STYLE.read_text(encoding="utf-8"))
+    app.setStyleSheet(stylesheet("light"))
     try:
         return qasync.run(bench(args, server))
     finally:

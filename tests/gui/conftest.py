@@ -52,21 +52,37 @@ async def wait_until(predicate: Callable[[], bool], timeout: float = 15.0, inter
         await asyncio.sleep(interval)
 
 
+_WINDOW_OPTIONS = ("store", "remembered", "theme", "document", "compare")
+_SESSION_OPTIONS = ("history", "recorder_max_bytes", "keys")
+_LIVE_OPTIONS = ("live", "live_base_url", "model", "structured", "schema_name")
+
+
+def window_on(demo_server, history: History | None, **kwargs: Any):
+    """A MainWindow on `demo_server`, made as a launch makes it: `kwargs` are the window's own
+    options, the session's (`keys`, `recorder_max_bytes`), the live options a command line gives
+    (`live`, `live_base_url`, `model`, `structured`, `schema_name`) and any other RunSettings field."""
+    from livefill.gui.launch_session import first_settings
+    from livefill.gui.main_window import MainWindow
+    from livefill.session.session import Session
+    from livefill.session.settings import RunSettings
+
+    window_options = {k: kwargs.pop(k) for k in _WINDOW_OPTIONS if k in kwargs}
+    session_options = {k: kwargs.pop(k) for k in _SESSION_OPTIONS if k in kwargs}
+    live_options = {k: kwargs.pop(k) for k in _LIVE_OPTIONS if k in kwargs}
+    session_options.setdefault("history", history)
+    settings = RunSettings(base_url=demo_server.url, relay_token=demo_server.relay_token, **kwargs)
+    settings = first_settings(settings, window_options.get("remembered"), **live_options)
+    return MainWindow(Session(settings, **session_options), **window_options)
+
+
 @pytest.fixture
 def make_window(qapp, qloop, demo_server, tmp_path):
-    """A factory for a MainWindow on the session's demo server (history in tmp_path)."""
-    from livefill.gui.main_window import MainWindow
-
+    """A factory for a MainWindow on the session's demo server (history in tmp_path); see `window_on`."""
     windows = []
 
     def make(**kwargs: Any):
         kwargs.setdefault("speed", 0)
-        window = MainWindow(
-            base_url=demo_server.url,
-            relay_token=demo_server.relay_token,
-            history=History(tmp_path / "history.jsonl"),
-            **kwargs,
-        )
+        window = window_on(demo_server, History(tmp_path / "history.jsonl"), **kwargs)
         window.show()
         windows.append(window)
         return window

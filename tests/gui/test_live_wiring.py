@@ -15,7 +15,7 @@ from livefill.extraction.modes import Mode
 from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
 from livefill.session.settings import RunSettings
-from livefill.gui.app import parse_args
+from livefill.gui.app_args import parse_args
 from livefill.gui.run_toolbar import LIVE_PREFIX
 from tests.wire.test_keys import MemoryKeyring
 from tests.gui.conftest import arun, wait_until
@@ -106,13 +106,13 @@ def test_the_model_combo_fills_from_the_providers_model_list(make_window, qloop,
     _unset_live_env(monkeypatch)
     window = make_window(keys=_keys(), provider="openai-compatible", live=True)
     combo = window.toolbar.model_combo
-    assert window.toolbar._models_task is None  # no address yet: nothing to ask, a typed name works
+    assert window.toolbar.models.task is None  # no address yet: nothing to ask, a typed name works
 
     window.session.replace(compatible_base_url=demo_server.url + "/v1")
     toolbar = window.toolbar
     assert all(a.isVisible() for a in toolbar._live_actions)  # the model combo is shown ...
     assert not any(a.isVisible() for a in toolbar._demo_actions)  # ... the demo-only speed and faults are not
-    task = window.toolbar._models_task
+    task = window.toolbar.models.task
     assert task is not None
     names = arun(qloop, task)
     assert names and [combo.itemText(i) for i in range(combo.count())] == names
@@ -127,7 +127,7 @@ def test_a_model_list_failure_is_one_line_in_the_status_bar(make_window, qloop, 
     _unset_live_env(monkeypatch)
     window = make_window(keys=_keys(), provider="ollama", live=True)
     window.session.replace(ollama_base_url="http://127.0.0.1:9")  # nothing listens there
-    task = window.toolbar._models_task
+    task = window.toolbar.models.task
     assert task is not None and arun(qloop, task) == []
     line = window.statusBar().currentMessage()
     assert line.startswith("Model list: ") and "\n" not in line and "127.0.0.1:9" in line
