@@ -35,7 +35,8 @@ from pydantic import BaseModel
 from livefill.extraction import pointer as jp
 from livefill.errors import ProtocolError, RunFailure, Truncated, UpstreamError, UsageError, ValidationFailed
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, Stop, StopReason, TextDelta
-from livefill.extraction.form import MISSING, FieldState
+from livefill.extraction.form import FieldState
+from livefill.extraction.json_doc import MISSING
 from livefill.extraction.modes import Mode
 from livefill.extraction.naive import NaiveReader
 from livefill.extraction.prefix import Change, JSONPrefixError, PrefixParser, ValueState

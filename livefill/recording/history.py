@@ -1,35 +1,13 @@
 """The extraction history: one JSON line per committed run, in the platform's user data dir.
 
-How this works
---------------
-Only committed runs are written (stopped and failed attempts are not). `append` opens the file
-with O_APPEND, takes an exclusive advisory lock (fcntl.flock, where the platform has it), and
-writes the whole line with one `os.write` loop before `os.fsync`; when `append` returns, the record
-is on disk ("acknowledged"). Two app instances appending at once therefore never interleave: the
-lock serialises them, and O_APPEND puts every write at the end.
+Only committed runs are written. `append` writes a whole line under an exclusive lock and fsyncs
+it before it returns, so two app instances never interleave and an acknowledged record is on
+disk; a torn last line (a killed writer) is skipped and noted (`new_problems()`), never fatal. A
+write that fails raises `HistoryWriteError` (one line). `delete(keys)` rewrites the file without
+those records and renames it over the history, atomically. `tagged(**fields)` is a writer that
+adds fields (view, lane, document) to every record it appends.
 
-A process killed mid-append leaves a torn last line (no closing newline). Under the lock, `append`
-looks at the file's last byte first: if it is not a newline, the new line is preceded by one, so
-the next record is never glued onto the torn one. `read` skips every line that is not a JSON object
-and notes it in `problems` (which file, which line, why); an `append` that found a torn tail notes
-that too; `new_problems()` hands each note to the caller once (a run puts it in its status and so
-in the run log). A torn line is never fatal.
-
-A write that fails (full disk, read-only directory) raises `HistoryWriteError`: one line naming
-the file and the reason. The run that committed keeps its result; the error goes to its status.
-
-Deleting. `delete(keys)` removes records for good (a person deleting a run expects its values
-gone from the disk, so no tombstone): under the same exclusive lock it reads the file, writes
-every other line byte for byte (a torn or damaged line included: it is not ours to throw away)
-to a temporary file beside it, fsyncs it and renames it over the history (`os.replace`, atomic).
-An appender that opened the file before the rename and waited on the lock holds the old,
-replaced file: so `append`, once it holds the lock, checks that its descriptor is still the file
-at `path` (same device and inode) and, if not, opens the new one and tries again. No record
-appended by anyone is lost, and a reader sees the old file or the new one, never a mix.
-
-Each record has a `key` (`entries()`): its run id (`"run"`), else a hash of its line.
-`tagged(**fields)` is a writer that adds `fields` to every record it appends (which view, which
-lane, which document a run read), on the same file and the same lock.
+How appending, torn lines and deleting work: docs/notes/history.md.
 """
 
 from __future__ import annotations
@@ -68,7 +46,7 @@ class HistoryWriteError(LivefillError, OSError):
 
 def default_history_path() -> Path:
     """`<user data dir>/history.jsonl` (platformdirs; e.g. ~/.local/share/livefill on Linux)."""
-    import platformdirs
+    import platformdirs  # lazy: only the default path needs it (8-13 ms at import, e.g. for `livefill extract`)
 
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "history.jsonl"
 

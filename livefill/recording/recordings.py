@@ -23,7 +23,7 @@ __all__ = ["TraceSummary", "free_path", "list_recordings", "new_trace_path", "re
 
 def recordings_dir() -> Path:
     """`<user data dir>/recordings` (platformdirs; e.g. ~/.local/share/livefill/recordings)."""
-    import platformdirs  # lazy: only the app's default folders need it, `livefill extract` never does (8-13 ms)
+    import platformdirs  # lazy: only the default folder needs it (8-13 ms at import, e.g. for `livefill extract`)
 
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "recordings"
 

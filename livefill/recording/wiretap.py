@@ -12,23 +12,8 @@ and answers "which bytes carried the value of `/customer_name`?" (`locate`). It 
 no IO; the wire inspector widget renders it. The records it answers with live in
 livefill/recording/wire_records.py, the position arithmetic in livefill/recording/wire_positions.py.
 
-How this works
---------------
-Memory. Everything kept is charged an estimated cost (payload size + a fixed per-object
-overhead, calibrated against tracemalloc). When the total passes the budget, the oldest reads are
-dropped, then the frames that lay wholly inside dropped bytes, then the events of dropped frames
-(frames and events go on their own only if reads alone cannot bring the cost down). What was
-dropped is counted in `dropped` (a `DropReport`, with a sentence for the UI). The documents being
-indexed are charged separately, up to a quarter of the ceiling (see `DocumentSpans`).
-
-Value spans. The `ArgsDelta` texts of each block index are concatenated into the JSON document
-being extracted; `DocumentSpans` gets each pointer's [start, end) character span from the prefix
-parser's changes. Each delta remembers its [start, end) in the document and the carrier its frame
-named for it. `locate(pointer)` intersects the value's characters with the deltas' characters and
-maps each piece to bytes through the frame's payload literal and segments (exact, no searching);
-a delta whose frame named no carrier maps to its whole frame. Relay records (anything with a
-`pointer` attribute) map to their frame: a record for `/line_items/0` carried every byte of
-`/line_items/0/sku`.
+Everything kept is charged an estimated cost and the oldest is dropped past the budget (counted
+in `dropped`); how, and how `locate` maps a value's characters to bytes: docs/notes/wire-recorder.md.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from livefill.extraction.form import MISSING
+from livefill.extraction.json_doc import MISSING
 from livefill.extraction.modes import Mode, parse_mode
 from livefill.session.lane import SessionLane
 from livefill.session.request_notes import request_notes

@@ -21,22 +21,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from livefill.errors import LivefillError
-from livefill.extraction.form import MISSING, FormModel
-from livefill.recording.history import History
-from livefill.session.metrics import FormProbe, LaneMetrics
+from livefill.extraction.form import FormModel
+from livefill.extraction.json_doc import MISSING
 from livefill.extraction.modes import Mode, parse_mode
+from livefill.extraction.schemas import schema_model
+from livefill.observers import Observers
+from livefill.recording.history import History, TaggedHistory
+from livefill.recording.settle_reads import SettleReads
+from livefill.recording.wiretap import DEFAULT_MAX_BYTES, WireRecorder
+from livefill.session.form_probe import FormProbe
+from livefill.session.metrics import LaneMetrics
 from livefill.session.run import Run
 from livefill.session.run_config import RunConfig, Source
 from livefill.session.run_status import Phase, RunStatus
-from livefill.extraction.schemas import schema_model
-from livefill.recording.settle_reads import SettleReads
-from livefill.wire.taps import tee
-from livefill.recording.wiretap import DEFAULT_MAX_BYTES, WireRecorder
+from livefill.session.timeline import TimelineModel
+from livefill.session.timeline_feed import TimelineFeed
+from livefill.wire.taps import WireTap, tee
 
 __all__ = [
     "SessionLane",
@@ -131,30 +136,28 @@ class SessionLane:
         self.clock = clock
         self.metrics = LaneMetrics()
         self.recorder: WireRecorder | None = None
-        self.extra_tap: Any = None
-        self.timeline: Any = None  # a TimelineFeed / TimelineModel the probe reports to
+        self.extra_tap: WireTap | None = None
+        self.timeline: TimelineFeed | TimelineModel | None = None  # what the probe reports to
         self.server_note = ""
         self.run: Run | None = None
         self.status: RunStatus | None = None
         self.final: Any = MISSING
-        self.key: Any = None
-        self._forms: dict[Any, FormModel] = {}
+        self.key: Hashable = None  # what names the document shown (Session.document_key)
+        self._forms: dict[Hashable, FormModel] = {}
         self._form: FormModel | None = None
         self._probe: FormProbe | None = None
         self._task: asyncio.Task[Any] | None = None
         self._ticker: asyncio.Task[Any] | None = None
-        self._callbacks: list[Callable[[LaneEvent], None]] = []
+        self._observers: Observers[LaneEvent] = Observers()
 
     # -- observing ------------------------------------------------------------------------------
 
     def subscribe(self, callback: Callable[[LaneEvent], None]) -> Callable[[], None]:
         """Call `callback(event)` for every lane event; returns an unsubscribe function."""
-        self._callbacks.append(callback)
-        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+        return self._observers.subscribe(callback)
 
     def _emit(self, event: LaneEvent) -> None:
-        for cb in list(self._callbacks):
-            cb(event)
+        self._observers.notify(event)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -176,7 +179,7 @@ class SessionLane:
 
     # -- set-up ---------------------------------------------------------------------------------
 
-    def show(self, key: Any, schema_name: str) -> FormModel:
+    def show(self, key: Hashable, schema_name: str) -> FormModel:
         """Show the document `key` (read with schema `schema_name`): its kept form or a fresh one."""
         if self.active:
             raise RuntimeError(f"lane {self.name}: cannot change the document while a run is active")
@@ -204,7 +207,7 @@ class SessionLane:
             self._emit(LaneFormReplaced(self.name, self._form))
         self._emit(LaneModeChanged(self.name, mode))
 
-    def set_timeline(self, timeline: Any) -> None:
+    def set_timeline(self, timeline: TimelineFeed | TimelineModel | None) -> None:
         """Report field transitions to `timeline` (a feed or a TimelineModel) from now on."""
         self.timeline = timeline
         if self._probe is not None:
@@ -230,7 +233,7 @@ class SessionLane:
         *,
         label: str | None = None,
         final: Any = MISSING,
-        history: History | None = None,
+        history: History | TaggedHistory | None = None,
     ) -> Run:
         """Start this lane's run of `config` (its own mode and `label` put in) at the shared `t0`."""
         if self.active:
@@ -283,7 +286,7 @@ class SessionLane:
         if self._probe is not None:
             self._probe.close()
             self._probe = None
-        self._callbacks.clear()
+        self._observers.clear()
 
     def set_server_note(self, note: str) -> None:
         """What the demo provider saw of this lane's request."""
@@ -324,7 +327,7 @@ class SessionLane:
         outcome = outcome_of(status)
         self.metrics.finish(now, outcome)
         timeline = self.timeline
-        model = getattr(timeline, "model", timeline)
+        model = timeline.model if isinstance(timeline, TimelineFeed) else timeline
         if model is not None and status.phase is not Phase.READY:
             model.stop(self.name, now, outcome)
         if status.phase is Phase.COMMITTED and run.result is not MISSING and run.result != self.final:

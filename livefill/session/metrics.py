@@ -10,27 +10,10 @@ each display is judged:
 - different, and NOT visibly marked provisional         -> "never true": the naive lane's "Mar"
                                                            for "Martinez SA", and 12 for 1200
 
-How this works
---------------
-Only changes count as displays: showing the same value with the same marking again is one
-display. Showing nothing (None; "", [] or {} unless that is the final value) is not a value. A display of
-a container (a table row from a relay `item` record) counts as one display per leaf under it.
-Until the final value of a field is known, a display that a later, different display of the same
-field replaced is judged against that replacement (it was certainly not the final value); the
-lane's last display of each field stays unjudged until `set_final`. Judgements are kept as running
-counters (and which fields show their final value, unmarked) and recomputed from the display log
-when `set_final` is called, so `summary()` is O(1) until every field has settled.
-
-A field counts as settled in a lane at its last display, if that display is unmarked and equals
-the final value; the lane's "all settled" time is the latest of those, once every final leaf is
-settled. Times are seconds after `start(t)`, on whatever clock the caller uses.
-
-Byte to pixel. For each value a marking lane shows settled (`settled(pointer, t)`, from the
-`FormProbe`), the first paint of its widget that shows it settled (`painted(pointer, t)`, from the
-widget) is timed against the arrival of the network read that carried its settling byte
-(`read_time(pointer)`, a `livefill.recording.settle_reads.SettleReads` of the run): the latency from the wire to
-the screen. Values whose widget is never painted settled (scrolled out of view, or the run ended
-without committing first) are not counted; `summary()` says how many were.
+It also times "byte to pixel": from the network read that carried a value's settling byte to the
+first paint of its widget showing it settled. What counts as a display, how a field settles and
+how the latency is measured: docs/notes/lane-metrics.md. The form's side is
+livefill.session.form_probe.
 """
 
 from __future__ import annotations
@@ -43,10 +26,10 @@ from enum import Enum
 from typing import Any
 
 from livefill.extraction import pointer as jp
+from livefill.observers import Observers
 
 __all__ = [
     "Display",
-    "FormProbe",
     "LaneMetrics",
     "MetricsSummary",
     "Verdict",
@@ -192,7 +175,7 @@ class LaneMetrics:
     """
 
     def __init__(self, *, final: Any = _NOTHING) -> None:
-        self._callbacks: list[Callable[[], None]] = []
+        self._observers: Observers[None] = Observers()
         self._final: dict[str, Any] | None = None
         self._required: dict[str, Any] = {}  # final leaves that must show their value (not empty)
         self._start = 0.0
@@ -322,13 +305,7 @@ class LaneMetrics:
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call `callback()` after every change; returns a function that unsubscribes it."""
-        self._callbacks.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._callbacks:
-                self._callbacks.remove(callback)
-
-        return unsubscribe
+        return self._observers.subscribe(lambda _event: callback())
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -420,8 +397,7 @@ class LaneMetrics:
             self._ok.pop(d.pointer, None)
 
     def _notify(self) -> None:
-        for callback in list(self._callbacks):
-            callback()
+        self._observers.notify(None)
 
 
 def _identical(a: Any, b: Any) -> bool:
@@ -432,74 +408,3 @@ def _identical(a: Any, b: Any) -> bool:
         return a == b
     except Exception:  # noqa: BLE001 - exotic values compare as different
         return json.dumps(a, default=str) == json.dumps(b, default=str)
-
-
-class FormProbe:
-    """Feeds a lane's `LaneMetrics` (and optionally a `TimelineModel`) from its form model.
-
-    `FormProbe(form, metrics, lane="partial", timeline=timeline)` subscribes to a
-    `livefill.extraction.form.FormModel` and, for every leaf field a run changes while the run is active, reports
-    what the form now shows: `metrics.display(pointer, value, provisional=..., t=clock())` where
-    provisional means "visibly marked": the form marks states (`form.marking`, False for the naive
-    client) and the field is PROVISIONAL or INVALID; and `timeline.record(lane, pointer, state, t)`.
-    A value a marking form shows SETTLED is also reported `metrics.settled(pointer, t)` (the
-    byte-to-pixel clock of its widget's next paint). The update that ends a run (commit / restore / adopt) is not a display of the stream and is
-    not reported; a reset outside a run (Clear, Undo, a run opened from the history) drops the values
-    still waiting for their first paint (`LaneMetrics.forget_unpainted`). `close()` unsubscribes.
-    """
-
-    def __init__(
-        self,
-        form: Any,
-        metrics: LaneMetrics | None = None,
-        *,
-        lane: str = "",
-        timeline: Any = None,
-        clock: Callable[[], float] | None = None,
-    ) -> None:
-        import time
-
-        from livefill.extraction.form import MISSING
-
-        self._missing = MISSING
-        self.form = form
-        self.metrics = metrics
-        self.timeline = timeline
-        self.lane = lane
-        self._clock = clock or time.monotonic
-        self._unsubscribe = form.subscribe(self._on_update)
-
-    def close(self) -> None:
-        """Stop listening to the form."""
-        self._unsubscribe()
-
-    def _on_update(self, update: Any) -> None:
-        form = self.form
-        if update.reset and update.running is None and not form.running:  # a clear or an undo
-            if self.metrics is not None:
-                self.metrics.forget_unpainted()
-            return
-        if update.running is False or not form.running:
-            return
-        if update.reset:
-            return  # begin_run: an empty draft, nothing shown yet
-        t = self._clock()
-        for pointer in sorted(update.pointers):
-            value = form.value(pointer)
-            if isinstance(value, (dict, list)) and value:
-                # a container: the timeline shows when it settles (its closing byte); the metrics
-                # count its leaves, which report themselves
-                if self.timeline is not None:
-                    self.timeline.record(self.lane, pointer, form.state(pointer), t)
-                continue
-            state = form.state(pointer)
-            name = state.name.lower()
-            if self.timeline is not None:
-                self.timeline.record(self.lane, pointer, state, t)
-            if self.metrics is not None:
-                shown = None if value is self._missing else value
-                marking = bool(getattr(form, "marking", True))
-                marked = marking and name in ("provisional", "invalid")
-                self.metrics.display(pointer, shown, provisional=marked, t=t)
-                if marking and name == "settled" and shown is not None:
-                    self.metrics.settled(pointer, t)

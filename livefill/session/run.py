@@ -25,12 +25,13 @@ from typing import Any, AsyncContextManager
 
 from livefill.embedded.client import demo_request_entry, server_note
 from livefill.errors import Cancelled, ConnectionLost, Truncated, UsageError
-from livefill.extraction.form import MISSING, FormModel
+from livefill.extraction.form import FormModel
+from livefill.extraction.json_doc import MISSING
 from livefill.extraction.readers import READERS, Reader
 from livefill.extraction.schema import check_document
 from livefill.extraction.schemas import SchemaSource
 from livefill.observers import Observers
-from livefill.recording.history import History, HistoryWriteError
+from livefill.recording.history import History, HistoryWriteError, TaggedHistory
 from livefill.recording.trace_writer import TraceWriter, trace_header
 from livefill.session.failure_reasons import describe_failure
 from livefill.session.run_config import RunConfig, Source, relay_can_record, run_secrets
@@ -73,7 +74,7 @@ class Run:
         form: FormModel,
         config: RunConfig,
         *,
-        history: History | None = None,
+        history: History | TaggedHistory | None = None,
         source: Source | None = None,
         tap: WireTap | None = None,
         clock: Callable[[], float] = time.monotonic,

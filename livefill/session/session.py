@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from livefill.extraction.form import MISSING, FormModel, FormSnapshot
+from livefill.extraction.form import FormModel, FormSnapshot
+from livefill.extraction.json_doc import MISSING
 from livefill.extraction.modes import Mode, parse_mode
 from livefill.observers import Observers
 from livefill.recording.history import History, TaggedHistory

@@ -13,7 +13,7 @@ from typing import Any
 
 from livefill.demo.protocol import DemoKnobs
 from livefill.errors import InputError
-from livefill.extraction.form import MISSING
+from livefill.extraction.json_doc import MISSING
 from livefill.extraction.scenarios import get_scenario
 from livefill.session.app_settings import default_ollama_url
 from livefill.session.replay import ReplaySource, recorded_structured, replay_config
@@ -22,7 +22,9 @@ from livefill.session.settings import DEFAULT_SEED, RunSettings, base_url_settin
 from livefill.wire.keys import KeyStore
 from livefill.wire.providers.spec import PROVIDER_SPECS
 
-__all__ = ["expected_output", "live_address", "live_endpoint", "settings_config", "settings_document", "settings_schema_name"]
+__all__ = [
+    "expected_output", "live_address", "live_endpoint", "settings_config", "settings_document", "settings_schema_name",
+]
 
 
 def settings_schema_name(s: RunSettings) -> str:
@@ -117,7 +119,9 @@ def live_address(s: RunSettings) -> tuple[str, str | None]:
     return base_url, model
 
 
-def live_endpoint(s: RunSettings, keys: KeyStore | None = None, *, require_key: bool = True) -> tuple[str, str, str | None]:
+def live_endpoint(
+    s: RunSettings, keys: KeyStore | None = None, *, require_key: bool = True
+) -> tuple[str, str, str | None]:
     """`live_address(s)` and the key: (base_url, api_key, model). api_key "" when there is none
     (`MissingKey` instead, with `require_key`, when the provider needs one). The key may come
     from the system keyring (`keys` None: a store reading the environment and the keyring): call

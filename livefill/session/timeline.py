@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from livefill.observers import Observers
+
 __all__ = ["Bar", "Segment", "StopMark", "TimelineModel", "normalise_state"]
 
 #: States that put a field on the timeline (every other state name is ignored).
@@ -109,7 +111,7 @@ class TimelineModel:
     """
 
     def __init__(self, lanes: Iterable[str] = ()) -> None:
-        self._callbacks: list[Callable[[], None]] = []
+        self._observers: Observers[None] = Observers()
         self._lanes: list[str] = []
         self._titles: dict[str, str] = {}
         self._fields: list[str] = []
@@ -238,14 +240,7 @@ class TimelineModel:
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call `callback()` after every change; returns a function that unsubscribes it."""
-        self._callbacks.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._callbacks:
-                self._callbacks.remove(callback)
-
-        return unsubscribe
+        return self._observers.subscribe(lambda _event: callback())
 
     def _notify(self) -> None:
-        for callback in list(self._callbacks):
-            callback()
+        self._observers.notify(None)

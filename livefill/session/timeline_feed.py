@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from livefill.extraction import pointer as jp
 from livefill.session.timeline import BAR_STATES, TimelineModel, normalise_state
 
 __all__ = ["TimelineFeed", "DEFAULT_MAX_FIELDS", "rows_of"]
@@ -28,8 +29,6 @@ DEFAULT_MAX_FIELDS = 32
 
 def rows_of(document: Any, pointer: str = "") -> list[str]:
     """Every pointer of `document` in reading order, each container before what it holds."""
-    from livefill.extraction import pointer as jp
-
     rows = [pointer]
     if isinstance(document, dict):
         for key, value in document.items():
@@ -41,7 +40,7 @@ def rows_of(document: Any, pointer: str = "") -> list[str]:
 
 
 class TimelineFeed:
-    """A `record()` target for `livefill.session.metrics.FormProbe` that bounds the fields (see the module docstring)."""
+    """A `record()` target for `livefill.session.form_probe.FormProbe` that bounds the fields (see the module docstring)."""
 
     def __init__(self, model: TimelineModel | None = None, *, max_fields: int = DEFAULT_MAX_FIELDS) -> None:
         self.model = model if model is not None else TimelineModel()

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from livefill.extraction.form import FieldState, FormModel
-from livefill.session.metrics import FormProbe, LaneMetrics, Verdict, leaves, same_value
+from livefill.session.form_probe import FormProbe
+from livefill.session.metrics import LaneMetrics, Verdict, leaves, same_value
 from livefill.extraction.naive import NaiveReader
 from livefill.extraction.scenarios import get_scenario
 from livefill.extraction.schemas import schema_model

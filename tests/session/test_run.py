@@ -12,7 +12,8 @@ import pytest
 from livefill.errors import ConnectionLost, ProtocolError, UpstreamError, UsageError, failure_for
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, Stop, StopReason, TextDelta
 from livefill.wire.idle import IdleWatch, watch_events
-from livefill.extraction.form import MISSING, FieldState, FormModel
+from livefill.extraction.form import FieldState, FormModel
+from livefill.extraction.json_doc import MISSING
 from livefill.recording.history import History
 from livefill.embedded.client import server_note
 from livefill.extraction.modes import Mode
