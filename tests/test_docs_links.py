@@ -161,7 +161,7 @@ def test_every_switch_a_page_names_is_declared():
         name
         for page in PAGES
         if page != history
-        for name in re.findall(r"LIVEFILL_[A-Z0-9_]*[A-Z0-9]", page.read_text(encoding="utf-8"))
+        for name in re.findall(r"LIVEFILL_[A-Z0-9_]*[A-Z0-9](?![\w*<])", page.read_text(encoding="utf-8"))
         if not name.startswith("LIVEFILL_API_KEY")  # one per provider address: livefill/wire/keys.py
     }
     assert sorted(named - set(SWITCHES)) == []
