@@ -6,7 +6,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QLineEdit, QWidget
 
-from livefill.extraction.form import MISSING, FieldState
+from livefill.extraction.form import FieldState
+from livefill.extraction.json_doc import MISSING
 from livefill.widgets.chip import Chip
 from livefill.widgets.field_base import FieldWidget
 from livefill.widgets.flow_layout import FlowLayout

@@ -5,7 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QAbstractItemDelegate, QAbstractItemView, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from livefill.extraction.form import FieldKind, FieldSpec, FormModel
+from livefill.extraction.form import FormModel
+from livefill.extraction.schema import FieldKind, FieldSpec
 from livefill.widgets.bool_field import BoolField
 from livefill.widgets.chips_field import ChipsField
 from livefill.widgets.enum_field import EnumField

@@ -7,7 +7,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QGroupBox, QVBoxLayout, QWidget
 
-from livefill.extraction.form import FieldSpec, FieldState, FormModel
+from livefill.extraction.form import FieldState, FormModel
+from livefill.extraction.schema import FieldSpec
 from livefill.widgets.field_base import FieldWidget
 from livefill.widgets.form_signals import FormSignals
 

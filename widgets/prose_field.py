@@ -7,7 +7,8 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from livefill.extraction.form import MISSING, FieldState
+from livefill.extraction.form import FieldState
+from livefill.extraction.json_doc import MISSING
 from livefill.widgets.field_base import PLACEHOLDERS, FieldWidget
 
 MIN_LINES = 2

@@ -9,7 +9,8 @@ from PySide6.QtCore import QAbstractItemModel, QEvent, QItemSelection, QModelInd
 from PySide6.QtGui import QFontMetrics, QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QScrollArea, QTableView, QWidget
 
-from livefill.extraction.form import FieldKind, FieldState
+from livefill.extraction.form import FieldState
+from livefill.extraction.schema import FieldKind
 from livefill.widgets.field_base import FieldWidget
 from livefill.widgets.paint_probe import on_screen
 from livefill.widgets.state_delegate import StateDelegate

@@ -22,7 +22,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 
-from livefill.extraction.form import MISSING, FieldKind, FieldSpec, FieldState, FormModel
+from livefill.extraction.form import FieldState, FormModel
+from livefill.extraction.json_doc import MISSING
+from livefill.extraction.schema import FieldKind, FieldSpec
 from livefill.widgets.form_signals import FormSignals
 from livefill.widgets.number_field import parse_number
 

@@ -7,7 +7,9 @@ from typing import Any
 
 from PySide6.QtWidgets import QLineEdit, QWidget
 
-from livefill.extraction.form import MISSING, FieldKind, FieldState
+from livefill.extraction.form import FieldState
+from livefill.extraction.json_doc import MISSING
+from livefill.extraction.schema import FieldKind
 from livefill.widgets.field_base import PLACEHOLDERS, FieldWidget
 
 

@@ -30,7 +30,8 @@ from typing import Any, TextIO
 
 from livefill.extraction import pointer as jp
 from livefill.extraction.documents import format_bytes
-from livefill.extraction.form import MISSING, FieldState, FormModel, FormUpdate
+from livefill.extraction.form import FieldState, FormModel, FormUpdate
+from livefill.extraction.json_doc import MISSING
 
 __all__ = ["Change", "FormWatcher", "JsonLines", "LiveTable", "Outcome", "Sink", "pointer_order"]
 

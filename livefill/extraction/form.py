@@ -1,39 +1,14 @@
 """The form model: what the form shows, field by field, and whether each value can be trusted yet.
 
-How this works
---------------
-The form is generated from the schema's `FieldSpec`s (`livefill.extraction.schema.fields_for`: kind, label,
-choices, columns of a table ...); no scenario has a hand-made form.
-
-`FormModel` holds two JSON documents and a state per JSON Pointer:
-
-- the **committed** document: what the form holds between runs (empty at first; the user may edit
-  it while no run is active; a committed run replaces it);
-- the **draft**: during a run, the document the stream is writing. `begin_run()` starts an empty
-  draft over the committed values (the committed values are kept aside, untouched); every change
-  the run applies goes into the draft; `commit()` makes the draft (or a validated value) the new
-  committed document; `restore()` throws the draft away and shows the committed values and their
-  states again, exactly as they were (user edits included).
-
-States live in a dict pointer -> (FieldState, reason, Origin). A pointer with no entry is EMPTY.
-A value's `Origin` says where it came from: `USER` (the person typed it, or it was loaded as
-theirs) or `EXTRACTED` (a run wrote it). Widgets only render it, so a still picture tells a typed
-value from a settled extracted one. `restore()` gives origins back with the values.
-
-`clear()` empties the committed form and returns a `FormSnapshot` of what it held (values,
-states, marks, origins); `put_back(snapshot)` restores exactly that (the session's undo). Pointers
-of array elements are real indices (`/line_items/0/qty`); `spec_for()` maps them to the column spec.
-
-Observers are plain callables taking a `FormUpdate` (the pointers that changed, or `reset=True` when
-everything may have). The GUI adapts them to Qt and coalesces them per frame; nothing here knows
-about Qt.
+`FormModel` holds the committed document, the draft a run writes (`begin_run`, `apply_many`,
+then `commit` / `restore`), and a `FieldState` and `Origin` per JSON Pointer; observers get a
+`FormUpdate` after every change (nothing here knows about Qt). How the two documents, the
+states and the snapshots work: docs/notes/form-model.md.
 """
 
 from __future__ import annotations
 
 import copy
-import json
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -41,25 +16,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from livefill.extraction import pointer as jp
 from livefill.errors import UsageError
-from livefill.extraction.schema import PROSE_MIN_LENGTH, FieldKind, FieldSpec, fields_for
+from livefill.extraction import pointer as jp
+from livefill.extraction.field_text import PROVISIONAL_MARK, format_value
+from livefill.extraction.json_doc import MISSING, delete_at, get_at, same_json, set_at, walk
+from livefill.extraction.json_doc import tokens as pointer_tokens
+from livefill.extraction.schema import FieldKind, FieldSpec, fields_for
+from livefill.observers import Observers
 
-__all__ = [
-    "MISSING",
-    "PROSE_MIN_LENGTH",
-    "PROVISIONAL_MARK",
-    "FieldKind",
-    "FieldSpec",
-    "FieldState",
-    "FormModel",
-    "FormSnapshot",
-    "FormUpdate",
-    "Origin",
-    "fields_for",
-    "format_value",
-    "get_at",
-]
+__all__ = ["FieldState", "FormModel", "FormSnapshot", "FormUpdate", "Origin"]
 
 # ---------------------------------------------------------------------------------------------
 # States and specs
@@ -78,101 +43,6 @@ class Origin(Enum):
 
     USER = "user"  # typed by the person (or loaded as theirs); a run keeps it aside and gives it back
     EXTRACTED = "extracted"  # written by a run from the model's stream
-
-
-class _Missing:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-MISSING: Any = _Missing()
-"""Returned by `FormModel.value()` for a pointer with no value."""
-
-
-def _tokens(pointer: str) -> list[str]:
-    try:
-        return jp.parse(pointer)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def get_at(doc: Any, pointer: str) -> Any:
-    """The value at `pointer` in `doc`, or MISSING."""
-    node = doc
-    for token in _tokens(pointer):
-        if isinstance(node, dict):
-            if token not in node:
-                return MISSING
-            node = node[token]
-        elif isinstance(node, list):
-            if not token.isdigit() or int(token) >= len(node):
-                return MISSING
-            node = node[int(token)]
-        else:
-            return MISSING
-    return node
-
-
-def _same_json(a: Any, b: Any) -> bool:
-    """`a` and `b` are the same JSON, types included (1, 1.0 and true are three values; == would
-    call them equal). False when either is missing or not JSON."""
-    if a is MISSING or b is MISSING:
-        return False
-    try:
-        return json.dumps(a, ensure_ascii=False) == json.dumps(b, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return False
-
-
-def _walk(value: Any, pointer: str) -> Iterable[str]:
-    """Every pointer inside `value` (rooted at `pointer`), the value's own pointer first."""
-    stack = [(pointer, value)]
-    while stack:
-        ptr, node = stack.pop()
-        yield ptr
-        if isinstance(node, dict):
-            stack.extend((jp.child(ptr, k), v) for k, v in node.items())
-        elif isinstance(node, list):
-            stack.extend((f"{ptr}/{i}", v) for i, v in enumerate(node))
-
-
-# ---------------------------------------------------------------------------------------------
-# Display
-
-
-def format_value(spec: FieldSpec | None, value: Any) -> str:
-    """The text a field shows for a (settled) value."""
-    if value is MISSING or value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        # A decimal number with at most two places shows two (181.5 -> 181.50, like 118.0 -> 118.00);
-        # one with more shows every digit it has, never rounded.
-        if math.isfinite(value) and abs(value) < 1e15 and spec is not None and spec.kind is FieldKind.NUMBER:
-            if round(value, 2) == value:
-                return f"{value:.2f}"
-        return repr(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        if spec is not None and spec.kind is FieldKind.TABLE:
-            return f"{len(value)} row{'s' if len(value) != 1 else ''}"
-        return ", ".join(format_value(None, v) for v in value)
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {format_value(None, v)}" for k, v in value.items())
-    return json.dumps(value, ensure_ascii=False)
-
-
-PROVISIONAL_MARK = "…"
-"""Appended to the text of a provisional value: it is still arriving."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,7 +125,7 @@ class FormModel:
         #: (views put their scroll positions back too); False during a run and after any other end.
         self.restored = False
         self._runs_committed = 0  # runs that ended by commit() or adopt_draft(): see FormSnapshot
-        self._observers: list[Observer] = []
+        self._observers: Observers[FormUpdate] = Observers()
         self._by_template: dict[str, FieldSpec] = {}
         self._spec_cache: dict[str, FieldSpec | None] = {}
         self._index(self.fields, "")
@@ -283,7 +153,7 @@ class FormModel:
         return spec
 
     def _find_spec(self, pointer: str) -> FieldSpec | None:
-        tokens = _tokens(pointer)
+        tokens = pointer_tokens(pointer)
         for i, token in enumerate(tokens):
             if token.isdigit():
                 parent = self._by_template.get(jp.join(tokens[:i]))
@@ -367,17 +237,10 @@ class FormModel:
 
     def subscribe(self, callback: Observer) -> Callable[[], None]:
         """Call `callback(FormUpdate)` after every change; returns a function that unsubscribes."""
-        self._observers.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._observers:
-                self._observers.remove(callback)
-
-        return unsubscribe
+        return self._observers.subscribe(callback)
 
     def _emit(self, update: FormUpdate) -> None:
-        for callback in list(self._observers):
-            callback(update)
+        self._observers.notify(update)
 
     # -- user edits (no run active) ---------------------------------------------------------
 
@@ -390,7 +253,7 @@ class FormModel:
         self._require_idle("edit the form")
         if pointer == "":
             raise UsageError("set the whole document with load()")
-        _set(self._committed.doc, pointer, copy.deepcopy(value), self)
+        set_at(self._committed.doc, pointer, copy.deepcopy(value), self._container)
         self._annotations.pop(pointer, None)
         changed = self._mark_tree(self._committed, pointer, value, FieldState.SETTLED, origin=Origin.USER)
         if invalid_reason is not None:
@@ -401,7 +264,7 @@ class FormModel:
     def clear_value(self, pointer: str) -> None:
         """The user emptied the field at `pointer`."""
         self._require_idle("edit the form")
-        _delete(self._committed.doc, pointer)
+        delete_at(self._committed.doc, pointer)
         changed = {p for p in self._committed.states if p == pointer or p.startswith(pointer + "/")}
         for p in changed:
             del self._committed.states[p]
@@ -413,7 +276,7 @@ class FormModel:
         """Replace the committed document wholesale (every value SETTLED, from `origin`)."""
         self._require_idle("load values")
         self._committed = _Layer(copy.deepcopy(dict(document)), {})
-        for p in _walk(self._committed.doc, ""):
+        for p in walk(self._committed.doc, ""):
             self._committed.states[p] = _Entry(FieldState.SETTLED, None, origin)
         self._annotations.clear()
         self._emit(FormUpdate(reset=True))
@@ -476,7 +339,7 @@ class FormModel:
                 if pointer == "":
                     draft.doc = {}
                 else:
-                    _delete(draft.doc, pointer)
+                    delete_at(draft.doc, pointer)
                 draft.states[pointer] = _Entry(state)
                 changed.add(pointer)
             else:
@@ -486,13 +349,13 @@ class FormModel:
                 # end of an object or array: its closing bracket) keeps the draft's copy, and only
                 # what changes state is reported: at the end of a run that is the document's
                 # closing bracket over a hundred rows, not the 1,400 values under it again.
-                same = state is FieldState.SETTLED and container and bool(value) and _same_json(previous, value)
+                same = state is FieldState.SETTLED and container and bool(value) and same_json(previous, value)
                 if not same:
                     copied = copy.deepcopy(value) if container else value
                     if pointer == "":
                         draft.doc = copied
                     else:
-                        _set(draft.doc, pointer, copied, self)
+                        set_at(draft.doc, pointer, copied, self._container)
                 if state is FieldState.SETTLED and container and value:
                     # a container settles after its children arrived: mark them all settled. States
                     # under it are dropped first only when its content was replaced, not settled.
@@ -511,7 +374,7 @@ class FormModel:
             raise UsageError("commit() needs an active run")
         doc = copy.deepcopy(self._draft.doc if value is MISSING else value)
         layer = _Layer(doc, {})
-        for p in _walk(doc, ""):
+        for p in walk(doc, ""):
             layer.states[p] = _Entry(FieldState.SETTLED)
         self._committed = layer
         self._draft = None
@@ -544,6 +407,14 @@ class FormModel:
 
     # -- internals --------------------------------------------------------------------------
 
+    def _container(self, pointer: str, next_token: str) -> Any:
+        """The empty container a missing parent at `pointer` gets: a list for a table or chips field
+        (or a numeric next token), else an object."""
+        spec = self.spec_for(pointer) if pointer else None
+        if spec is not None:
+            return [] if spec.kind in (FieldKind.TABLE, FieldKind.CHIPS) else {}
+        return [] if next_token.isdigit() else {}
+
     def _mark_tree(
         self, layer: _Layer, pointer: str, value: Any, state: FieldState, *, drop_stale: bool = True,
         origin: Origin = Origin.EXTRACTED, only_changed: bool = False,
@@ -558,7 +429,7 @@ class FormModel:
                 changed.add(p)
         entry = _Entry(state, None, origin)
         states = layer.states
-        for p in _walk(value, pointer):
+        for p in walk(value, pointer):
             if only_changed and states.get(p) == entry:
                 continue
             states[p] = entry
@@ -570,7 +441,7 @@ class FormModel:
         origin: Origin = Origin.EXTRACTED,
     ) -> None:
         """A parent container that had no state yet gets `state` (it has content now)."""
-        tokens = _tokens(pointer)
+        tokens = pointer_tokens(pointer)
         for i in range(len(tokens) - 1, -1, -1):
             parent = jp.join(tokens[:i])
             entry = layer.states.get(parent)
@@ -579,52 +450,3 @@ class FormModel:
                 changed.add(parent)
             else:
                 break
-
-
-def _container_for(model: FormModel, pointer: str, next_token: str) -> Any:
-    spec = model.spec_for(pointer) if pointer else None
-    if spec is not None:
-        return [] if spec.kind in (FieldKind.TABLE, FieldKind.CHIPS) else {}
-    return [] if next_token.isdigit() else {}
-
-
-def _set(doc: Any, pointer: str, value: Any, model: FormModel) -> None:
-    tokens = _tokens(pointer)
-    node = doc
-    for i, token in enumerate(tokens[:-1]):
-        child = get_at(node, jp.child("", token))
-        if not isinstance(child, (dict, list)):
-            child = _container_for(model, jp.join(tokens[: i + 1]), tokens[i + 1])
-            _put(node, token, child)
-        node = child
-    _put(node, tokens[-1], value)
-
-
-def _put(node: Any, token: str, value: Any) -> None:
-    if isinstance(node, dict):
-        node[token] = value
-        return
-    if isinstance(node, list):
-        if not token.isdigit():
-            raise UsageError(f"array index expected, got {token!r}")
-        index = int(token)
-        if index < len(node):
-            node[index] = value
-        elif index == len(node):
-            node.append(value)
-        else:
-            raise UsageError(f"array index {index} skips elements (length {len(node)})")
-        return
-    raise UsageError(f"cannot set {token!r} inside a {type(node).__name__}")
-
-
-def _delete(doc: Any, pointer: str) -> None:
-    tokens = _tokens(pointer)
-    if not tokens:
-        return
-    parent = get_at(doc, jp.join(tokens[:-1]))
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        parent.pop(last, None)
-    elif isinstance(parent, list) and last.isdigit() and int(last) == len(parent) - 1:
-        parent.pop()

@@ -20,7 +20,7 @@ import pytest
 
 from livefill.cli.extract import main
 from livefill.cli.extract_output import Change, JsonLines, LiveTable, Outcome
-from livefill.extraction.form import get_at
+from livefill.extraction.json_doc import get_at
 from livefill.wire.keys import KeyStore
 from livefill.extraction.scenarios import get_scenario
 from tests.conftest import REPO
@@ -310,7 +310,8 @@ def test_openai_compatible_with_json_object_streams_content_into_the_form(capsys
 
 def test_a_failure_reason_that_quotes_the_key_is_redacted(capsys, demo_server, monkeypatch) -> None:
     import livefill.session.run
-    from livefill.wire.keys import REDACTED, server_env_var
+    from livefill.wire.keys import server_env_var
+    from livefill.wire.redaction import REDACTED
 
     secret = "sk-test-" + os.urandom(12).hex()
     env = {server_env_var(demo_server.url): secret}

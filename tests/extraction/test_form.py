@@ -9,15 +9,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from livefill.errors import UsageError
-from livefill.extraction.form import (
-    MISSING,
-    FieldKind,
-    FieldState,
-    FormModel,
-    FormUpdate,
-    fields_for,
-    get_at,
-)
+from livefill.extraction.form import FieldState, FormModel, FormUpdate
+from livefill.extraction.json_doc import MISSING, get_at
+from livefill.extraction.schema import FieldKind, fields_for
 from livefill.extraction.schemas import SCHEMAS
 
 S = FieldState
@@ -327,7 +321,8 @@ def test_naive_form_shows_no_provisional_marker():
 
 
 def test_decimal_numbers_show_two_places_or_every_digit_they_have():
-    from livefill.extraction.form import FieldKind, fields_for, format_value
+    from livefill.extraction.field_text import format_value
+    from livefill.extraction.schema import FieldKind, fields_for
     from livefill.extraction.schemas.catalog import Catalog
 
     price = next(s for s in fields_for(Catalog)[-1].children if s.pointer.endswith("price"))

@@ -14,7 +14,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
 from livefill.wire.events import ArgsDelta
-from livefill.extraction.form import MISSING
+from livefill.extraction.json_doc import MISSING
 from livefill.extraction.modes import Mode
 from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario

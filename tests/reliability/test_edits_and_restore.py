@@ -7,7 +7,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
-from livefill.extraction.form import MISSING, FieldState, FormModel
+from livefill.extraction.form import FieldState, FormModel
+from livefill.extraction.json_doc import MISSING
 from livefill.session.run_status import Phase
 from livefill.extraction.schemas import schema_model
 from tests.session.test_run import INVOICE, Script, complete, make_run
