@@ -1,42 +1,9 @@
-"""The demo provider's protocol: its knobs, their names, and the two ways they travel.
+"""The demo provider's protocol: its knobs (`DemoKnobs`), their names, and the two ways they travel.
 
-How this works
---------------
-A client asks the demo provider for a behaviour with a `DemoKnobs` value (None: the server's
-default). The knobs travel either as `x-demo-*` request headers (to the demo provider) or as the
-relay request body's "demo" object (to the relay, which passes them upstream as headers). Both
-encodings, both decoders and the checks are derived from one table, `FIELDS`, so they cannot
-drift apart:
-
-    knob      header           relay "demo" key    value
-    scenario  x-demo-scenario  (body's top level)  a bundled scenario (else matched by document)
-    speed     x-demo-speed     speed               tokens/second >= 0; 0 = as fast as possible
-    ttft_ms   x-demo-ttft      ttft                milliseconds >= 0 before the first token
-    seed      x-demo-seed      seed                integer; token cutting and chunking follow it
-    slice     x-demo-slice     slice               event: one write per event; N: the byte
-                                                   stream cut into N-byte writes (splitting
-                                                   characters and events anywhere), spread over
-                                                   each token's interval; coalesce:MS: writes
-                                                   gathered for MS ms
-    fault     x-demo-fault     fault               NAME[@FRACTION]: see `FaultName`; FRACTION of
-                                                   the output tokens go out before it (0.5);
-                                                   which wires a fault applies to: FAULT_SCOPES
-    tag       x-demo-tag       tag (<= 200 chars)  any text, recorded as `tag` in the request log
-                                                   (lets a client find its own entry)
-    ping      x-demo-ping      (headers only)      seconds >= 0.01 between keep-alive pings
-    replay    x-demo-replay    replay              a trace id (EmbeddedServer.add_trace): the
-                                                   request is answered by that recorded trace
-                                                   (status, headers, reads) instead of generation
-    replay_speed x-demo-replay-speed replay_speed  the replay's speed: 1 as recorded, 0.5 half,
-                                                   2 double, 0 as fast as possible (default 1)
-
-The server's defaults for what a request leaves out are `livefill.demo.knobs.DemoDefaults`.
-
-Every knob has one text form, its header value: `KnobField.parse` reads it and `KnobField.text`
-writes it back exactly (`str()` of a `Slicing` or `Fault`; numbers through `number_text`). `DemoKnobs` passes every value it is given
-through that pair, so a knob value is valid by construction and a bad one raises `KnobError` with
-the message the demo provider answers a bad header with. The relay body is JSON: its shape is
-checked by `RelayDemoBody` (pydantic, built from the table), then each value as its header would be.
+A knob travels as an `x-demo-*` request header (to the demo provider) or as a key of the relay
+request body's "demo" object (to the relay, which passes it upstream as a header). Both encodings,
+both decoders and the checks derive from one table, `FIELDS`; the faults, and which wires each
+applies to, are `FaultName` and `FAULT_SCOPES`. The table of knobs: docs/notes/demo-knobs.md.
 """
 
 from __future__ import annotations
@@ -45,10 +12,9 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from livefill.errors import UsageError
 
@@ -335,29 +301,14 @@ FIELDS: tuple[KnobField, ...] = (
     ),
 )
 
-_relay_demo_body: type[BaseModel] | None = None
-
-
-def relay_demo_body() -> type[BaseModel]:
-    """`RelayDemoBody`: the shape of the relay body's "demo" object (unknown keys refused), checked
-    before the values. Built from `FIELDS` on first use (the app's window needs no pydantic model
-    of it); `from livefill.demo.protocol import RelayDemoBody` builds it too."""
-    global _relay_demo_body
-    if _relay_demo_body is None:
-        from pydantic import ConfigDict, Field, create_model
-
-        _relay_demo_body = create_model(  # type: ignore[call-overload]
-            "RelayDemoBody",
-            __config__=ConfigDict(extra="forbid"),
-            **{f.body_key: (f.json_type | None, Field(default=None, **(f.body_limits or {}))) for f in FIELDS if f.body_key},
-        )
-    return _relay_demo_body
-
-
-def __getattr__(name: str) -> Any:
-    if name == "RelayDemoBody":
-        return relay_demo_body()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The shape of the relay body's "demo" object (unknown keys refused), checked before the values;
+#: built from `FIELDS`. Its validator is built on first use (`defer_build`): the app's window
+#: shows before any relay body is checked.
+RelayDemoBody: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    "RelayDemoBody",
+    __config__=ConfigDict(extra="forbid", defer_build=True),
+    **{f.body_key: (f.json_type | None, Field(default=None, **(f.body_limits or {}))) for f in FIELDS if f.body_key},
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -411,6 +362,6 @@ class DemoKnobs:
         shape); then each value as its header would be (KnobError)."""
         if demo is None:
             return cls(scenario=scenario)
-        body = demo if hasattr(demo, "model_dump") and not isinstance(demo, Mapping) else relay_demo_body().model_validate(dict(demo))
+        body = demo if isinstance(demo, BaseModel) else RelayDemoBody.model_validate(dict(demo))
         given = body.model_dump(exclude_none=True)
         return cls(scenario=scenario, **{f.name: given[f.body_key] for f in FIELDS if f.body_key in given})

@@ -20,17 +20,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
-from livefill.demo.protocol import HTTP_FAULTS, Fault, FaultName, KnobError
-from livefill.extraction.scenarios import Scenario, load_scenarios
 from livefill.demo.faults import check_fault, make_plan, program
 from livefill.demo.knobs import DemoDefaults, Knobs, parse_knobs
+from livefill.demo.protocol import HTTP_FAULTS, Fault, FaultName, KnobError
 from livefill.demo.replay import ReplayResponse, TraceShelf
 from livefill.demo.request_log import LogEntry, RequestLog, credential_fingerprint
 from livefill.demo.streaming import DelayedResponse, StepResponse, install_log_filter
@@ -41,6 +41,10 @@ from livefill.demo.wires.models import anthropic_models, ollama_tags, openai_mod
 from livefill.demo.wires.openai_chat import ChatWire
 from livefill.demo.wires.openai_responses import ResponsesWire
 from livefill.demo.wires.raw import RawWire
+from livefill.errors import TraceError
+from livefill.extraction.scenarios import Scenario, load_scenarios
+from livefill.extraction.schemas import resolve_schema
+from livefill.recording.trace import Trace, parse_trace
 
 __all__ = ["DemoProvider", "UNKNOWN_DOCUMENT", "UNKNOWN_SCHEMA"]
 
@@ -54,9 +58,6 @@ UNKNOWN_SCHEMA = (
     "(properties {asked}) is not the {scenario} scenario's ({expected}). "
     "A live provider extracts with any schema: choose a live provider and give it an API key."
 )
-
-_ERROR_STATUS = {"anthropic": 529, "openai-chat": 500, "openai-responses": 500}
-
 
 def _auth_scheme(request: Request) -> str | None:
     # Only which form of credential was used is ever looked at; the value is never read or kept.
@@ -122,7 +123,7 @@ class DemoProvider:
         """Stop every response in progress (call on the server's event loop)."""
         self._shutdown_event().set()
 
-    def add_trace(self, trace: Any, trace_id: str | None = None) -> str:
+    def add_trace(self, trace: Trace, trace_id: str | None = None) -> str:
         """Keep a loaded trace (livefill.recording.trace.Trace) for `x-demo-replay`; return its id (any thread)."""
         return self.traces.add(trace, trace_id)
 
@@ -132,8 +133,8 @@ class DemoProvider:
         anthropic, chat, responses = AnthropicWire(), ChatWire(), ResponsesWire()
         ollama_chat, ollama_generate, raw = OllamaWire(generate=False), OllamaWire(generate=True), RawWire()
 
-        def endpoint(wire: WireSpec) -> Any:
-            async def handler(request: Request) -> Any:
+        def endpoint(wire: WireSpec) -> Callable[[Request], Awaitable[ASGIApp]]:
+            async def handler(request: Request) -> ASGIApp:
                 return await self.handle(request, wire)
 
             return handler
@@ -173,9 +174,6 @@ class DemoProvider:
 
     async def post_trace(self, request: Request) -> Response:
         """POST a trace file's contents: `{"id": ...}` to replay it with, or 400 with its one line."""
-        from livefill.errors import TraceError
-        from livefill.recording.trace import parse_trace
-
         name = request.query_params.get("name") or "<posted trace>"
         try:
             trace = parse_trace(await request.body(), name=name)
@@ -239,7 +237,7 @@ class DemoProvider:
         content = ollama_body(refusal.body) if isinstance(wire, OllamaWire) else dumps(refusal.body).encode()
         return Response(content, status_code=refusal.status, headers=headers, media_type="application/json")
 
-    async def handle(self, request: Request, wire: WireSpec) -> Any:
+    async def handle(self, request: Request, wire: WireSpec) -> ASGIApp:
         entry = self.log.new(
             path=request.url.path,
             wire=wire.name,
@@ -317,10 +315,8 @@ class DemoProvider:
         if fault in (FaultName.STALL, FaultName.STALL_SILENT):
             delay = None
         if fault is FaultName.ERROR:
-            status = _ERROR_STATUS.get(wire.name, 500)
-            kind = "overloaded_error" if wire.name == "anthropic" else "server_error"
-            message = "Overloaded" if wire.name == "anthropic" else "The server had an error while processing your request."
-            body_out = wire.error_body(kind, message, entry.id)
+            status = wire.server_error.status
+            body_out = wire.error_body(wire.server_error.kind, wire.server_error.message, entry.id)
         else:
             stop = StopKind.LENGTH if fault is FaultName.MAX_TOKENS else StopKind.COMPLETE
             text = "".join(plan.head)
@@ -340,7 +336,7 @@ class DemoProvider:
             abort=fault is FaultName.DISCONNECT,
         )
 
-    def _replay(self, wire: WireSpec, entry: LogEntry, knobs: Knobs, model: str) -> Any:
+    def _replay(self, wire: WireSpec, entry: LogEntry, knobs: Knobs, model: str) -> ReplayResponse:
         assert knobs.replay is not None
         trace = self.traces.get(knobs.replay)
         entry.replay = knobs.replay
@@ -363,6 +359,4 @@ class DemoProvider:
 def _scenario_properties(schema_name: str) -> list[str]:
     """The top-level property names of a bundled schema, from livefill.extraction.user_schema's cache (building a
     model's JSON Schema costs about a millisecond, once per request before)."""
-    from livefill.extraction.schemas import resolve_schema
-
     return list(resolve_schema(schema_name).json_schema.get("properties", {}))

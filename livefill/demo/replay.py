@@ -24,7 +24,8 @@ import asyncio
 import secrets
 import threading
 import time
-from typing import Any
+
+from starlette.types import Receive, Scope, Send
 
 from livefill.demo.request_log import LogEntry
 from livefill.demo.streaming import InjectedDisconnect, _Exchange, _run, finish_body
@@ -35,8 +36,6 @@ __all__ = ["ReplayResponse", "TraceShelf"]
 #: The recorded failures that were a broken connection (replayed as one).
 _BROKEN = frozenset({"ConnectionLost"})
 
-Send = Any
-Receive = Any
 
 
 class TraceShelf:
@@ -75,7 +74,7 @@ class ReplayResponse:
     def _at(self, t_ms: float) -> float:
         return 0.0 if self.speed <= 0 else t_ms / 1000.0 / self.speed
 
-    async def __call__(self, scope: Any, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         entry = self.entry
         entry.outcome = "streaming"
         exchange = _Exchange(entry)

@@ -29,6 +29,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+from starlette.types import Receive, Scope, Send
+
 from livefill.demo.protocol import SliceMode, Slicing
 from livefill.serving.connection import on_disconnect
 from livefill.demo.knobs import Knobs
@@ -37,8 +39,6 @@ from livefill.demo.wires import Abort, Stall, Step, Tokens, Write
 
 __all__ = ["InjectedDisconnect", "StepResponse", "DelayedResponse", "install_log_filter"]
 
-Send = Any
-Receive = Any
 
 
 class InjectedDisconnect(Exception):
@@ -189,7 +189,7 @@ class _Exchange:
 
 
 async def _run(
-    exchange: _Exchange, work: Any, receive: Receive, shutdown: asyncio.Event, scope: Any = None
+    exchange: _Exchange, work: Any, receive: Receive, shutdown: asyncio.Event, scope: Scope | None = None
 ) -> asyncio.Future[Any]:
     """Run `work` until it ends, the client leaves, or the server shuts down; return its task.
 
@@ -240,7 +240,7 @@ class StepResponse:
         self.headers = headers
         self.shutdown = shutdown
 
-    async def __call__(self, scope: Any, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         entry = self.entry
         await send({"type": "http.response.start", "status": 200, "headers": _raw_headers(self.headers)})
         entry.outcome = "streaming"
@@ -336,7 +336,7 @@ class DelayedResponse:
         self.shutdown = shutdown
         self.abort = abort
 
-    async def __call__(self, scope: Any, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         entry = self.entry
         entry.outcome = "streaming"
         exchange = _Exchange(entry)

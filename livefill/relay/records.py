@@ -140,7 +140,7 @@ TERMINAL_TYPES = frozenset({"complete", "error"})
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(RelayRecord)
 
 
-def parse_record(line: str | bytes) -> Any:
+def parse_record(line: str | bytes) -> RelayRecord:
     """Parse one line (without its newline) into a record; ProtocolError if it is not one."""
     try:
         return _ADAPTER.validate_json(line)

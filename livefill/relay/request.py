@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from livefill.demo.protocol import relay_demo_body
+from livefill.demo.protocol import RelayDemoBody
 from livefill.errors import ProtocolError, UsageError
 from livefill.extraction.modes import MODES
 from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
@@ -24,18 +24,16 @@ RELAY_PROVIDERS: tuple[str, ...] = tuple(name for name, s in PROVIDER_SPECS.item
 #: The modes that read the relay (the others read the provider's wire themselves).
 RELAY_MODES: tuple[str, ...] = tuple(mode.value for mode, s in MODES.items() if s.needs_relay)
 
-RelayDemoBody = relay_demo_body()
-
-
 class BadRequest(ProtocolError):
     """A body the relay refuses (400 `invalid_request`); the message names the key at fault."""
 
 
 class ExtractRequest(BaseModel):
     """One run asked of the relay: its source (a scenario, or a schema and a document), the
-    upstream, and how to settle it. Unknown keys are refused; the defaults are the protocol's."""
+    upstream, and how to settle it. Unknown keys are refused; the defaults are the protocol's.
+    Its validator is built on first use (`defer_build`: the app's window shows first)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     scenario: str | None = None
     schema_name: str | dict[str, Any] | None = Field(default=None, alias="schema")  # a name, or a JSON Schema

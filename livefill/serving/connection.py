@@ -37,6 +37,7 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
+from starlette.types import Scope
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from livefill import switches
@@ -90,7 +91,7 @@ class DisconnectHook:
                 logging.getLogger("livefill.server").exception("a disconnect callback failed")
 
 
-def on_disconnect(scope: Any) -> DisconnectHook | None:
+def on_disconnect(scope: Scope) -> DisconnectHook | None:
     """The request's DisconnectHook, when the server provides one (livefill-server, embedded)."""
     extensions = scope.get("extensions") or {}
     hook = extensions.get(DISCONNECT_EXTENSION)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from livefill.demo.wires.models import ANTHROPIC_MODELS, OLLAMA_MODELS, OPENAI_MODELS
+from livefill.wire.providers.spec import PROVIDER_SPECS
+
 
 @pytest.mark.parametrize(
     ("path", "body", "message"),
@@ -37,3 +40,9 @@ def test_a_log_entry_as_a_dict_is_every_field_copied():
     out["knobs"]["speed"] = 0
     out["sent_ms"].append(2.0)
     assert entry.knobs == {"speed": 5.0} and entry.sent_ms == [1.5]  # a copy: the log is not changed through it
+
+
+def test_each_model_list_begins_with_the_providers_default_model():
+    assert ANTHROPIC_MODELS[0][0] == PROVIDER_SPECS["anthropic"].default_model
+    assert OPENAI_MODELS[0] == PROVIDER_SPECS["openai-chat"].default_model == PROVIDER_SPECS["openai-responses"].default_model
+    assert OLLAMA_MODELS[0] == f"{PROVIDER_SPECS['ollama'].default_model}:latest"

@@ -39,7 +39,7 @@ def show(self):
     import livefill.demo.protocol as dp
     schemas = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("livefill.extraction.schemas."))
     print("schemas:", ",".join(schemas), flush=True)
-    print("relay demo body built:", dp._relay_demo_body is not None, flush=True)
+    print("relay demo body built:", dp.RelayDemoBody.__pydantic_complete__, flush=True)
     print("filter calls:", calls["theme"], calls["tips"], flush=True)
     print("gc runs:", sum(s["collections"] for s in gc.get_stats()) - collections, gc.isenabled(), flush=True)
     os._exit(0)
@@ -109,11 +109,9 @@ def test_bundled_schemas_are_imported_on_first_lookup():
 def test_the_relay_demo_body_is_built_on_first_use():
     code = (
         "import livefill.demo.protocol as dp\n"
-        "assert dp._relay_demo_body is None\n"
+        "assert not dp.RelayDemoBody.__pydantic_complete__\n"
         "knobs = dp.DemoKnobs.from_relay_demo({'speed': 5})\n"
-        "assert knobs.speed == 5 and dp._relay_demo_body is not None\n"
-        "from livefill.demo.protocol import RelayDemoBody\n"
-        "assert RelayDemoBody is dp.relay_demo_body()\n"
+        "assert knobs.speed == 5 and dp.RelayDemoBody.__pydantic_complete__\n"
         "print('ok')\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)

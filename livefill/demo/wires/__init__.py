@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
+from livefill.demo.protocol import FaultName
+
 __all__ = [
     "Write",
     "Tokens",
@@ -39,6 +41,8 @@ __all__ = [
     "BadRequest",
     "Refusal",
     "RETRY_AFTER_S",
+    "SERVER_ERROR",
+    "ServerError",
     "WireSpec",
     "WireStream",
     "dumps",
@@ -121,6 +125,20 @@ class Refusal:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ServerError:
+    """What a wire answers a whole (not streamed) response with when the `error` fault is asked
+    for: the status, and the error kind and message of `WireSpec.error_body`."""
+
+    status: int
+    kind: str
+    message: str
+
+
+#: The server error of a wire with none of its own (OpenAI's shape and wording).
+SERVER_ERROR = ServerError(status=500, kind="server_error", message="The server had an error while processing your request.")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ParsedRequest:
     """What the demo provider needs from a request body."""
 
@@ -166,12 +184,13 @@ class WireSpec(Protocol):
 
     name: str
     content_type: str
+    server_error: ServerError
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest: ...
 
     def error_body(self, kind: str, message: str, request_id: str) -> Any: ...
 
-    def refusal(self, fault: Any, model: str, request_id: str) -> Refusal: ...
+    def refusal(self, fault: FaultName, model: str, request_id: str) -> Refusal: ...
 
     def response_headers(self, request_id: str) -> list[tuple[str, str]]: ...
 

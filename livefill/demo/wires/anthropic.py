@@ -15,6 +15,7 @@ from typing import Any
 from livefill.demo.protocol import FaultName
 from livefill.demo.generation import coalesce
 from livefill.demo.wires import (
+    ServerError,
     BadRequest,
     ParsedRequest,
     Refusal,
@@ -137,6 +138,7 @@ class AnthropicWire:
 
     name = "anthropic"
     content_type = "text/event-stream; charset=utf-8"
+    server_error = ServerError(status=529, kind="overloaded_error", message="Overloaded")
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest:
         body = require_object(body)

@@ -14,15 +14,19 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from livefill.wire.providers.spec import PROVIDER_SPECS
+
 __all__ = ["ANTHROPIC_MODELS", "OLLAMA_MODELS", "OPENAI_MODELS", "anthropic_models", "ollama_tags", "openai_models", "wants_anthropic"]
 
+# Each list begins with the provider's default model (livefill.wire.providers.spec; Anthropic's
+# with its display name, checked against the spec by tests/demo/test_server_requests.py).
 ANTHROPIC_MODELS: tuple[tuple[str, str], ...] = (
     ("claude-sonnet-5", "Claude Sonnet 5"),
     ("claude-haiku-4-5", "Claude Haiku 4.5"),
     ("claude-demo", "livefill demo"),
 )
-OPENAI_MODELS: tuple[str, ...] = ("gpt-4o", "gpt-4o-mini", "gpt-demo")
-OLLAMA_MODELS: tuple[str, ...] = ("llama3.2:latest", "qwen2.5:0.5b", "demo:latest")
+OPENAI_MODELS: tuple[str, ...] = (PROVIDER_SPECS["openai-chat"].default_model, "gpt-4o-mini", "gpt-demo")
+OLLAMA_MODELS: tuple[str, ...] = (f"{PROVIDER_SPECS['ollama'].default_model}:latest", "qwen2.5:0.5b", "demo:latest")
 
 _CREATED = 1727346176  # a fixed timestamp: the lists never change
 _CREATED_ISO = "2025-09-29T00:00:00Z"

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from livefill.demo.protocol import FaultName
-from livefill.demo.wires import BadRequest, ParsedRequest, Refusal, StopKind, Tokens, dumps, require_object, text_of
+from livefill.demo.wires import SERVER_ERROR, BadRequest, ParsedRequest, Refusal, StopKind, Tokens, dumps, require_object, text_of
 
 _GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _GO_TABLE = str.maketrans(_GO_ESCAPES)
@@ -122,6 +122,7 @@ class OllamaWire:
     """Request parsing and error shape of Ollama's chat and generate endpoints."""
 
     content_type = "application/x-ndjson"
+    server_error = SERVER_ERROR
 
     def __init__(self, *, generate: bool) -> None:
         self.generate = generate

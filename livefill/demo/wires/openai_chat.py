@@ -13,6 +13,7 @@ from typing import Any
 
 from livefill.demo.protocol import FaultName
 from livefill.demo.wires import (
+    SERVER_ERROR,
     BadRequest,
     ParsedRequest,
     Refusal,
@@ -196,6 +197,7 @@ class ChatWire:
 
     name = "openai-chat"
     content_type = "text/event-stream; charset=utf-8"
+    server_error = SERVER_ERROR
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest:
         body = require_object(body)

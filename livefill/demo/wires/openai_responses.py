@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from livefill.demo.protocol import FaultName
-from livefill.demo.wires import BadRequest, ParsedRequest, Refusal, StopKind, Tokens, dumps, new_id, require_object, sse, text_of
+from livefill.demo.wires import SERVER_ERROR, BadRequest, ParsedRequest, Refusal, StopKind, Tokens, dumps, new_id, require_object, sse, text_of
 from livefill.demo.wires.openai_chat import KEEPALIVE, openai_error, openai_refusal
 
 
@@ -197,6 +197,7 @@ class ResponsesWire:
 
     name = "openai-responses"
     content_type = "text/event-stream; charset=utf-8"
+    server_error = SERVER_ERROR
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest:
         body = require_object(body)

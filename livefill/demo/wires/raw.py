@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from livefill.demo.protocol import HTTP_FAULTS, FaultName
-from livefill.demo.wires import ParsedRequest, Refusal, StopKind, Tokens
+from livefill.demo.wires import SERVER_ERROR, ParsedRequest, Refusal, StopKind, Tokens
 
 
 class RawStream:
@@ -42,6 +42,7 @@ class RawWire:
 
     name = "raw"
     content_type = "application/json"
+    server_error = SERVER_ERROR
 
     def parse(self, body: Any, headers: Mapping[str, str]) -> ParsedRequest:
         if isinstance(body, Mapping) and isinstance(body.get("document"), str):
