@@ -268,7 +268,7 @@ def test_clear_open_into_form_then_undo_twice_gives_back_the_typed_values(make_w
     window.clear_action.trigger()
     empty = window.form.snapshot()
     window.form.load({"customer_name": "From history"})  # what Open into form does to the form, as a step:
-    from livefill.gui.history_panel import OpenRunCommand
+    from livefill.gui.open_run import OpenRunCommand
 
     settings = {"scenario": window.session.settings.scenario}
     window.undo_stack.push(OpenRunCommand(window.session, "Open run", settings, settings, window.form, empty,
