@@ -5,7 +5,8 @@ How this works
 A reader takes every event of one run's source (`feed(event)`) and returns the changes
 `(pointer, FieldState, value)` to apply to the form's draft; at the source's end `end()` says
 whether its terminal arrived, and `value(draft)` is the extraction to validate and commit.
-`READERS` picks the reader by `livefill.extraction.modes.Mode`:
+`READERS` picks the reader by `livefill.extraction.modes.Mode` (each made with the run's
+`ReaderOptions` and the schema's model):
 
     partial   ArgsReader (livefill.extraction.prefix + a check of every value against its own place in the
               schema as it settles); provisional strings shown unless switched off, provisional

@@ -38,7 +38,6 @@ from livefill.wire.taps import WireFrame, arrival
 
 __all__ = [
     "KEPT_HEADERS",
-    "WIRE_OF",
     "TraceWriter",
     "request_body",
     "scrub_body",
@@ -46,9 +45,6 @@ __all__ = [
     "scrub_url",
     "trace_header",
 ]
-
-#: The wire each provider's trace names (the demo provider's endpoint it is replayed on).
-WIRE_OF: dict[str, str] = {name: spec.wire for name, spec in PROVIDER_SPECS.items()}
 
 #: The response headers a trace keeps (lower-case); every other header is dropped.
 KEPT_HEADERS: tuple[str, ...] = (
@@ -131,7 +127,7 @@ _BODY_MAKERS: dict[str, Callable[[ExtractionRequest], Mapping[str, Any]]] = {
 
 def request_body(request: ExtractionRequest) -> dict[str, Any]:
     """The JSON body `request` sends on its wire."""
-    body = _BODY_MAKERS[WIRE_OF[request.provider]](request)
+    body = _BODY_MAKERS[PROVIDER_SPECS[request.provider].wire](request)
     return json.loads(json.dumps(body, default=str))
 
 
@@ -154,7 +150,7 @@ def trace_header(
         "trace": FORMAT,
         "version": VERSION,
         "provider": request.provider,
-        "wire": WIRE_OF[request.provider],
+        "wire": PROVIDER_SPECS[request.provider].wire,  # the demo provider's endpoint it replays on
         "base_url": scrub_url(request.base_url),
         "model": request.model_name,
         "schema_name": request.schema_name,

@@ -160,7 +160,9 @@ def relay_request(cfg: RunConfig, schema: SchemaSource, scenario: str | None, ru
 
 def relay_source(cfg: RunConfig, request: ExtractRequest, record: RelayRecording | None) -> Source:
     """The relay's records for `request`; `record`: the trace the embedded relay is asked to write."""
-    from livefill.relay.client import open_relay  # lazy: it imports the provider SDKs' transport (see below)
+    # lazy: relay.client imports the Anthropic SDK (through wire.providers.transport), which a
+    # provider-wire run never needs: 14 s at import under load 11 here (python -X importtime)
+    from livefill.relay.client import open_relay  # lazy: the Anthropic SDK, 14 s at load 11
 
     relay_url = cfg.relay_url or cfg.base_url
     # The key goes to the relay only when it is the app's own, over loopback; a relay elsewhere

@@ -368,3 +368,14 @@ def test_the_suite_wide_trace_check_finds_a_planted_credential(tmp_path_factory)
     leaked = base64.b64encode(b"Authorization: Bearer sk-x").decode()
     (root / "bad.jsonl").write_text(f'{{"trace": "livefill", "version": 1}}\n{{"t_ms": 0.0, "b64": "{leaked}"}}\n', encoding="utf-8")
     assert sorted(traces_holding_credentials(root)) == [f"{root / 'bad.jsonl'}: authorization", f"{root / 'bad.jsonl'}: bearer"]
+
+
+def test_a_trace_names_its_providers_wire_and_every_providers_wire_replays(fake_key):
+    from livefill.recording.trace import REPLAY_WIRES
+    from livefill.wire.providers.spec import PROVIDER_SPECS
+
+    assert sorted(REPLAY_WIRES) == sorted({s.wire for s in PROVIDER_SPECS.values()})
+    for name, spec in PROVIDER_SPECS.items():
+        header = trace_header(invoice_request(fake_key, provider=name))
+        assert header["provider"] == name and header["wire"] == spec.wire and header["wire"] in REPLAY_WIRES
+        assert header["request"]  # the body the provider's wire sends

@@ -11,7 +11,8 @@ import pytest
 
 from livefill.errors import ConnectionLost, ProtocolError, UpstreamError, UsageError, failure_for
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, Stop, StopReason, TextDelta
-from livefill.wire.idle import IdleWatch, watch_events
+from livefill.wire.idle import IdleWatch
+from tests.wire.idle_support import watch_events
 from livefill.extraction.form import FieldState, FormModel
 from livefill.extraction.json_doc import MISSING
 from livefill.recording.history import History
