@@ -34,9 +34,12 @@ class Observers(Generic[E]):
         return unsubscribe
 
     def notify(self, event: E) -> None:
-        """Tell every callback subscribed now, in the order they subscribed."""
-        for callback in list(self._callbacks):
-            callback(event)
+        """Tell every callback subscribed now, in the order they subscribed. One unsubscribed while
+        this notification runs (by itself or by another callback) is not called after that."""
+        callbacks = self._callbacks
+        for callback in list(callbacks):
+            if callback in callbacks:
+                callback(event)
 
     def clear(self) -> None:
         """Forget every callback."""

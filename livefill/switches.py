@@ -20,7 +20,7 @@ class Switch:
     meaning: str
 
 
-#: Every switch, by name. tests/test_switches.py checks that no module reads one not listed.
+#: Every switch, by name. tests/test_foundations.py checks that no module reads one not listed.
 SWITCHES: dict[str, Switch] = {
     s.name: s
     for s in (

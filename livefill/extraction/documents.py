@@ -294,8 +294,8 @@ def _decode_text(data: bytes, *, name: str, path: Path | None) -> str:
 
 
 def _from_pdf(data: bytes, *, name: str, path: Path | None, max_bytes: int) -> Document:
-    from pypdf import PasswordType, PdfReader
-    from pypdf.errors import DependencyError
+    from pypdf import PasswordType, PdfReader  # lazy: pypdf loads only for a PDF document (750 ms)
+    from pypdf.errors import DependencyError  # lazy: as pypdf, above
 
     # pypdf reports recoverable damage through logging warnings; the user cannot act on them.
     pypdf_log = logging.getLogger("pypdf")

@@ -18,12 +18,12 @@ tests can move time by hand and call `check()` instead of sleeping.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from livefill.errors import StreamTimeout
 
-__all__ = ["IdleWatch", "watch_events"]
+__all__ = ["IdleWatch"]
 
 T = TypeVar("T")
 
@@ -100,20 +100,3 @@ class IdleWatch:
             self._expired = False
             self._task = None
             self._paused_at = self._clock()
-
-
-async def watch_events(events: AsyncIterator[T], watch: IdleWatch, *, is_content: Callable[[T], bool]) -> AsyncIterator[T]:
-    """`events` read under `watch`: every item for which `is_content` is true resets its clock."""
-    try:
-        while True:
-            try:
-                item = await watch.guard(anext(events))
-            except StopAsyncIteration:
-                return
-            if is_content(item):
-                watch.touch()
-            else:
-                watch.keepalive()
-            yield item
-    finally:
-        watch.close()

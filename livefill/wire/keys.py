@@ -18,13 +18,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from livefill.errors import InputError, UsageError
 from livefill.wire.providers.base_urls import DEFAULT_HOST
 from livefill.wire.providers.spec import PROVIDER_SPECS
 from livefill.wire.redaction import RedactingFilter, mask, redact
+
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
 
 __all__ = [
     "SERVICE",
@@ -214,7 +217,7 @@ class KeyStore:
     so `keyring.set_keyring` takes effect); `environ` a mapping to read instead of os.environ.
     """
 
-    def __init__(self, *, backend: Any | None = None, environ: Mapping[str, str] | None = None,
+    def __init__(self, *, backend: KeyringBackend | None = None, environ: Mapping[str, str] | None = None,
                  service: str = SERVICE) -> None:
         self._backend = backend
         self._environ = environ
@@ -248,7 +251,7 @@ class KeyStore:
             return "No system keyring was found (keyring has no usable backend here)."
         return None
 
-    def _keyring(self) -> Any | None:
+    def _keyring(self) -> KeyringBackend | None:
         if self._backend is not None:
             return self._backend
         try:

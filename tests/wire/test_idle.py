@@ -8,7 +8,7 @@ import pytest
 
 from livefill.errors import StreamTimeout
 from livefill.wire.events import ArgsDelta, KeepAlive
-from livefill.wire.idle import IdleWatch, watch_events
+from livefill.wire.idle import IdleWatch
 
 
 class Clock:
@@ -71,38 +71,6 @@ async def test_time_spent_outside_reads_is_not_idle_time():
     with pytest.raises(asyncio.CancelledError):  # a cancel from anyone else stays a cancel
         await task
     watch.close()
-
-
-async def test_watch_events_counts_content_not_keepalives():
-    clock = Clock()
-    gate = asyncio.Queue()
-
-    async def source():
-        while True:
-            item = await gate.get()
-            if item is None:
-                return
-            yield item
-
-    seen = []
-    watch = IdleWatch(5.0, "test", clock=clock)
-    events = watch_events(source(), watch, is_content=lambda e: not isinstance(e, KeepAlive))
-
-    async def consume():
-        async for event in events:
-            seen.append(event)
-
-    task = asyncio.ensure_future(consume())
-    await gate.put(ArgsDelta(text="{"))
-    await asyncio.sleep(0.01)
-    clock.now += 3.0
-    await gate.put(KeepAlive())
-    await asyncio.sleep(0.01)
-    assert len(seen) == 2
-    clock.now += 2.5  # 5.5 s after the content, 2.5 s after the keep-alive
-    watch.check()
-    with pytest.raises(StreamTimeout, match="only keep-alives for 5 s"):
-        await task
 
 
 async def test_a_silent_stream_and_a_pinging_stream_say_different_things():

@@ -117,7 +117,7 @@ def _cached(key: Any, make: Callable[[], SchemaSource]) -> SchemaSource:
 
 def _user_source(schema: Mapping[str, Any] | None, path: Path | None) -> SchemaSource:
     """A person's schema (`schema`, or the file at `path` when it is None) as a SchemaSource."""
-    from livefill.extraction import user_schema  # lazy: pydantic stays unloaded until a user schema is read (LAZYMS ms)
+    from livefill.extraction import user_schema  # lazy: pydantic stays unloaded until a user schema is read (430-520 ms)
 
     if schema is None:
         assert path is not None
