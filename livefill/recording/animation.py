@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from livefill.errors import UsageError
+from livefill.recording.trace import TraceRead
 
 __all__ = [
     "FORMATS",
@@ -66,7 +67,7 @@ MAX_FPS = 50.0
 class ReadClock:
     """Bytes received so far -> the recorded time (ms after the request) of the read holding the last one."""
 
-    def __init__(self, reads: Sequence[Any]) -> None:  # Sequence[livefill.recording.trace.TraceRead]
+    def __init__(self, reads: Sequence[TraceRead]) -> None:
         self._ends: list[int] = []
         self._times: list[float] = []
         total = 0

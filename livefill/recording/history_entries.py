@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from livefill.recording.history import HistoryEntry
+from livefill.recording.trace import Trace
 from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 
 __all__ = ["RunSummary", "ReopenPlan", "summarize", "newest_first", "recording_id", "reopen_plan", "run_fields",
@@ -178,7 +179,7 @@ def reopen_plan(record: Mapping[str, Any]) -> ReopenPlan:
     )
 
 
-def recording_id(trace: Any) -> str:
+def recording_id(trace: Trace) -> str:
     """Which recorded run a trace holds: its run id, else when it started (a file written over
     with another recording says another)."""
     header = trace.header

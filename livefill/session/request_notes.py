@@ -13,17 +13,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from livefill.embedded.client import ARRIVAL_WAIT, demo_requests, log_client, server_note
-
-if TYPE_CHECKING:
-    from livefill.extraction.form import FormModel
+from livefill.extraction.form import FormModel
+from livefill.session.lane import SessionLane
 
 __all__ = ["match_entries", "request_notes", "spec_leaves"]
 
 
-async def request_notes(lanes: Sequence[Any], base_url: str, *, since: float, wait: float = 2.0) -> dict[str, str]:
+async def request_notes(lanes: Sequence[SessionLane], base_url: str, *, since: float, wait: float = 2.0) -> dict[str, str]:
     """Each lane's `server_note`, by lane name (lanes whose request was not found are left out)."""
     began = time.monotonic()
     deadline, arrival = began + wait, began + min(wait, ARRIVAL_WAIT)
@@ -46,7 +45,7 @@ async def request_notes(lanes: Sequence[Any], base_url: str, *, since: float, wa
     return {name: server_note(entry) for name, entry in matched.items() if entry is not None}
 
 
-def match_entries(lanes: Sequence[Any], entries: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+def match_entries(lanes: Sequence[SessionLane], entries: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
     """Each lane's request-log entry: by its run id tag, else (relay lanes) untagged ones in order."""
     out: dict[str, dict[str, Any] | None] = {}
     untagged = [e for e in entries if not e.get("tag")]  # (one tagged with another run's id is that run's)

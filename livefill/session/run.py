@@ -47,7 +47,7 @@ from livefill.session.run_request import (
 )
 from livefill.session.run_status import TRANSITIONS, Phase, RunStatus, Trigger
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, Stop, TextDelta
-from livefill.wire.providers import ExtractionRequest
+from livefill.wire.providers.request import ExtractionRequest
 from livefill.wire.taps import ReadWatch, WireTap, tee
 
 __all__ = ["Run", "StatusObserver"]

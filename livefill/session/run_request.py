@@ -26,7 +26,8 @@ from livefill.relay.records import KEEPALIVE_EVERY
 from livefill.relay.request import ExtractRequest
 from livefill.session.run_config import RunConfig, Source
 from livefill.wire import net_thread
-from livefill.wire.providers import ExtractionRequest, open_stream
+from livefill.wire.providers import open_stream
+from livefill.wire.providers.request import ExtractionRequest
 from livefill.wire.taps import WireTap
 
 __all__ = [
