@@ -14,14 +14,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 
-__all__ = ["Autoplay", "DEFAULT_PAUSE"]
+from livefill.gui.warmup import Warmup
+from livefill.session.run_status import RunStatus
+from livefill.session.session import Session
+
+__all__ = ["Autoplay", "DEFAULT_PAUSE", "Player"]
 
 DEFAULT_PAUSE = 3.0
 """Seconds between the end of one run and the next Start."""
+
+
+class Player(Protocol):
+    """What autoplay drives: the main window, single or compare view."""
+
+    session: Session
+    warmup: Warmup
+
+    @property
+    def active(self) -> bool: ...
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    async def wait_runs(self) -> list[RunStatus | None]: ...
 
 
 class Autoplay(QObject):
@@ -30,7 +50,7 @@ class Autoplay(QObject):
     cycleFinished = Signal(int)  # noqa: N815 - Qt signal naming; the number of runs ended so far
     activeChanged = Signal(bool)  # noqa: N815
 
-    def __init__(self, window: Any, *, pause: float = DEFAULT_PAUSE, max_cycles: int | None = None) -> None:
+    def __init__(self, window: Player, *, pause: float = DEFAULT_PAUSE, max_cycles: int | None = None) -> None:
         super().__init__(window if isinstance(window, QObject) else None)
         self.window = window
         self.pause = pause
@@ -103,6 +123,4 @@ class Autoplay(QObject):
 
     def _autoplaying(self, on: bool) -> None:
         """Tell the window's session its runs are autoplay's (recorded only when the user asked)."""
-        session = getattr(self.window, "session", None)
-        if session is not None:
-            session.autoplaying = on
+        self.window.session.autoplaying = on
