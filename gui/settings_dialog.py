@@ -39,7 +39,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from livefill.session.app_settings import OLLAMA_DEFAULT, default_ollama_url
+from livefill.session.app_settings import default_ollama_url
+from livefill.wire.providers.base_urls import DEFAULT_HOST as OLLAMA_DEFAULT
 from livefill.errors import InputError
 from livefill.wire.keys import Key, KeySource, KeyStore, base_url_example, normalize_base_url, shown_url
 from livefill.session.session import Session

@@ -27,10 +27,10 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from livefill.session.settings import PROVIDERS, RunSettings
+from livefill.wire.providers.base_urls import DEFAULT_HOST
 
 __all__ = [
     "KEYS",
-    "OLLAMA_DEFAULT",
     "THEMES",
     "MemoryStore",
     "SavedSettings",
@@ -40,7 +40,6 @@ __all__ = [
     "save_settings",
 ]
 
-OLLAMA_DEFAULT = "http://127.0.0.1:11434"
 THEMES: tuple[str, ...] = ("system", "light", "dark")
 
 #: The store's name for each remembered value.
@@ -61,7 +60,7 @@ def default_ollama_url(environ: Mapping[str, str] | None = None) -> str:
     environ = os.environ if environ is None else environ
     host = environ.get("OLLAMA_HOST", "").strip()
     if not host:
-        return OLLAMA_DEFAULT
+        return DEFAULT_HOST
     return host if "://" in host else f"http://{host}"
 
 
