@@ -29,6 +29,7 @@ from livefill.session.metrics import leaves
 from livefill.session.settings import fault_problem
 from livefill.wire.keys import KeyStore, base_url_example, normalize_base_url
 from livefill.wire.providers.base_urls import live_base_url
+from livefill.wire.providers.spec import PROVIDER_SPECS
 
 __all__ = [
     "DEMO_KEY", "NO_KEY", "Plan", "check_fault_wire", "check_structured", "default_base_url", "make_plan",
@@ -129,7 +130,8 @@ def check_fault_wire(fault: str | None, provider: str | None) -> None:
     the demo provider without --provider speaks Anthropic's)."""
     why = fault_problem(fault, provider or DEMO_WIRE)
     if why:
-        who = f"--provider {provider}" if provider else "the demo provider (without --provider) speaks Anthropic's wire"
+        demo_wire = PROVIDER_SPECS[DEMO_WIRE].label
+        who = f"--provider {provider}" if provider else f"the demo provider (without --provider) speaks {demo_wire}'s wire"
         raise UsageProblem(f"--fault {fault}: {why}; {who}")
 
 
