@@ -20,7 +20,7 @@ from livefill.errors import InputError, UpstreamError, ValidationFailed
 from livefill.wire.events import ArgsDelta, BlockStop, Stop, StopReason
 from livefill.extraction.form import FieldState, FormModel
 from livefill.extraction.modes import Mode
-from livefill.wire.providers import ExtractionRequest
+from livefill.wire.providers.request import ExtractionRequest
 from livefill.wire.providers.anthropic import message_params
 from livefill.relay.client import open_relay
 from livefill.relay.records import CompleteRecord, StartRecord

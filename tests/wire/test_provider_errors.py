@@ -28,7 +28,8 @@ from livefill.errors import (
 )
 from livefill.extraction.form import FormModel
 from livefill.recording.history import History
-from livefill.wire.providers import DEFAULT_MODELS, ExtractionRequest, open_stream
+from livefill.wire.providers import open_stream
+from livefill.wire.providers.request import DEFAULT_MODELS, ExtractionRequest
 from livefill.wire.providers.http_failures import http_failure, retry_after
 from livefill.relay.client import open_relay
 from livefill.extraction.modes import Mode
@@ -414,7 +415,8 @@ import asyncio, gc
 import qasync
 from PySide6.QtWidgets import QApplication
 from livefill.errors import ProviderHTTPError
-from livefill.wire.providers import ExtractionRequest, open_stream
+from livefill.wire.providers import open_stream
+from livefill.wire.providers.request import ExtractionRequest
 from livefill.extraction.scenarios import get_scenario
 from livefill.demo.knobs import DemoDefaults
 from livefill.embedded.server import EmbeddedServer

@@ -699,7 +699,8 @@ def test_ollama_and_raw_decoders_name_their_carriers(endpoint: str) -> None:
 
 
 def test_responses_text_beside_a_function_call_is_prose_when_the_tool_carries_the_json() -> None:
-    from livefill.wire.providers import _WIRES, ExtractionRequest
+    from livefill.wire.providers import _WIRES
+    from livefill.wire.providers.request import ExtractionRequest
     from livefill.extraction.schemas import resolve_schema
 
     def decoder(structured: str) -> Any:

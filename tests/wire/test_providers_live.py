@@ -17,7 +17,8 @@ import pytest
 
 from livefill.errors import ConnectionLost, ProtocolError, StreamTimeout, Truncated, UpstreamError
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, Stop, StopReason, StreamEvent
-from livefill.wire.providers import PROVIDERS, ExtractionRequest, open_stream
+from livefill.wire.providers import open_stream
+from livefill.wire.providers.request import PROVIDERS, ExtractionRequest
 from livefill.extraction.schemas import resolve_schema
 from livefill.extraction.scenarios import load_scenarios
 from livefill.wire.taps import WireFrame

@@ -21,7 +21,8 @@ import pytest
 from livefill.errors import UpstreamError, UsageError
 from livefill.wire.events import ArgsDelta
 from livefill.extraction.form import FormModel
-from livefill.wire.providers import ExtractionRequest, open_stream
+from livefill.wire.providers import open_stream
+from livefill.wire.providers.request import ExtractionRequest
 from livefill.wire.providers.ollama import chat_body as ollama_body
 from livefill.wire.providers.openai_chat import chat_body
 from livefill.wire.providers.request import STRUCTURED_CHOICES

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.slow  # a subprocess
 SCRIPT = textwrap.dedent(
     """
     import asyncio, sys
-    from livefill.wire.providers import ExtractionRequest, open_stream
+    from livefill.wire.providers import open_stream
+    from livefill.wire.providers.request import ExtractionRequest
     from livefill.extraction.schemas import resolve_schema
     from livefill.wire.providers import transport
     from livefill.extraction.scenarios import get_scenario

@@ -26,7 +26,8 @@ SCRIPT = textwrap.dedent(
     from PySide6.QtWidgets import QApplication
     from livefill.errors import StreamTimeout
     from livefill.wire.events import ArgsDelta
-    from livefill.wire.providers import PROVIDERS, ExtractionRequest, open_stream
+    from livefill.wire.providers import open_stream
+    from livefill.wire.providers.request import PROVIDERS, ExtractionRequest
     from livefill.extraction.schemas import resolve_schema
     from livefill.extraction.scenarios import load_scenarios
     from livefill.demo.knobs import DemoDefaults

@@ -27,7 +27,8 @@ from starlette.routing import Route
 
 from livefill.errors import ConnectionLost, InputError, ProtocolError, ProviderHTTPError, StreamTimeout, Truncated, UpstreamError, UsageError
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, ProviderError, Stop, StopReason, StreamEvent
-from livefill.wire.providers import _WIRES, EventStream, ExtractionRequest, open_stream
+from livefill.wire.providers import _WIRES, EventStream, open_stream
+from livefill.wire.providers.request import ExtractionRequest
 from livefill.wire.providers.anthropic import FINE_GRAINED_BETA, message_params, request_headers
 from livefill.wire.providers.ollama import chat_body as ollama_body
 from livefill.wire.providers.openai_chat import chat_body

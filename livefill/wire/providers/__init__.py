@@ -48,7 +48,7 @@ from livefill.wire.providers import openai_chat as _chat
 from livefill.wire.providers import openai_responses as _responses
 from livefill.wire.providers import raw as _raw
 from livefill.wire.providers.base import Decoder
-from livefill.wire.providers.request import DEFAULT_MODELS, PROVIDERS, STRUCTURED, ExtractionRequest
+from livefill.wire.providers.request import PROVIDERS, ExtractionRequest
 from livefill.wire.sse import SSEDecoder
 from livefill.wire.taps import WireFrame, WireTap, sse_frame, text_frame
 
@@ -69,15 +69,7 @@ def open_httpx(url: str, **kwargs: Any) -> Awaitable[BodyStream]:
 
     return opener(url, **kwargs)
 
-__all__ = [
-    "DEFAULT_MODELS",
-    "PROVIDERS",
-    "STRUCTURED",
-    "EventStream",
-    "ExtractionRequest",
-    "WireTap",
-    "open_stream",
-]
+__all__ = ["EventStream", "open_stream"]
 
 
 class _Framer(Protocol):

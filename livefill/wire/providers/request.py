@@ -9,13 +9,12 @@ from typing import Any, Protocol
 
 from livefill.errors import UsageError
 from livefill.wire.providers.base_urls import join_url, live_base_url
-from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
+from livefill.wire.providers.spec import PROVIDER_SPECS
 
 __all__ = [
     "DEFAULT_MODELS",
     "MAX_TOKENS",
     "PROVIDERS",
-    "STRUCTURED",
     "STRUCTURED_CHOICES",
     "ExtractionRequest",
     "RequestSchema",
@@ -57,7 +56,7 @@ class ExtractionRequest:
 
     An empty `base_url` means the provider's live address (`live_base_url`: its environment
     variable, else the vendor's). `api_key` "" sends no credential (an OpenAI-compatible server
-    without a key); it never appears in a repr. `structured` is one of STRUCTURED (which ones a
+    without a key); it never appears in a repr. `structured` is one of spec.STRUCTURED (which ones a
     provider takes: STRUCTURED_CHOICES). `max_tokens` bounds the output (None: MAX_TOKENS for the
     provider; a llama.cpp server otherwise writes until its context is full, and vLLM refuses a
     limit past its context).
