@@ -23,7 +23,7 @@ CASES = [
 
 @pytest.mark.parametrize(("fault", "provider", "mode", "line"), CASES)
 def test_an_http_fault_is_one_line_in_the_status_and_the_run_log(make_window, qloop, demo_server, fault, provider, mode, line):
-    from livefill.wire.providers import DEFAULT_MODELS
+    from livefill.wire.providers.request import DEFAULT_MODELS
 
     line = line.format(host=host(demo_server.url))
     if fault == "http_404":

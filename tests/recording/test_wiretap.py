@@ -462,7 +462,8 @@ def test_bad_ceiling_is_a_usage_error():
 @pytest.mark.parametrize("provider", ["anthropic", "openai-chat", "openai-responses", "ollama", "raw"])
 @pytest.mark.parametrize("slicing", ["event", "7"])
 async def test_demo_wires_map_every_value_to_its_exact_bytes(demo_server, provider, slicing):
-    from livefill.wire.providers import ExtractionRequest, open_stream
+    from livefill.wire.providers import open_stream
+    from livefill.wire.providers.request import ExtractionRequest
     from livefill.extraction.schemas import resolve_schema
 
     scenario = "multilingual" if slicing == "7" else "invoice"
@@ -522,7 +523,8 @@ def _decode_piece(provider: str, piece: bytes) -> str:
 async def test_every_settled_field_of_every_scenario_is_given_back_by_its_located_bytes(
     demo_server, scenario, provider
 ):
-    from livefill.wire.providers import ExtractionRequest, open_stream
+    from livefill.wire.providers import open_stream
+    from livefill.wire.providers.request import ExtractionRequest
     from livefill.extraction.schemas import resolve_schema
 
     sc = get_scenario(scenario)

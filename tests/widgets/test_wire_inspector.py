@@ -224,7 +224,8 @@ def test_memory_stays_bounded_on_a_50_mb_stream_at_max_speed(qtbot):
 
 @pytest.mark.slow
 async def test_catalog_at_max_speed_through_the_demo_provider_stays_under_the_ceiling(qtbot, demo_server):
-    from livefill.wire.providers import ExtractionRequest, open_stream
+    from livefill.wire.providers import open_stream
+    from livefill.wire.providers.request import ExtractionRequest
     from livefill.extraction.schemas import resolve_schema
 
     sc = get_scenario("catalog")
