@@ -21,14 +21,15 @@ replay. When a run ends, the run log gets one line per trace written (or why a l
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMenu, QToolButton, QWidget
 
+from livefill.embedded.server import EmbeddedServer
 from livefill.errors import TraceError
 from livefill.session.session import Session
 from livefill.session.session_events import ActiveChanged, AllDone, SessionEvent, SettingsChanged
@@ -152,10 +153,10 @@ class Recordings(QObject):
         self.session.subscribe(self._on_session_event)
         self._show_speed()
 
-    def apply_args(self, args: Any, server: Any = None) -> None:
+    def apply_args(self, args: argparse.Namespace, server: EmbeddedServer | None = None) -> None:
         """The app's `--record [PATH]`, `--replay TRACE` and `--replay-speed X` (`server`: the
         embedded demo provider, which keeps the trace)."""
-        if server is not None and hasattr(server, "add_trace"):
+        if server is not None:
             self.trace_host = server.add_trace
         speed = getattr(args, "replay_speed", None)
         if speed is not None and speed != self.session.settings.replay_speed:
