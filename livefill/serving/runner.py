@@ -23,7 +23,6 @@ stall the other. `livefill.embedded.server.EmbeddedServer` is the demo provider 
 from __future__ import annotations
 
 import asyncio
-import secrets
 import socket
 import threading
 from collections.abc import Callable
