@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, AsyncContextManager
 
 from livefill.defaults import IDLE_TIMEOUT
-from livefill.errors import UsageError
+from livefill.errors import InputError, UsageError
 from livefill.extraction.scenarios import get_scenario
 from livefill.extraction.schemas import SchemaSource, resolve_schema
 from livefill.loopback import is_loopback_url
@@ -135,8 +135,9 @@ def provider_source(request: ExtractionRequest, idle: float | None) -> Source:
 
 
 def relay_request(cfg: RunConfig, schema: SchemaSource, scenario: str | None, run_id: str) -> ExtractRequest:
-    """The relay request a settled / hybrid run sends (its demo knobs tagged with `run_id`);
-    UsageError for one no relay would take."""
+    """The relay request a settled / hybrid run sends (its demo knobs tagged with `run_id`).
+    UsageError for a live run with no relay address; InputError, before anything is sent, for a
+    request the relay would refuse (a provider or structured-output choice it does not take)."""
     if cfg.demo is None and not cfg.relay_url:
         # base_url is the live provider's: the relay (and its token) must not go there
         raise UsageError(f"{cfg.mode.value} mode with a live provider needs the relay's address (relay_url)")
@@ -156,7 +157,10 @@ def relay_request(cfg: RunConfig, schema: SchemaSource, scenario: str | None, ru
         # this side. Sent only then (a relay older than the key refuses it; a longer limit gains
         # nothing: the relay keeps the shorter of the two).
         fields["idle_timeout"] = idle
-    return ExtractRequest.build(**fields)
+    try:
+        return ExtractRequest.build(**fields)
+    except UsageError as exc:  # the run's choices, not a bug: said as the relay would say it
+        raise InputError(str(exc)) from None
 
 
 def relay_source(cfg: RunConfig, request: ExtractRequest, record: RelayRecording | None) -> Source:

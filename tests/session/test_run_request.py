@@ -8,13 +8,17 @@ import pytest
 
 from livefill.defaults import IDLE_TIMEOUT
 from livefill.demo.protocol import DemoKnobs
-from livefill.errors import UsageError
+from livefill.errors import InputError, UsageError
+from livefill.extraction.form import FormModel
 from livefill.extraction.modes import Mode
 from livefill.extraction.readers import ReaderOptions
-from livefill.extraction.schemas import resolve_schema
+from livefill.extraction.schemas import resolve_schema, schema_model
 from livefill.relay.request import ExtractRequest, parse_request
+from livefill.session.failure_reasons import describe_failure
+from livefill.session.run import Run
 from livefill.session.run_config import RunConfig, relay_can_record, run_secrets
 from livefill.session.run_request import demo_scenario, provider_request, relay_backstop, relay_request, run_schema
+from livefill.session.run_status import Phase
 
 PERSONS_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
@@ -65,10 +69,18 @@ def test_a_live_relay_run_needs_the_relays_address_and_keeps_its_base_url():
     assert body["upstream"] == "live" and body["base_url"] == "https://example.test/v1" and "demo" not in body
 
 
-def test_a_request_no_relay_would_take_is_refused_before_it_is_sent():
+def test_a_request_no_relay_would_take_is_refused_before_it_is_sent_and_said_as_the_relay_would():
     cfg = RunConfig(mode=Mode.SETTLED, demo=DemoKnobs(), provider="anthropic", structured="json_schema")
-    with pytest.raises(UsageError, match="structure"):
+    with pytest.raises(InputError, match="anthropic cannot force structure") as info:
         relay_request(cfg, resolve_schema("invoice"), None, "r")
+    assert describe_failure(info.value) == (str(info.value), None)  # a sentence, not an internal error
+
+
+async def test_a_run_the_relay_would_refuse_fails_with_the_reason_and_restores_the_form():
+    form = FormModel(schema_model("invoice"))
+    cfg = RunConfig(mode=Mode.SETTLED, demo=DemoKnobs(scenario="invoice"), provider="raw", base_url="http://127.0.0.1:9")
+    status = await Run(form, cfg).run()
+    assert status.phase is Phase.FAILED and "provider" in status.reason and "internal error" not in status.reason
 
 
 def test_a_provider_request_carries_the_demo_knobs_and_the_tag():
