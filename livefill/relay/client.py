@@ -25,13 +25,13 @@ from livefill.relay.reader import MAX_RECORDS, RecordReader, failure_from_record
 from livefill.relay.records import (
     EXTRACT_PATH,
     KEEPALIVE,
-    KEEPALIVE_EVERY,
     RECORD_DOCUMENT_HEADER,
     RECORD_HEADER,
     UPSTREAM_KEY_HEADER,
     ErrorRecord,
     RelayRecord,
     StartRecord,
+    relay_backstop,
 )
 from livefill.relay.request import ExtractRequest
 from livefill.wire.idle import IdleWatch
@@ -47,22 +47,9 @@ from livefill.wire.providers.transport import (
 )
 from livefill.wire.taps import WireTap
 
-__all__ = ["KEEPALIVE_SPAN", "RELAY_IDLE_GRACE", "RelayStream", "open_relay", "relay_backstop"]
+__all__ = ["KEEPALIVE_SPAN", "RelayStream", "open_relay"]
 
 KEEPALIVE_SPAN = 600.0  # seconds after a record that the relay's keep-alives may keep a run going
-
-RELAY_IDLE_GRACE = 3.0
-"""Seconds (at most; 15 % of a shorter limit) the relay client waits beyond the idle limit, for
-the relay's own verdict on its upstream, which says whether keep-alives or nothing came."""
-
-
-def relay_backstop(idle: float) -> float:
-    """How long the relay client waits for a byte when the run's idle limit is `idle`: the relay
-    watches its upstream with the same limit (sent when shorter than its own) and says which
-    silence it was, so its verdict must come first -- after the limit, counted from the silence,
-    which may begin up to a keep-alive period after the relay's last keep-alive; and a grace."""
-    return idle + min(RELAY_IDLE_GRACE, 0.15 * idle) + min(KEEPALIVE_EVERY, idle / 4)
-
 
 class RelayStream:
     """The async iterator `open_relay` yields: checked records, ending at `complete`.

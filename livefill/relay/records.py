@@ -27,6 +27,7 @@ from livefill.errors import ProtocolError
 __all__ = [
     "KEEPALIVE",
     "KEEPALIVE_EVERY",
+    "RELAY_IDLE_GRACE",
     "ERROR_CODES",
     "EXTRACT_PATH",
     "RECORD_DOCUMENT_HEADER",
@@ -45,6 +46,7 @@ __all__ = [
     "TERMINAL_TYPES",
     "encode_record",
     "parse_record",
+    "relay_backstop",
 ]
 
 PROTOCOL_VERSION = 1
@@ -55,6 +57,19 @@ RECORD_HEADER = "x-livefill-record"  # where the embedded relay writes a trace o
 RECORD_DOCUMENT_HEADER = "x-livefill-record-document"  # "0": the trace keeps only the document's hash
 KEEPALIVE = b" "  # written before the next record while upstream writes a value not settled yet
 KEEPALIVE_EVERY = 5.0  # at most one keep-alive this often (a quarter of a shorter idle limit)
+
+RELAY_IDLE_GRACE = 3.0
+"""Seconds (at most; 15 % of a shorter limit) the relay client waits beyond the idle limit, for
+the relay's own verdict on its upstream, which says whether keep-alives or nothing came."""
+
+
+def relay_backstop(idle: float) -> float:
+    """How long the relay client waits for a byte when the run's idle limit is `idle`: the relay
+    watches its upstream with the same limit (sent when shorter than its own) and says which
+    silence it was, so its verdict must come first -- after the limit, counted from the silence,
+    which may begin up to a keep-alive period after the relay's last keep-alive; and a grace."""
+    return idle + min(RELAY_IDLE_GRACE, 0.15 * idle) + min(KEEPALIVE_EVERY, idle / 4)
+
 
 ErrorCode = Literal[
     "upstream_error", "truncated", "validation_failed", "protocol_error", "cancelled", "timeout"

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import pytest
 
+from livefill.defaults import IDLE_TIMEOUT
 from livefill.errors import ProtocolError, UsageError
+from livefill.relay.client import open_relay
+from livefill.relay.records import relay_backstop
 from livefill.relay.request import RELAY_MODES, RELAY_PROVIDERS, BadRequest, ExtractRequest, parse_request
 from livefill.wire.providers.spec import PROVIDER_SPECS
 
@@ -68,3 +72,10 @@ def test_a_bad_body_is_refused_with_its_reason(raw, says):
     with pytest.raises(BadRequest, match=says) as caught:
         parse_request(raw)
     assert isinstance(caught.value, ProtocolError)
+
+
+def test_the_relay_backstop_waits_past_the_relays_verdict_and_is_the_clients_default():
+    assert relay_backstop(20.0) == 20.0 + 3.0 + 5.0
+    assert relay_backstop(2.0) == pytest.approx(2.0 + 0.3 + 0.5)
+    default = inspect.signature(open_relay).parameters["idle_timeout"].default
+    assert default == relay_backstop(IDLE_TIMEOUT) > IDLE_TIMEOUT
