@@ -79,6 +79,7 @@ STREAMING_MATRICES = {
 def pytest_collection_modifyitems(config, items):
     slow = pytest.mark.slow
     one_model_server = pytest.mark.xdist_group("realserver")
+    _keep_only_timed_tests(config, items)
     for item in items:
         if item.get_closest_marker("realserver") is not None:
             item.add_marker(one_model_server)  # one worker starts the llama server, not each
@@ -272,6 +273,52 @@ def pytest_sessionfinish(session, exitstatus):
     cells = _fault_matrix_results()
     if workeroutput is not None and cells:
         workeroutput[_FAULT_MATRIX] = json.dumps([[*cell, row] for cell, row in cells.items()])
+
+
+# --- wall-clock figures: reported, never asserted ------------------------------------------------
+# A test asserts what happened (which error, which limit fired, that a server stopped early), never
+# how many seconds it took: a loaded machine is slower, not wrong. Where the time itself is worth
+# watching, the test reports it with the `timing` fixture, and tests/benchmarks/bench_timings.py
+# runs those tests (`--timings-out FILE`) and prints each figure beside its budget.
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--timings-out", metavar="FILE", default=None,
+        help="run only the tests that report wall-clock figures (the `timing` fixture) and append "
+        "each figure to FILE as a JSON line (tests/benchmarks/bench_timings.py)",
+    )  # fmt: skip
+
+
+class Timing:
+    """The wall-clock figures one test reports: `record(what, seconds, budget)`."""
+
+    def __init__(self, test: str) -> None:
+        self.test = test
+        self.figures: list[dict[str, object]] = []
+
+    def record(self, what: str, seconds: float, budget: float) -> None:
+        """`seconds` measured for `what`; `budget`: what it should stay within on an idle machine
+        (printed by the bench, not asserted)."""
+        self.figures.append({"test": self.test, "what": what, "seconds": seconds, "budget": budget})
+
+
+@pytest.fixture
+def timing(request):
+    timing = Timing(request.node.nodeid)
+    yield timing
+    out = request.config.getoption("timings_out")
+    if out and timing.figures:
+        with open(out, "a", encoding="utf-8") as file:
+            file.write("".join(json.dumps(figure) + "\n" for figure in timing.figures))
+
+
+def _keep_only_timed_tests(config, items) -> None:
+    if not config.getoption("timings_out"):
+        return
+    timed = [item for item in items if "timing" in getattr(item, "fixturenames", ())]
+    config.hook.pytest_deselected(items=[item for item in items if "timing" not in getattr(item, "fixturenames", ())])
+    items[:] = timed
 
 
 # --- the fault matrix's report: printed, and written to the run's temporary folder -----------------

@@ -34,7 +34,7 @@ def _stop_with_one_connection(caplog, shutdown_of: Callable) -> tuple[float, lis
     return took, [r.getMessage() for r in caplog.records if "graceful shutdown" in r.getMessage()]
 
 
-def test_a_connection_that_missed_the_shutdown_request_is_closed_promptly_and_quietly(caplog):
+def test_a_connection_that_missed_the_shutdown_request_is_closed_promptly_and_quietly(caplog, timing):
     # A connection accepted just after uvicorn asked every connection to close is never asked:
     # simulated by a connection whose first shutdown request is lost.
     asked: list[int] = []
@@ -51,11 +51,11 @@ def test_a_connection_that_missed_the_shutdown_request_is_closed_promptly_and_qu
 
     took, errors = _stop_with_one_connection(caplog, lose_the_first_request)
     assert len(asked) >= 2
-    assert errors == []
-    assert took < 1.5, f"stop() took {took:.2f} s"  # uvicorn alone: its 2 s timeout, then the error
+    assert errors == []  # uvicorn alone: its 2 s timeout, then the error
+    timing.record("stop() with a connection that missed the shutdown request", took, budget=1.5)
 
 
-def test_a_closed_connection_whose_client_stopped_reading_is_aborted(caplog):
+def test_a_closed_connection_whose_client_stopped_reading_is_aborted(caplog, timing):
     closed: list[int] = []
 
     def close_but_never_drain(connection):  # noqa: ANN001, ANN202 - transport.close() with a buffer that never drains
@@ -68,5 +68,5 @@ def test_a_closed_connection_whose_client_stopped_reading_is_aborted(caplog):
 
     took, errors = _stop_with_one_connection(caplog, close_but_never_drain)
     assert closed
-    assert errors == []
-    assert took < 1.5, f"stop() took {took:.2f} s"
+    assert errors == []  # uvicorn alone: its 2 s timeout, then the error
+    timing.record("stop() with a closed connection whose client stopped reading", took, budget=1.5)

@@ -23,7 +23,7 @@ def status(phase: Phase, deltas: int = 0, run_id: str = "r1") -> RunStatus:
     return RunStatus(run_id=run_id, mode=Mode.PARTIAL, phase=phase, deltas_received=deltas)
 
 
-def test_a_new_phase_is_told_in_a_frame_and_counts_ten_times_a_second(qtbot):
+def test_a_new_phase_is_told_in_a_frame_and_counts_ten_times_a_second(qtbot, timing):
     lane = FakeLane()
     controller = RunController(lane, frame_ms=16, steady_ms=100)  # type: ignore[arg-type]
     seen: list[tuple[float, RunStatus]] = []
@@ -34,12 +34,13 @@ def test_a_new_phase_is_told_in_a_frame_and_counts_ten_times_a_second(qtbot):
     t0 = time.monotonic()
     lane.observer(LaneStatus("single", status(Phase.CONNECTING)))
     qtbot.waitUntil(lambda: len(seen) == 1, timeout=1000)
-    assert seen[-1][0] - t0 < 0.1 and seen[-1][1].phase is Phase.CONNECTING
+    assert seen[-1][1].phase is Phase.CONNECTING
+    timing.record("a new phase told (a 16 ms frame)", seen[-1][0] - t0, budget=0.1)
 
     streaming_at = time.monotonic()
     lane.observer(LaneStatus("single", status(Phase.STREAMING, 1)))
     qtbot.waitUntil(lambda: len(seen) == 2, timeout=1000)
-    assert seen[-1][0] - streaming_at < 0.1  # a phase change waits no steady interval
+    timing.record("a phase change told (no steady interval of 100 ms)", seen[-1][0] - streaming_at, budget=0.1)
 
     for deltas in range(2, 62):  # 60 updates in ~0.6 s, the phase steady
         lane.observer(LaneStatus("single", status(Phase.STREAMING, deltas)))
@@ -54,7 +55,7 @@ def test_a_new_phase_is_told_in_a_frame_and_counts_ten_times_a_second(qtbot):
     assert seen[-1][1].phase is Phase.COMMITTED
 
 
-def test_a_new_run_is_told_at_once_even_in_the_same_phase(qtbot):
+def test_a_new_run_is_told_at_once_even_in_the_same_phase(qtbot, timing):
     lane = FakeLane()
     controller = RunController(lane, frame_ms=16, steady_ms=2000)  # type: ignore[arg-type]
     seen: list[RunStatus] = []
@@ -64,4 +65,5 @@ def test_a_new_run_is_told_at_once_even_in_the_same_phase(qtbot):
     started = time.monotonic()
     lane.observer(LaneStatus("single", status(Phase.STREAMING, 1, run_id="b")))
     qtbot.waitUntil(lambda: len(seen) == 2, timeout=1000)
-    assert time.monotonic() - started < 0.5 and seen[-1].run_id == "b"
+    assert seen[-1].run_id == "b"  # within waitUntil's 1 s, half the steady interval (2 s)
+    timing.record("a new run in the same phase told", time.monotonic() - started, budget=0.5)

@@ -130,7 +130,7 @@ def test_compare_recording_records_every_lane_the_relay_ones_by_the_embedded_rel
     assert not any("not recorded" in l for l in window.run_log.lines())
     assert any("lane settled: trace written to" in l for l in window.run_log.lines())
     # File → Recordings tells the three apart (they were three identical lines)
-    from livefill.recording.trace import summarize
+    from livefill.recording.recordings import summarize
     from livefill.gui.recordings import summary_text
 
     lines = {summary_text(summarize(p)) for p in paths}
@@ -138,7 +138,7 @@ def test_compare_recording_records_every_lane_the_relay_ones_by_the_embedded_rel
 
 
 @pytest.mark.slow  # real-time replay
-def test_replay_at_2x_is_faster(make_window, qloop, demo_server, tmp_path):
+def test_replay_at_2x_is_faster(make_window, qloop, demo_server, tmp_path, timing):
     window = make_window(speed=60, provider="openai-chat")
     path = _record(window, qloop, str(tmp_path / "slow.jsonl"))
     recorded_ms = load_trace(path).duration_ms
@@ -153,8 +153,10 @@ def test_replay_at_2x_is_faster(make_window, qloop, demo_server, tmp_path):
         statuses = _replay(window, qloop)
         elapsed[speed] = time.monotonic() - t
         assert statuses[0].phase is Phase.COMMITTED
-    assert elapsed[2.0] < elapsed[1.0] * 0.8, elapsed
-    assert elapsed[1.0] * 1000 >= recorded_ms * 0.9
+    # a replay is never faster than its speed allows (how much faster 2x is: a figure)
+    assert elapsed[1.0] * 1000 >= recorded_ms * 0.9 and elapsed[2.0] * 1000 >= recorded_ms / 2 * 0.9, elapsed
+    timing.record(f"the app replaying a {recorded_ms / 1000:.2f} s trace at 1x", elapsed[1.0], budget=recorded_ms / 1000 * 1.5)
+    timing.record(f"the app replaying a {recorded_ms / 1000:.2f} s trace at 2x", elapsed[2.0], budget=elapsed[1.0] * 0.8)
 
 
 @pytest.mark.slow  # real-time replay
@@ -274,7 +276,7 @@ def test_a_dropped_trace_opens_for_replay_and_a_scenario_choice_leaves_it(make_w
 
 
 def test_app_options_record_replay_and_speed(make_window, qloop, demo_server, tmp_path, capsys):
-    from livefill.gui.app import parse_args
+    from livefill.gui.app_args import parse_args
 
     window = make_window(speed=0)
     path = _record(window, qloop, str(tmp_path / "opt.jsonl"))

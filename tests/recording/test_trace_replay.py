@@ -169,7 +169,7 @@ def test_a_relay_mode_run_through_a_relay_deployed_on_its_own_cannot_be_recorded
 
 
 @pytest.mark.slow  # real-time replay
-async def test_replay_at_1x_gives_the_same_object_changes_and_timing(demo_server, tmp_path, fake_key):
+async def test_replay_at_1x_gives_the_same_object_changes_and_timing(demo_server, tmp_path, fake_key, timing):
     path = tmp_path / "invoice.jsonl"
     _, status, recorded = await record(demo_server, path, fake_key, speed=60, ttft_ms=100)
     assert status.phase is Phase.COMMITTED
@@ -181,27 +181,30 @@ async def test_replay_at_1x_gives_the_same_object_changes_and_timing(demo_server
     assert b"".join(replayed.reads) == trace.body()
     assert replayed.sequence() == recorded.sequence()
 
-    # the server sent each read at its recorded time: typically within 5 ms, and never off by more
-    # than a loaded machine's scheduling hiccup (a replay that ignored the timing would be off by up
-    # to the whole ~2 s stream). Times are compared up to the constant between the two clocks, taken
-    # as the median difference: taken from the first read, one late first read (a hiccup as the
-    # stream began, once in a full CI run) made every read after it look 7 ms late.
+    # the server sent each read at its recorded time after the request arrived (`sent_ms`, its own
+    # clock), never before it: a replay that ignored the timing would send them all at once. How
+    # close to it (typically within 5 ms; a loaded machine is later, never earlier) is a figure of
+    # bench_timings.py. Errors are taken up to the constant between the two clocks (the median
+    # difference), so one late first read does not make every read after it look late.
     entry = entry_for(demo_server, run.status.run_id)
     assert entry["replay"] == trace_id and entry["outcome"] == "finished"
     sent = entry["sent_ms"]
     wanted = [r.t_ms for r in trace.reads]
     assert len(sent) == len(wanted)
+    assert all(s >= w - 1.0 for s, w in zip(sent, wanted)), [(s, w) for s, w in zip(sent, wanted) if s < w - 1.0]
     offset = statistics.median(a - b for a, b in zip(sent, wanted))
     errors = [abs(a - b - offset) for a, b in zip(sent, wanted)]
-    assert statistics.median(errors) < 5.0 and max(errors) < 100.0, f"median {statistics.median(errors):.1f}, max {max(errors):.1f} ms"
+    timing.record("a 1x replay: median error of a read's send time", statistics.median(errors) / 1000.0, budget=0.005)
+    timing.record("a 1x replay: largest error of a read's send time", max(errors) / 1000.0, budget=0.1)
 
-    # and the client saw each change when it saw it while recording (the same bounds)
+    # and the client saw each change when it saw it while recording (the same figures)
     gaps = [abs(a[0] - b[0]) for a, b in zip(replayed.changes, recorded.changes)]
-    assert statistics.median(gaps) < 5.0 and max(gaps) < 100.0, f"median {statistics.median(gaps):.1f}, largest {max(gaps):.1f} ms"
+    timing.record("a 1x replay: median gap to a change's recorded time", statistics.median(gaps) / 1000.0, budget=0.005)
+    timing.record("a 1x replay: largest gap to a change's recorded time", max(gaps) / 1000.0, budget=0.1)
 
 
 @pytest.mark.slow  # real-time replay
-async def test_replay_is_scaled_and_as_fast_as_possible_at_speed_0(demo_server, tmp_path, fake_key):
+async def test_replay_is_scaled_and_as_fast_as_possible_at_speed_0(demo_server, tmp_path, fake_key, timing):
     path = tmp_path / "invoice.jsonl"
     await record(demo_server, path, fake_key, speed=100, ttft_ms=200)
     trace = load_trace(path)
@@ -209,12 +212,14 @@ async def test_replay_is_scaled_and_as_fast_as_possible_at_speed_0(demo_server, 
 
     run, status, _, elapsed, _ = await replay(demo_server, trace, speed=0)
     assert status.phase is Phase.COMMITTED and run.result == get_scenario("invoice").output
-    assert elapsed < trace.duration_ms / 1000.0 / 3
+    timing.record(f"a replay at speed 0 of a {trace.duration_ms / 1000.0:.2f} s trace", elapsed, budget=trace.duration_ms / 1000.0 / 3)
 
     run, status, _, _, _ = await replay(demo_server, trace, speed=2)
     assert status.phase is Phase.COMMITTED
     entry = entry_for(demo_server, run.status.run_id)
-    assert entry["sent_ms"][-1] == pytest.approx(trace.reads[-1].t_ms / 2, abs=20.0)
+    # each read at half its recorded time, never before it (how close: a figure)
+    assert all(s >= r.t_ms / 2 - 1.0 for s, r in zip(entry["sent_ms"], trace.reads, strict=True))
+    timing.record("a 2x replay: its last read's lateness", (entry["sent_ms"][-1] - trace.reads[-1].t_ms / 2) / 1000.0, budget=0.02)
 
 
 @pytest.mark.slow  # real-time replay
@@ -351,7 +356,7 @@ async def test_a_trace_posted_over_http_replays_and_a_bad_one_is_refused_with_it
 
 
 @pytest.mark.slow  # real-time replay
-async def test_compare_lanes_read_the_same_trace_at_once(demo_server, tmp_path, fake_key):
+async def test_compare_lanes_read_the_same_trace_at_once(demo_server, tmp_path, fake_key, timing):
     path = tmp_path / "invoice.jsonl"
     await record(demo_server, path, fake_key, speed=150, ttft_ms=20)
     trace = load_trace(path)
@@ -365,4 +370,6 @@ async def test_compare_lanes_read_the_same_trace_at_once(demo_server, tmp_path, 
     statuses = await asyncio.gather(*(r.run() for r in runs))
     assert all(s.phase is Phase.COMMITTED for s in statuses), [s.reason for s in statuses]
     assert all(r.result == get_scenario("invoice").output for r in runs)
-    assert time.monotonic() - started < trace.duration_ms / 1000.0 * 2 + 1.0  # side by side, not one after another
+    # side by side, not one after another (four lanes in turn: four times the trace)
+    timing.record(f"four lanes replaying a {trace.duration_ms / 1000.0:.2f} s trace", time.monotonic() - started,
+                  budget=trace.duration_ms / 1000.0 * 2 + 1.0)

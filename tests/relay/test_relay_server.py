@@ -201,15 +201,16 @@ async def test_a_stalled_upstream_ends_with_timeout(own_relay, fault):
 
 
 @pytest.mark.parametrize(("fault", "said"), [("stall", "only keep-alives for 0.4 s"), ("stall_silent", "nothing arrived for 0.4 s")])
-async def test_a_client_with_a_shorter_idle_limit_hears_which_silence_it_was(demo_server, fault, said):
+async def test_a_client_with_a_shorter_idle_limit_hears_which_silence_it_was(demo_server, fault, said, timing):
     # The relay watched its upstream for its own 20 s: a client giving up at 3 s heard only
     # "relay: nothing arrived for 3.45 s", whichever silence it was.
     body = {"scenario": "weather", "provider": "anthropic", "demo": {"fault": f"{fault}@0.5"}, "idle_timeout": 0.4}
     started = time.monotonic()
     with pytest.raises(StreamTimeout) as info:
         await run_relay(demo_server.url, demo_server.relay_token, body, idle_timeout=5)
+    # "... for 0.4 s": the relay's limit fired, not its own 20 s nor the client's 5 s
     assert said in str(info.value) and info.value.code == "timeout", str(info.value)
-    assert time.monotonic() - started < 4  # the relay's limit (0.4 s), not its own 20 s nor the client's 5 s
+    timing.record(f"a relay client told of a {fault} (relay limit 0.4 s)", time.monotonic() - started, budget=4.0)
 
 
 async def test_blank_line_from_ollama_is_a_protocol_error(demo_server):

@@ -157,7 +157,7 @@ def _rss_kb() -> int:
 
 
 @pytest.mark.parametrize("path", ["/v1/messages", RELAY])
-def test_a_100_mb_body_is_refused_before_it_is_read(server, path):
+def test_a_100_mb_body_is_refused_before_it_is_read(server, path, timing):
     rss = _rss_kb()
     head = (
         f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{server.port}\r\ncontent-type: application/json\r\n"
@@ -175,9 +175,10 @@ def test_a_100_mb_body_is_refused_before_it_is_read(server, path):
         except OSError:
             pass
         status, _, body = _read_response(sock)
-    assert status == 413 and _error_type(body) == "too_large"
-    assert time.monotonic() - started < 5
+    took = time.monotonic() - started
+    assert status == 413 and _error_type(body) == "too_large"  # answered within the 5 s of pushing
     assert _rss_kb() - rss < 20 * 1024
+    timing.record(f"a 100 MB body to {path} refused", took, budget=5.0)
 
 
 def test_a_chunked_body_is_cut_at_the_cap():
@@ -200,7 +201,7 @@ def test_a_chunked_body_is_cut_at_the_cap():
         assert srv.requests() == []
 
 
-def test_a_slow_body_is_refused_after_the_body_timeout():
+def test_a_slow_body_is_refused_after_the_body_timeout(timing):
     with EmbeddedServer(limits=GuardLimits(body_timeout=0.5), warm=False) as srv:
         head = (
             f"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1:{srv.port}\r\ncontent-type: application/json\r\n"
@@ -210,11 +211,11 @@ def test_a_slow_body_is_refused_after_the_body_timeout():
         with _connect(srv) as sock:
             sock.sendall(head.encode())
             status, _, body = _read_response(sock, limit=5)
-        assert status == 408 and _error_type(body) == "slow_body"
-        assert time.monotonic() - started < 3
+        assert status == 408 and _error_type(body) == "slow_body"  # the body timeout, within the read's 5 s
+        timing.record("a slow body refused (body timeout 0.5 s)", time.monotonic() - started, budget=3.0)
 
 
-def test_a_slowloris_client_is_closed_within_the_head_timeout(server):
+def test_a_slowloris_client_is_closed_within_the_head_timeout(server, timing):
     started = time.monotonic()
     head = f"GET /v1/models HTTP/1.1\r\nhost: 127.0.0.1:{server.port}\r\nx-slow: {'a' * 200}\r\n\r\n".encode()
     closed_at = None
@@ -233,16 +234,18 @@ def test_a_slowloris_client_is_closed_within_the_head_timeout(server):
                 break
             if time.monotonic() - started > 5:
                 break
+    # closed before the head was whole (230 bytes at one per 50 ms or more: 11 s) and within the
+    # 5 s this client tries for, 10 times the head timeout (0.5 s)
     assert closed_at is not None, "the server kept a byte-a-time client open"
-    assert closed_at - started < 0.5 + 1.0
+    timing.record("a byte-a-time client closed (head timeout 0.5 s)", closed_at - started, budget=1.5)
 
 
-def test_a_silent_connection_is_closed_within_the_head_timeout(server):
+def test_a_silent_connection_is_closed_within_the_head_timeout(server, timing):
     with _connect(server) as sock:
         started = time.monotonic()
-        sock.settimeout(5)
+        sock.settimeout(5)  # 10 times the head timeout (0.5 s): a hang, not a slow machine
         assert sock.recv(1) == b""
-        assert time.monotonic() - started < 1.5
+        timing.record("a silent connection closed (head timeout 0.5 s)", time.monotonic() - started, budget=1.5)
 
 
 def test_more_silent_connections_than_the_cap_do_not_lock_out_for_good():
@@ -308,7 +311,7 @@ def test_the_bearer_scheme_is_case_insensitive(server, scheme):
 # --- latency ----------------------------------------------------------------------------------
 
 
-def test_keep_alive_gets_are_not_delayed_by_nagle(server):
+def test_keep_alive_gets_are_not_delayed_by_nagle(server, timing):
     head = f"GET /v1/models HTTP/1.1\r\nhost: 127.0.0.1:{server.port}\r\n\r\n".encode()
     with _connect(server) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -319,7 +322,9 @@ def test_keep_alive_gets_are_not_delayed_by_nagle(server):
             sock.sendall(head)
             assert _read_response(sock)[0] == 200
         average = (time.perf_counter() - started) / 20
-    assert average < 0.010, f"{average * 1000:.1f} ms per keep-alive GET"
+    # the server's side sets TCP_NODELAY (checked in test_plain_uvicorn.py); Nagle with delayed ACKs
+    # would make each GET ~40 ms
+    timing.record("a keep-alive GET, average of 20", average, budget=0.010)
 
 
 # --- logs -------------------------------------------------------------------------------------
@@ -410,7 +415,7 @@ class _Port:
 
 @pytest.mark.slow  # a cold server subprocess
 @pytest.mark.parametrize("how", ["env", "file"])
-def test_the_first_relay_request_does_not_block_the_cold_server(tmp_path, how):
+def test_the_first_relay_request_does_not_block_the_cold_server(tmp_path, how, timing):
     token = "cold-token-" + how
     if how == "env":
         proc, port = _spawn(tmp_path, env={"LIVEFILL_RELAY_TOKEN": token})
@@ -431,7 +436,9 @@ def test_the_first_relay_request_does_not_block_the_cold_server(tmp_path, how):
         relay.join(30)
         assert status == 200
         assert first == [200]  # the token from the environment or file is the relay's token
-        assert waited < 0.5, f"a concurrent GET waited {waited:.2f}s behind the first relay request"
+        # not blocked: the first relay request's work (its imports) stays off the event loop; how
+        # long the GET waited is a figure of bench_timings.py, not a test's margin
+        timing.record("a GET beside the cold server's first relay request", waited, budget=0.5)
     finally:
         proc.terminate()
         try:

@@ -22,14 +22,14 @@ def _signals(qtbot, frame_ms: int = 40):
     return form, signals, seen
 
 
-def test_a_change_after_a_quiet_frame_is_emitted_at_once(qtbot):
+def test_a_change_after_a_quiet_frame_is_emitted_at_once(qtbot, timing):
     form, signals, seen = _signals(qtbot)
     time.sleep(0.05)  # more than a frame since the last emission
     t0 = time.monotonic()
     form.apply("/customer_name", FieldState.PROVISIONAL, "M")
     qtbot.waitUntil(lambda: len(seen) == 1, timeout=1000)
     assert seen[0][1] == {"/customer_name", ""}
-    assert seen[0][0] - t0 < 0.03  # the next loop pass, not a frame (40 ms) later
+    timing.record("a change after a quiet frame: emitted (the next loop pass, not a 40 ms frame later)", seen[0][0] - t0, budget=0.03)
 
 
 def test_changes_within_a_frame_are_emitted_once_at_its_end(qtbot):
@@ -49,7 +49,7 @@ def test_changes_within_a_frame_are_emitted_once_at_its_end(qtbot):
     assert len(seen) == 2
 
 
-def test_a_value_that_settles_within_a_frame_is_emitted_in_the_next_turn(qtbot):
+def test_a_value_that_settles_within_a_frame_is_emitted_in_the_next_turn(qtbot, timing):
     # Byte-to-pixel: the settling byte is the moment the demo is about; it does not wait for the
     # frame's end as growth does.
     form, signals, seen = _signals(qtbot, frame_ms=200)
@@ -59,11 +59,11 @@ def test_a_value_that_settles_within_a_frame_is_emitted_in_the_next_turn(qtbot):
     t0 = time.monotonic()
     form.apply("/customer_name", FieldState.SETTLED, "Martinez SA")
     qtbot.waitUntil(lambda: len(seen) == 2, timeout=1000)
-    assert seen[1][0] - t0 < 0.1  # not the 200 ms frame
+    timing.record("a settled value: emitted (not at the 200 ms frame's end)", seen[1][0] - t0, budget=0.1)
     assert "/customer_name" in seen[1][1]
 
 
-def test_an_invalid_value_is_final_too_and_growth_still_waits_for_the_frame(qtbot):
+def test_an_invalid_value_is_final_too_and_growth_still_waits_for_the_frame(qtbot, timing):
     form, signals, seen = _signals(qtbot, frame_ms=200)
     time.sleep(0.21)
     form.apply("/customer_name", FieldState.PROVISIONAL, "M")
@@ -72,8 +72,8 @@ def test_an_invalid_value_is_final_too_and_growth_still_waits_for_the_frame(qtbo
     form.apply("/customer_name", FieldState.PROVISIONAL, "Ma")  # growth: at the frame's end
     form.apply("/amount", FieldState.INVALID, -1, "must be positive")  # final: next turn
     qtbot.waitUntil(lambda: len(seen) == 2, timeout=1000)
-    assert seen[1][0] - t0 < 0.1
     assert seen[1][1] >= {"/customer_name", "/amount"}
+    timing.record("an invalid value: emitted (not at the 200 ms frame's end)", seen[1][0] - t0, budget=0.1)
 
 
 def test_form_updates_say_whether_a_value_reached_its_final_state():

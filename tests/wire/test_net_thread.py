@@ -137,7 +137,7 @@ async def test_a_cancel_closes_the_source_on_the_net_thread_before_it_goes_on():
     assert closed == ["livefill-net"]  # closed (the server would see the disconnect) before the cancel went on
 
 
-async def test_a_read_keeps_the_time_it_arrived_on_the_net_thread():
+async def test_a_read_keeps_the_time_it_arrived_on_the_net_thread(timing):
     watch = ReadWatch()  # on the monotonic clock
     arrived: list[float] = []
 
@@ -163,8 +163,10 @@ async def test_a_read_keeps_the_time_it_arrived_on_the_net_thread():
         time.sleep(0.2)  # this loop is busy (a paint) while the read arrives on the net thread
         async for _event in events:
             told = time.monotonic()
-    assert abs(watch.last_read - arrived[0]) < 0.005
+    # stamped on the net thread as it arrived, not when this loop (busy 0.2 s) was told of it
     assert told - watch.last_read > 0.15
+    assert watch.last_read >= arrived[0]
+    timing.record("a read's stamp after its arrival on the net thread", watch.last_read - arrived[0], budget=0.005)
 
 
 def test_off_unless_asked(monkeypatch):

@@ -254,12 +254,12 @@ async def test_a_wrong_relay_token_is_a_refused_key(demo_server, tmp_path):
 
 
 @pytest.mark.parametrize("provider", WIRES)
-async def test_a_host_that_does_not_resolve_says_so_quickly(tmp_path, provider):
+async def test_a_host_that_does_not_resolve_says_so_quickly(tmp_path, provider, timing):
     url = "http://livefill-no-such-host.invalid:8080"
     started = time.monotonic()
     with pytest.raises(HostNotFound) as info:
         await drain(request(url, provider))
-    assert time.monotonic() - started < 10
+    timing.record(f"{provider}: a host that does not resolve, said", time.monotonic() - started, budget=10.0)
     assert info.value.message.startswith("cannot resolve livefill-no-such-host.invalid")
     assert info.value.host == "livefill-no-such-host.invalid:8080"
     reason = await fails_restored(primed_form(), config(url, provider), tmp_path)
@@ -325,12 +325,12 @@ async def test_a_100_mb_error_body_is_read_only_to_the_cap(tmp_path, provider):
     assert len(err.message) < 400 and len(err.provider_message) <= 300
 
 
-async def test_a_run_meeting_a_100_mb_error_body_fails_fast_with_one_line(tmp_path):
+async def test_a_run_meeting_a_100_mb_error_body_fails_fast_with_one_line(tmp_path, timing):
     srv = HugeErrorServer()
     async with srv as url:
         started = time.monotonic()
         reason = await fails_restored(primed_form(), config(url, "openai-chat", demo=False), tmp_path)
-        assert time.monotonic() - started < 20
+        timing.record("a run failing on a 100 MB error body", time.monotonic() - started, budget=20.0)
     assert reason.startswith(f"{host(url)} had a server error (500") and reason.endswith("— try again")
     assert srv.written < HUGE // 4
 
