@@ -15,9 +15,9 @@ by its SHA-256, since a setting names a schema by a bundled name or a file). Whi
 Recording: `record_target` is None (off), "" (a new file per lane and run in `recordings_dir()`),
 a directory (the same, there) or a file path (the single form's trace; compare lanes add
 `-<lane>` to its stem; a file already there gets `-2`, `-3`, ... rather than being overwritten).
-`lane_record_config` gives each lane its `record_path` (a settled / hybrid lane's trace is written
-by the embedded relay: the provider's wire it reads), or none with a one-line reason when the lane
-reads a relay deployed on its own, which cannot record.
+`lanes_record_configs` gives each lane of a start its `record_path` (`lane_record_config`; a
+settled / hybrid lane's trace is written by the embedded relay: the provider's wire it reads), or
+none with a one-line reason when the lane reads a relay deployed on its own, which cannot record.
 """
 
 from __future__ import annotations
