@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # bad usage (the parser said why in one line) or --help
         return exc.code if isinstance(exc.code, int) else 2
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from livefill.gui.animate_render import render_animation  # lazy: Qt and the window, not for --help or a bad trace (N ms)
+    from livefill.gui.animate_render import render_animation  # lazy: Qt and the window, not for --help or a bad trace (1,150 ms)
 
     try:
         report = render_animation(args, trace, scenario_of(trace))

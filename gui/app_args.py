@@ -32,11 +32,14 @@ from livefill.gui.cli_args import (
 )
 from livefill.recording.animation import check_output
 from livefill.recording.trace import load_trace
-from livefill.session.settings import PROVIDERS
 from livefill.wire.keys import base_url_example, normalize_base_url
 from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
 
 __all__ = ["argv_from_app", "build_parser", "parse_args", "USAGE", "DESCRIPTION", "EPILOG", "DEFAULT_SPEED", "DEFAULT_AUTOPLAY_PAUSE"]
+
+PROVIDERS: tuple[str, ...] = tuple(name for name, spec in PROVIDER_SPECS.items() if spec.in_app)
+"""`--provider`'s choices: the providers the app offers, derived as `livefill.session.settings.PROVIDERS`
+is (that module imports the demo protocol and pydantic, which `--help` does not need)."""
 
 DEFAULT_SPEED = 30.0
 """The demo provider's tokens per second when `--speed` is not given."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 
 from livefill.cli.arg_types import existing_file, number, output_file, whole_number
-from livefill.session.settings import check_fault, check_slicing, fault_problem
 
 __all__ = [
     "compare_modes",
@@ -30,7 +29,7 @@ PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
 
 def compare_modes(text: str) -> list[str]:
     """`naive,partial,settled` -> the lanes' mode values (2 to 5 of them)."""
-    from livefill.session.compare import parse_modes  # lazy: pydantic and the form model, only with --compare (N ms)
+    from livefill.session.compare import parse_modes  # lazy: pydantic and the form model, only with --compare (370 ms)
 
     try:
         return [m.value for m in parse_modes(text)]
@@ -40,6 +39,8 @@ def compare_modes(text: str) -> list[str]:
 
 def demo_fault(text: str) -> str | None:
     """`NAME[@FRACTION]`, checked as the demo provider checks it ("none": no fault)."""
+    from livefill.session.settings import check_fault  # lazy: the demo protocol and pydantic, only with --fault (170 ms)
+
     try:
         return check_fault(text)
     except ValueError as exc:
@@ -48,6 +49,8 @@ def demo_fault(text: str) -> str | None:
 
 def demo_slicing(text: str) -> str:
     """`event | N | coalesce:MS`."""
+    from livefill.session.settings import check_slicing  # lazy: the demo protocol and pydantic, only with --slice (170 ms)
+
     try:
         return check_slicing(text)
     except ValueError as exc:
@@ -59,6 +62,8 @@ def fault_wire_problem(fault: str | None, provider: str | None, providers: tuple
     applies to only some of `providers` asks for one of them to be named."""
     if fault is None:
         return None
+    from livefill.session.settings import fault_problem  # lazy: the demo protocol and pydantic, only with --fault (170 ms)
+
     if provider is not None:
         why = fault_problem(fault, provider)
         return f"--fault {fault} with --provider {provider}: {why}" if why else None

@@ -308,8 +308,8 @@ def _close_later(window: MainWindow, seconds: float, *, wait_for_stream: bool) -
 
 def _import_clients() -> None:
     """Warm-up step: the provider SDKs and the HTTP stack, imported in the warm-up's thread."""
-    import livefill.relay.client  # noqa: F401  # lazy: the warm-up's thread loads it, not the GUI thread (N ms)
-    import livefill.wire.providers.transport  # lazy: the SDKs, loaded by the warm-up's thread after the window shows (N ms)
+    import livefill.relay.client  # noqa: F401  # lazy: the SDKs, imported by the warm-up's thread after the window shows (3,600 ms)
+    import livefill.wire.providers.transport  # lazy: loaded with the relay client just above; here for prewarm (0 ms)
 
     livefill.wire.providers.transport.prewarm()  # the first request's one-off work, off the GUI thread
 
@@ -317,7 +317,7 @@ def _import_clients() -> None:
 def _choose_keyring() -> None:
     """Warm-up `after` step: keyring's backend is chosen once (~1 s of entry points), here, not at Start."""
     try:
-        import keyring  # lazy: its backends' entry points, read in the warm-up's thread (N ms)
+        import keyring  # lazy: imported by the warm-up's thread, its backend chosen there (50 ms; get_keyring ~1 s)
 
         keyring.get_keyring()
     except Exception:  # noqa: BLE001 - a broken keyring is reported by the key store when used
