@@ -320,6 +320,19 @@ def test_the_fault_table_names_the_wires_the_demo_provider_serves():
         assert scope.wires <= set(WIRES) and scope.why
 
 
+def test_every_providers_wire_is_one_the_demo_provider_serves():
+    from livefill.demo.protocol import WIRES
+    from livefill.wire.providers.spec import PROVIDER_SPECS
+
+    assert {s.wire for s in PROVIDER_SPECS.values()} <= set(WIRES)
+
+
+def test_a_whole_response_with_the_error_fault_is_each_wires_own_server_error():
+    statuses = {w.name: (w.server_error.status, w.server_error.kind) for w in _server_wires()}
+    assert statuses["anthropic"] == (529, "overloaded_error")
+    assert {statuses[name] for name in statuses if name != "anthropic"} == {(500, "server_error")}
+
+
 @pytest.mark.parametrize("fault", [f for f in FaultName if f not in HTTP_FAULTS], ids=lambda f: f.value)
 def test_the_demo_provider_refuses_exactly_the_faults_the_table_says_do_not_apply(fault):
     from livefill.demo.protocol import fault_applies, faults_on
