@@ -418,6 +418,7 @@ from livefill.errors import ProviderHTTPError
 from livefill.wire.providers import open_stream
 from livefill.wire.providers.request import ExtractionRequest
 from livefill.extraction.scenarios import get_scenario
+from livefill.extraction.schemas import resolve_schema
 from livefill.demo.knobs import DemoDefaults
 from livefill.embedded.server import EmbeddedServer
 
