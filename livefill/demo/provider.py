@@ -36,7 +36,7 @@ from livefill.demo.request_log import LogEntry, RequestLog, credential_fingerpri
 from livefill.demo.streaming import DelayedResponse, StepResponse, install_log_filter
 from livefill.demo.wires import BadRequest, StopKind, WireSpec, dumps, new_id
 from livefill.demo.wires.anthropic import AnthropicWire
-from livefill.demo.wires.ollama import OllamaWire, ollama_body
+from livefill.demo.wires.ollama import OllamaWire
 from livefill.demo.wires.models import anthropic_models, ollama_tags, openai_models, wants_anthropic
 from livefill.demo.wires.openai_chat import ChatWire
 from livefill.demo.wires.openai_responses import ResponsesWire
@@ -223,7 +223,7 @@ class DemoProvider:
         entry.outcome = "refused"
         body = wire.error_body(error.kind, error.message, entry.id)
         headers = dict(wire.response_headers(entry.id))
-        content = ollama_body(body) if isinstance(wire, OllamaWire) else dumps(body).encode()
+        content = wire.encode(body)
         return Response(content, status_code=error.status, headers=headers, media_type="application/json")
 
     def _refuse_with_status(self, wire: WireSpec, entry: LogEntry, fault: Fault, model: str) -> Response:
@@ -234,7 +234,7 @@ class DemoProvider:
         entry.outcome = "refused"
         headers = dict(wire.response_headers(entry.id))
         headers.update(refusal.headers)
-        content = ollama_body(refusal.body) if isinstance(wire, OllamaWire) else dumps(refusal.body).encode()
+        content = wire.encode(refusal.body)
         return Response(content, status_code=refusal.status, headers=headers, media_type="application/json")
 
     async def handle(self, request: Request, wire: WireSpec) -> ASGIApp:
@@ -323,7 +323,7 @@ class DemoProvider:
             body_out = wire.complete(
                 parsed, tool_name=tool_name, text=text, stop=stop, tokens=tokens, input_tokens=input_tokens
             )
-        content = ollama_body(body_out) if isinstance(wire, OllamaWire) else dumps(body_out).encode()
+        content = wire.encode(body_out)
         headers.append(("content-type", "application/json"))
         return DelayedResponse(
             status=status,

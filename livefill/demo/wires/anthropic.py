@@ -165,6 +165,9 @@ class AnthropicWire:
             fine_grained=FINE_GRAINED_BETA in betas.split(",") or eager,
         )
 
+    def encode(self, body: Any) -> bytes:
+        return dumps(body).encode()
+
     def error_body(self, kind: str, message: str, request_id: str) -> Any:
         return {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id}
 

@@ -156,6 +156,9 @@ class OllamaWire:
             extra={"generate": self.generate},
         )
 
+    def encode(self, body: Any) -> bytes:
+        return ollama_body(body)  # Go-escaped, as Ollama writes it
+
     def error_body(self, kind: str, message: str, request_id: str) -> Any:
         return {"error": message}
 

@@ -227,6 +227,9 @@ class ChatWire:
             include_usage=isinstance(options, Mapping) and bool(options.get("include_usage")),
         )
 
+    def encode(self, body: Any) -> bytes:
+        return dumps(body).encode()
+
     def error_body(self, kind: str, message: str, request_id: str) -> Any:
         return openai_error(kind, message)
 

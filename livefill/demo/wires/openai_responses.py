@@ -232,6 +232,9 @@ class ResponsesWire:
             },
         )
 
+    def encode(self, body: Any) -> bytes:
+        return dumps(body).encode()
+
     def error_body(self, kind: str, message: str, request_id: str) -> Any:
         return openai_error(kind, message)
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from livefill.demo.protocol import HTTP_FAULTS, FaultName
-from livefill.demo.wires import SERVER_ERROR, ParsedRequest, Refusal, StopKind, Tokens
+from livefill.demo.wires import SERVER_ERROR, ParsedRequest, Refusal, StopKind, Tokens, dumps
 
 
 class RawStream:
@@ -52,6 +52,9 @@ class RawWire:
         else:
             text = ""
         return ParsedRequest(user_text=text, model="raw", stream=True, as_text=True)
+
+    def encode(self, body: Any) -> bytes:
+        return dumps(body).encode()
 
     def error_body(self, kind: str, message: str, request_id: str) -> Any:
         return {"error": {"type": kind, "message": message}}
