@@ -27,13 +27,13 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from livefill.recording.history import HistoryEntry
 from livefill.recording.trace import Trace
 from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 
-__all__ = ["RunSummary", "ReopenPlan", "summarize", "newest_first", "recording_id", "reopen_plan", "run_fields",
+__all__ = ["RunDocument", "RunSummary", "ReopenPlan", "summarize", "newest_first", "recording_id", "reopen_plan", "run_fields",
            "text_sha256"]
 
 VIEWS = {"single": "single form", "compare": "compare", "autoplay": "autoplay"}
@@ -186,7 +186,23 @@ def recording_id(trace: Trace) -> str:
     return str(header.get("run_id") or header.get("started_at") or "")
 
 
-def run_fields(settings: Any, *, view: str, lane: str | None = None, document_text: str | None = None,
+class RunDocument(Protocol):
+    """What a run read and from whom, as a session's settings say it
+    (`livefill.session.settings.RunSettings`, a layer above this one, has these)."""
+
+    @property
+    def scenario(self) -> str: ...
+    @property
+    def document(self) -> str | None: ...
+    @property
+    def document_name(self) -> str | None: ...
+    @property
+    def document_path(self) -> str | None: ...
+    @property
+    def live(self) -> bool: ...
+
+
+def run_fields(settings: RunDocument, *, view: str, lane: str | None = None, document_text: str | None = None,
                replay_path: str | None = None, replay_id: str | None = None) -> dict[str, Any]:
     """What a session adds to each record it writes (`History.tagged(**...)`): the view and
     lane, what names the document (scenario, or a file's name, path and text hash), and the
@@ -198,7 +214,7 @@ def run_fields(settings: Any, *, view: str, lane: str | None = None, document_te
         out["replay_path"] = replay_path
         if replay_id:
             out["replay_id"] = replay_id
-    if getattr(settings, "live", False):
+    if settings.live:
         out["live"] = True
     if settings.document is None:
         out["scenario"] = settings.scenario
