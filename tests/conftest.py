@@ -31,6 +31,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 _PRIVATE_XDG = Path(tempfile.mkdtemp(prefix="livefill-tests-"))
 os.environ["XDG_DATA_HOME"] = str(_PRIVATE_XDG / "data")
 os.environ["XDG_CONFIG_HOME"] = str(_PRIVATE_XDG / "config")
+# Nothing of a run is written into the checkout: Hypothesis keeps its example database and caches
+# there too, not in ./.hypothesis (read when first used, after this; a failing example is printed).
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(_PRIVATE_XDG / "hypothesis"))
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
