@@ -9,7 +9,7 @@ row) is bound by the window to the session's slicing setting.
 `TimelineDock` shows a `TimelineView` in a scroll area, a line saying how many fields it leaves
 out, and an "Export PNG…" button (`export(path)` writes the picture without a dialog).
 
-`DockFollower` puts both docks under the window's lanes, side by side, and points them at the
+`DockFollower` makes both docks, puts them under the window's lanes, side by side, and points them at the
 lanes the session shows (the single form's, or the compare lanes) whenever those change.
 """
 
@@ -209,13 +209,15 @@ class TimelineDock(QDockWidget):
 
 
 class DockFollower:
-    """Lays out the two docks under `window` and points them at the lanes `session` shows."""
+    """Makes the two docks, lays them out under `window` and points them at the lanes `session`
+    shows; the inspector's slicing knob shows and sets the session's slicing."""
 
-    def __init__(self, window: QMainWindow, session: Session, inspector: InspectorDock, timeline: TimelineDock) -> None:
+    def __init__(self, window: QMainWindow, session: Session) -> None:
         self.window = window
         self.session = session
-        self.inspector = inspector
-        self.timeline = timeline
+        self.inspector = inspector = InspectorDock(window)
+        inspector.inspector.slicing.bind(session)
+        self.timeline = timeline = TimelineDock(window)
         # both under the lanes, side by side: the lanes keep the window's whole width
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, timeline)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, inspector)

@@ -170,6 +170,8 @@ class HistoryPanel(QDockWidget):
         session.record_all_runs = self.record_all.isChecked()
         session.subscribe(self._on_session_event)
         self.visibilityChanged.connect(self._visibility)
+        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self)
+        self.hide()
         self._render_path()
         self._render_rows()
 

@@ -24,7 +24,7 @@ from livefill.extraction.form import FormModel
 from livefill.extraction.modes import Mode
 from livefill.gui.compare_view import CompareView
 from livefill.gui.controller import RunController
-from livefill.gui.docks import DockFollower, InspectorDock, TimelineDock
+from livefill.gui.docks import DockFollower
 from livefill.gui.document_actions import DocumentActions
 from livefill.gui.errors import reporting
 from livefill.gui.form_undo import FormUndo
@@ -175,16 +175,12 @@ class MainWindow(QMainWindow):
         views.recorderChanged.connect(lambda lane, recorder: self.inspector_dock.set_recorder(lane, recorder))
 
     def _build_docks(self) -> None:
-        self.inspector_dock = InspectorDock(self)
-        self.inspector_dock.inspector.slicing.bind(self.session)
-        self.timeline_dock = TimelineDock(self)
-        self.docks = DockFollower(self, self.session, self.inspector_dock, self.timeline_dock)
+        self.docks = DockFollower(self, self.session)
+        self.inspector_dock, self.timeline_dock = self.docks.inspector, self.docks.timeline
         self.inspector_dock.pointerSelected.connect(self.views.reveal)
         self.history_panel = HistoryPanel(self, self.session, undo_stack=self.undo_stack, store=self.store, say=self._say_line,
                                           commit_edits=self.commit_pending_edits,
                                           cancel_start=lambda: self.warmup.cancel_deferred())
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.history_panel)
-        self.history_panel.hide()
 
     # -- what the session holds, for scripts and tests --------------------------------------------
 
