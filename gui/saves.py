@@ -9,22 +9,33 @@ dialog given a folder that does not exist silently falls back to the working dir
 the home folder. `remember_folder(window, path)` keeps the folder of a file just written.
 
 `confirm_saved(window, path, what)` says "Saved <what> to <full path> — open folder" in the status
-bar, as a link: clicking it opens the folder in the system's file manager
-(`QDesktopServices.openUrl` of the folder's file URL), and writes the same line to the run log.
-`open_folder(path)` is that click (a file's folder, or a folder).
+bar, as a link (`saved_note(window)`, a label in the status bar): clicking it opens the folder in
+the system's file manager (`QDesktopServices.openUrl` of the folder's file URL), and writes the
+same line to the run log. `open_folder(path)` is that click (a file's folder, or a folder).
 """
 
 from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from PySide6.QtCore import QStandardPaths, Qt, QTimer, QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QLabel, QListWidget, QStatusBar
 
-__all__ = ["save_folder", "remember_folder", "confirm_saved", "open_folder", "STORE_KEY"]
+from livefill.session.app_settings import SettingsStore
+
+__all__ = ["STORE_KEY", "SavingWindow", "confirm_saved", "open_folder", "remember_folder", "save_folder", "saved_note"]
+
+
+class SavingWindow(Protocol):
+    """What the saves need of the window: its settings store, its run log and its status bar."""
+
+    store: SettingsStore | None
+    run_log: QListWidget
+
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
 
 STORE_KEY = "save_folder"
 NOTE_MS = 30000
@@ -42,9 +53,9 @@ def _pictures() -> Path | None:
     return Path(folder) if folder else None
 
 
-def save_folder(window: Any) -> Path:
+def save_folder(window: SavingWindow) -> Path:
     """The folder a save dialog opens in (see the module docstring)."""
-    store = getattr(window, "store", None)
+    store = window.store
     remembered = store.value(STORE_KEY) if store is not None else None
     if remembered and Path(remembered).is_dir():
         return Path(remembered)
@@ -58,9 +69,9 @@ def save_folder(window: Any) -> Path:
     return Path.home()
 
 
-def remember_folder(window: Any, path: str | Path) -> None:
+def remember_folder(window: SavingWindow, path: str | Path) -> None:
     """Keep the folder of `path` (a file just written) as where the next save dialog opens."""
-    store = getattr(window, "store", None)
+    store = window.store
     if store is not None:
         store.set_value(STORE_KEY, str(Path(path).resolve().parent))
         store.sync()
@@ -73,8 +84,13 @@ def open_folder(path: str | Path) -> bool:
     return bool(QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))))
 
 
-def _note(window: Any) -> QLabel:
-    label = getattr(window, "saved_note", None)
+def saved_note(window: SavingWindow) -> QLabel | None:
+    """The status bar's "Saved … — open folder" label, once a save has been confirmed."""
+    return window.statusBar().findChild(QLabel, "savedNote")
+
+
+def _note(window: SavingWindow) -> tuple[QLabel, QTimer]:
+    label = saved_note(window)
     if label is None:
         label = QLabel()
         label.setObjectName("savedNote")
@@ -86,28 +102,26 @@ def _note(window: Any) -> QLabel:
         label.setMinimumWidth(0)
         window.statusBar().addWidget(label, 1)
         timer = QTimer(label)
+        timer.setObjectName("savedNoteTimer")
         timer.setSingleShot(True)
         timer.timeout.connect(label.hide)
-        label.setProperty("hideTimer", timer)
-        window.saved_note = label
-        window.saved_note_timer = timer
-    return label
+    timer = label.findChild(QTimer, "savedNoteTimer")
+    assert timer is not None  # made with the label, its child
+    return label, timer
 
 
-def confirm_saved(window: Any, path: str | Path, what: str) -> str:
+def confirm_saved(window: SavingWindow, path: str | Path, what: str) -> str:
     """Say where `what` was saved, as a link that opens its folder; the line said."""
     path = Path(path).resolve()
     line = f"Saved {what} to {path}"
-    label = _note(window)
+    label, timer = _note(window)
     url = QUrl.fromLocalFile(str(path.parent)).toString()
     label.setText(f"{html.escape(line)} — <a href=\"{html.escape(url)}\">open folder</a>")
     label.setToolTip(f"Open {path.parent} in the file manager")
     window.statusBar().clearMessage()
     label.show()
-    window.saved_note_timer.start(NOTE_MS)
-    run_log = getattr(window, "run_log", None)
-    if run_log is not None:
-        run_log.addItem(line)
-        run_log.scrollToBottom()
+    timer.start(NOTE_MS)
+    window.run_log.addItem(line)
+    window.run_log.scrollToBottom()
     remember_folder(window, path)
     return line

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from livefill.gui.saves import saved_note
 from livefill.session.run_status import Phase
 from tests.gui.conftest import arun, wait_until
 
@@ -183,6 +184,7 @@ def test_export_renders_in_the_background_and_offers_the_folder(make_window, qlo
     assert ended == [(True, str(out.resolve()))], export.last_error
     assert len(ticks) > 10  # the loop ran many times during the render: the window stayed responsive
     assert _frames(out) > 1
-    assert str(out.resolve()) in window.saved_note.text() and window.saved_note.isVisible()  # with an open-folder link
+    note = saved_note(window)
+    assert str(out.resolve()) in note.text() and note.isVisible()  # with an open-folder link
     assert export.open_button.isVisibleTo(window)
     assert not export.running and export.action.isEnabled()
