@@ -17,31 +17,30 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
-
 from PySide6.QtCore import QEvent, QObject, QProcess, QProcessEnvironment, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices
-from PySide6.QtWidgets import QFileDialog, QMenu, QToolButton
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QToolButton
 
 from livefill.recording.animation import check_output
 from livefill.errors import UsageError
 from livefill.gui.errors import reporting
 from livefill.gui.saves import confirm_saved, save_folder
+from livefill.session.session import Session
 
 __all__ = ["AnimationExport"]
 
 
 
 class AnimationExport(QObject):
-    """File → Export animation… for `window` (see the module docstring)."""
+    """File → Export animation… for `window` showing `session` (see the module docstring)."""
 
     finished = Signal(bool, str)
     """(ok, the written path or the error line) when an export ends."""
 
-    def __init__(self, window: Any, file_menu: QMenu, *, before: QAction | None = None) -> None:
+    def __init__(self, window: QMainWindow, session: Session, file_menu: QMenu, *, before: QAction | None = None) -> None:
         super().__init__(window)
         self.window = window
-        self.session = window.session
+        self.session = session
         self.process: QProcess | None = None
         self.out: Path | None = None
         self.last_error: str | None = None
@@ -63,7 +62,7 @@ class AnimationExport(QObject):
         window.installEventFilter(self)  # closing the window stops a render still going
         self.update_enabled()
 
-    def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 (Qt API)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         if obj is self.window and event.type() == QEvent.Type.Close:
             self.cancel()
         return False
@@ -108,7 +107,7 @@ class AnimationExport(QObject):
         trace = self.trace_path()
         assert trace is not None
         argv = ["-m", "livefill.gui.app", "animate", str(trace), str(out)]
-        lanes = [lane.mode.value for lane in self.session.compare_lanes] if self.window.comparing else []
+        lanes = [lane.mode.value for lane in self.session.compare_lanes] if self.session.comparing else []
         if lanes:
             argv += ["--compare", ",".join(lanes)]
         else:

@@ -127,7 +127,7 @@ class WindowMenus:
         file_menu.addAction(self.save_picture_action)
         self.recordings = Recordings(window, session, file_menu, toolbar=toolbar, run_log=run_log,
                                      before=self.save_picture_action)
-        self.animation_export = AnimationExport(window, file_menu, before=self.save_picture_action)
+        self.animation_export = AnimationExport(window, session, file_menu, before=self.save_picture_action)
         self.export_timeline_action = QAction("Export timeline as PNG…", window)
         self.export_timeline_action.triggered.connect(timeline.ask_export)
         file_menu.addAction(self.export_timeline_action)
