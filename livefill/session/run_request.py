@@ -22,7 +22,7 @@ from livefill.errors import InputError, UsageError
 from livefill.extraction.scenarios import get_scenario
 from livefill.extraction.schemas import SchemaSource, resolve_schema
 from livefill.loopback import is_loopback_url
-from livefill.relay.records import KEEPALIVE_EVERY
+from livefill.relay.records import relay_backstop
 from livefill.relay.request import ExtractRequest
 from livefill.session.run_config import RunConfig, Source
 from livefill.wire import net_thread
@@ -31,30 +31,15 @@ from livefill.wire.providers.request import ExtractionRequest
 from livefill.wire.taps import WireTap
 
 __all__ = [
-    "RELAY_IDLE_GRACE",
     "RelayRecording",
     "demo_scenario",
     "off_thread",
     "provider_request",
     "provider_source",
-    "relay_backstop",
     "relay_request",
     "relay_source",
     "run_schema",
 ]
-
-RELAY_IDLE_GRACE = 3.0
-"""Seconds (at most; 15 % of a shorter limit) the relay client waits beyond the idle limit, for
-the relay's own verdict on its upstream, which says whether keep-alives or nothing came."""
-
-
-def relay_backstop(idle: float) -> float:
-    """How long the relay client waits for a byte when the run's idle limit is `idle`: the relay
-    watches its upstream with the same limit (sent when shorter than its own) and says which
-    silence it was, so its verdict must come first -- after the limit, counted from the silence,
-    which may begin up to a keep-alive period after the relay's last keep-alive; and a grace."""
-    return idle + min(RELAY_IDLE_GRACE, 0.15 * idle) + min(KEEPALIVE_EVERY, idle / 4)
-
 
 @dataclass(frozen=True)
 class RelayRecording:

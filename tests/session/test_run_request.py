@@ -17,7 +17,8 @@ from livefill.relay.request import ExtractRequest, parse_request
 from livefill.session.failure_reasons import describe_failure
 from livefill.session.run import Run
 from livefill.session.run_config import RunConfig, relay_can_record, run_secrets
-from livefill.session.run_request import demo_scenario, provider_request, relay_backstop, relay_request, run_schema
+from livefill.relay.records import relay_backstop
+from livefill.session.run_request import demo_scenario, provider_request, relay_request, run_schema
 from livefill.session.run_status import Phase
 
 PERSONS_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
