@@ -1,20 +1,22 @@
 """Presentation mode: full screen, larger type, only scenario / Start / Stop left in the toolbar.
 
-`Presentation(window)` remembers what it changes and puts it back: `enter()` hides every toolbar
-action except the ones the window lists as `presentation_keep` (one with a shortcut, Compare's
-Ctrl+K, is taken off the toolbar instead, so that its shortcut still works), hides the menu bar, the run log
-and the lanes' own controls, applies a larger-type style sheet to the window and shows it full
-screen; `leave()` restores the window's state, geometry and visibility exactly. The window's
-`presentation_changed(active)` (if it has one) is called after either. `toggle()` is what
-F11 does; the window's Esc leaves it when no run is active.
+`Presentation(window, toolbar, keep=..., hide=...)` remembers what it changes and puts it back:
+`enter()` hides every toolbar action except those in `keep` (one with a shortcut, Compare's
+Ctrl+K, is taken off the toolbar instead, so that its shortcut still works), hides the menu bar
+and what `hide()` lists (the run log, the lanes' own controls), applies a larger-type style sheet
+to the window and shows it full screen; `leave()` restores the window's state, geometry and
+visibility exactly. `changed(active)` is emitted after either. `toggle()` is what F11 does; the
+window's Esc leaves it when no run is active.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication, QMainWindow, QToolBar, QWidget
 
 from livefill.widgets.field_base import LABEL_WIDTH, FieldWidget
 from livefill.widgets.form_view import WIDGETS
@@ -59,9 +61,13 @@ class Presentation(QObject):
 
     changed = Signal(bool)
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: QMainWindow, toolbar: QToolBar, *, keep: Sequence[QAction] = (),
+                 hide: Callable[[], list[QWidget]] = list) -> None:
         super().__init__(window)
         self.window = window
+        self.toolbar = toolbar
+        self.keep = keep  # read at each enter (the toolbar's list may change)
+        self.hidden_too = hide
         self.active = False
         self._saved: dict[str, Any] = {}
 
@@ -83,9 +89,9 @@ class Presentation(QObject):
             "style": w.styleSheet(),
             "hidden": [],
         }
-        keep = set(getattr(w, "presentation_keep", ()))
+        keep = set(self.keep)
         saved["removed"] = []
-        bar = w.run_toolbar
+        bar = self.toolbar
         actions = bar.actions()
         for index, action in enumerate(actions):
             if action in keep or not action.isVisible():
@@ -109,9 +115,6 @@ class Presentation(QObject):
         self.active = True
         w.setProperty("presenting", True)
         w.showFullScreen()
-        hook = getattr(w, "presentation_changed", None)
-        if hook is not None:
-            hook(True)
         self.changed.emit(True)
 
     def leave(self) -> None:
@@ -125,7 +128,7 @@ class Presentation(QObject):
         w.setStyleSheet(saved.get("style", ""))
         restore_label_widths(w)
         for action, after in reversed(saved.get("removed", [])):
-            w.run_toolbar.insertAction(after, action)
+            self.toolbar.insertAction(after, action)
         for item in saved.get("hidden", []):
             try:
                 item.setVisible(True)
@@ -140,16 +143,7 @@ class Presentation(QObject):
             if geometry is not None:
                 w.restoreGeometry(geometry)
         self._saved = {}
-        hook = getattr(w, "presentation_changed", None)
-        if hook is not None:
-            hook(False)
         self.changed.emit(False)
 
     def _extra_widgets(self) -> list[QWidget]:
-        w = self.window
-        out: list[QWidget] = []
-        menu = w.menuBar() if hasattr(w, "menuBar") else None
-        if menu is not None:
-            out.append(menu)
-        out.extend(getattr(w, "presentation_hide", lambda: [])())
-        return out
+        return [self.window.menuBar(), *self.hidden_too()]
