@@ -143,7 +143,9 @@ class MainWindow(QMainWindow):
         self.recordings, self.animation_export = m.recordings, m.animation_export
 
         self.autoplay_control.action = self.autoplay_action
-        self.presentation = Presentation(self)
+        self.presentation = Presentation(self, self.run_toolbar, keep=self.presentation_keep,
+                                         hide=self.presentation_hide)
+        self.presentation.changed.connect(self.presentation_changed)
         session.subscribe(self._on_session_event)
         self.setAcceptDrops(True)
         if document is not None:
