@@ -16,8 +16,9 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from livefill.session.app_settings import MemoryStore
 from livefill.extraction.form import FieldState
 from livefill.recording.history import History
-from livefill.session.run import Phase
+from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
+from livefill.gui.saves import saved_note
 from livefill.gui.window_menus import save_and_confirm
 from tests.gui.conftest import arun, wait_until
 
@@ -243,7 +244,7 @@ def test_save_picture_opens_in_pictures_remembers_the_folder_and_confirms_with_a
     target = tmp_path / "elsewhere" / "shot.png"
     save_and_confirm(window, target)
     assert target.is_file()
-    note = window.saved_note
+    note = saved_note(window)
     assert note.isVisible() and str(target) in note.text() and "open folder" in note.text()
     assert window.run_log.item(window.run_log.count() - 1).text() == f"Saved a picture of the window to {target}"
     note.linkActivated.emit(_link(note))
@@ -330,7 +331,6 @@ def test_a_start_waiting_for_the_warm_up_is_dropped_when_a_past_run_is_opened(ma
 
     from livefill.gui import warmup
 
-    monkeypatch.setattr(warmup, "_current", None)
     window = make_window()
     window.history.append({"at": "2026-01-01T10:00:00+0000", "run": "run_w", "label": "weather · anthropic",
                            "schema": "weather", "provider": "anthropic", "mode": "partial",
@@ -341,7 +341,7 @@ def test_a_start_waiting_for_the_warm_up_is_dropped_when_a_past_run_is_opened(ma
     monkeypatch.setattr(window, "say", lambda line, *a, **k: said.append(line))
 
     async def scenario():
-        held = warmup.Warmup(gate.wait).start(asyncio.get_running_loop())
+        held = window.warmup = warmup.Warmup(gate.wait).start(asyncio.get_running_loop())
         window.start_button.click()  # deferred until the warm-up ends
         assert await window.history_panel.open_entry("run_w") is True
         gate.set()
