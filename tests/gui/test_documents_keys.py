@@ -16,10 +16,12 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QStyle, QStyleOptionComboBox
 
 from livefill.extraction.documents import describe_size, load_document
-from livefill.wire.keys import KeyStore, mask
+from livefill.wire.keys import KeyStore
+from livefill.wire.redaction import mask
 from livefill.extraction.modes import Mode
 from livefill.wire.providers.request import ExtractionRequest
-from livefill.session.run import RunConfig
+from livefill.extraction.schemas import resolve_schema
+from livefill.session.run_config import RunConfig
 from livefill.session.run_status import Phase
 from livefill.gui.document_actions import BUSY
 from livefill.gui.qsettings_store import QSettingsStore
@@ -384,7 +386,7 @@ def test_the_settings_dialog_shows_every_wrapped_line_whole(make_window, qloop):
 def test_run_config_and_request_reprs_never_show_a_key():
     secret = "sk-test-" + uuid.uuid4().hex
     config = RunConfig(mode=Mode.PARTIAL, api_key=secret)
-    request = ExtractionRequest(provider="anthropic", base_url="http://127.0.0.1:1", schema_name="invoice",
+    request = ExtractionRequest(provider="anthropic", base_url="http://127.0.0.1:1", schema=resolve_schema("invoice"),
                                 document="x", api_key=secret)
     assert config.api_key == request.api_key == secret
     assert secret not in repr(config) and secret not in str(config)
