@@ -192,8 +192,7 @@ def test_a_torn_line_is_shown_in_the_panel_and_said_once(make_window, qloop):
 
 @pytest.mark.slow  # real seconds of streaming; CI runs it
 def test_compare_and_autoplay_runs_are_recorded_only_when_asked(make_window, qloop):
-    window = make_window(compare=["naive", "partial"])
-    window.store = MemoryStore()
+    window = make_window(compare=["naive", "partial"], store=MemoryStore())
     panel = window.history_panel
     assert not panel.record_all.isChecked() and not window.session.record_all_runs
 
