@@ -42,11 +42,14 @@ def test_a_new_phase_is_told_in_a_frame_and_counts_ten_times_a_second(qtbot, tim
     qtbot.waitUntil(lambda: len(seen) == 2, timeout=1000)
     timing.record("a phase change told (no steady interval of 100 ms)", seen[-1][0] - streaming_at, budget=0.1)
 
-    for deltas in range(2, 62):  # 60 updates in ~0.6 s, the phase steady
+    began = time.monotonic()
+    for deltas in range(2, 62):  # 60 updates in ~0.6 s (longer on a loaded machine), the phase steady
         lane.observer(LaneStatus("single", status(Phase.STREAMING, deltas)))
         qtbot.wait(10)
+    spent = time.monotonic() - began
     steady = [s for _, s in seen[2:]]
-    assert 3 <= len(steady) <= 12, len(steady)  # ~10 a second, not one per update
+    # at most one per steady interval (100 ms) of the time that passed, however long: not one per update
+    assert 3 <= len(steady) <= spent / 0.1 + 2 and len(steady) < 60, (len(steady), spent)
     qtbot.waitUntil(lambda: seen[-1][1].deltas_received == 61, timeout=1000)  # the latest is told
 
     lane.observer(LaneStatus("single", status(Phase.STREAMING, 62)))
