@@ -35,10 +35,10 @@ from livefill.extraction.modes import Mode
 from livefill.wire.providers import _WIRES, open_stream
 from livefill.wire.providers.request import ExtractionRequest
 from livefill.extraction.readers import READERS
-from livefill.session.run import RunConfig
+from livefill.session.run_config import RunConfig
 from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 from livefill.extraction.schema import check_document
-from livefill.extraction.schemas import schema_model
+from livefill.extraction.schemas import resolve_schema, schema_model
 
 WIRES = ["anthropic", "openai-chat", "openai-responses", "ollama"]
 FAST_SCENARIO = "invoice"  # the fast loop's scenario; the others (and the 20 KB catalog) are slow
@@ -68,7 +68,7 @@ def recorded(server, scenario: str, wire: str) -> tuple[ExtractionRequest, bytes
         request = ExtractionRequest(
             provider=wire,
             base_url=server.url,
-            schema_name=sc.schema_name,
+            schema=resolve_schema(sc.schema_name),
             document=sc.document,
             demo_headers=DemoKnobs(scenario=scenario, speed=0).headers(),
         )
@@ -91,7 +91,7 @@ def commit_of(request: ExtractionRequest, pieces: list[bytes], mode: str = "part
     framer, decoder = wire.framer(), wire.decoder(request)
     model = schema_model(request.schema_name)
     config = RunConfig(mode=Mode(mode), provider=request.provider, base_url="", schema_name=request.schema_name, document="")
-    reader = READERS[Mode(mode)](config, model)
+    reader = READERS[Mode(mode)](config.reader_options, model)
     form = FormModel(model)
     form.begin_run()
 
