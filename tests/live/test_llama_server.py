@@ -23,11 +23,12 @@ from livefill.wire.events import ArgsDelta
 from livefill.extraction.form import FieldState, FormModel
 from livefill.extraction.modes import Mode
 from livefill.wire.providers.request import ExtractionRequest
-from livefill.session.run import Run, RunConfig
+from livefill.session.run import Run
+from livefill.session.run_config import RunConfig
 from livefill.session.run_status import Phase
 from livefill.extraction.scenarios import get_scenario
 from livefill.extraction.schema import check_document
-from livefill.extraction.schemas import schema_model
+from livefill.extraction.schemas import resolve_schema, schema_model
 from livefill.wire.taps import WireFrame
 
 pytestmark = [pytest.mark.realserver, pytest.mark.slow]
@@ -120,7 +121,7 @@ async def test_repeated_id_and_name_and_legacy_function_call_do_not_glue_the_nam
     assert status.phase is Phase.COMMITTED, status.reason
 
     asked = ExtractionRequest(
-        provider=cfg.provider, base_url=cfg.base_url, schema_name=cfg.schema_name, document=cfg.document
+        provider=cfg.provider, base_url=cfg.base_url, schema=resolve_schema(cfg.schema_name), document=cfg.document
     ).tool_name
     tool_chunks = [c for c in tap.chunks() if (c["choices"] and c["choices"][0]["delta"].get("tool_calls"))]
     assert len(tool_chunks) >= 2
