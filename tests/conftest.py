@@ -26,6 +26,13 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# Compiled modules, and pytest's assertion-rewritten test modules, are cached outside the checkout
+# (never a __pycache__ in it), even where PYTHONDONTWRITEBYTECODE is set, as on this project's
+# machines: without a cache every xdist worker of every run compiles and rewrites ~250 modules again
+# (collection of the fast loop measured 26 s without, 11 s with). Set before any test module loads.
+sys.pycache_prefix = str(Path(tempfile.gettempdir()) / "livefill-test-pycache")
+sys.dont_write_bytecode = False
+
 # Tests never touch the user's own data or config (history, recordings, QSettings): every process
 # of the run, subprocesses included, gets private XDG folders.
 _PRIVATE_XDG = Path(tempfile.mkdtemp(prefix="livefill-tests-"))
@@ -80,12 +87,25 @@ STREAMING_MATRICES = {
 }
 
 
+#: Tests measured at a quarter second or more in the fast loop (scripts/slow_tests.py writes it):
+#: marked slow here, so `-m "not slow"` stays under a minute; the full suite runs them all.
+SLOW_LIST = Path(__file__).with_name("slow_tests.txt")
+
+
+def _measured_slow() -> frozenset[str]:
+    lines = SLOW_LIST.read_text(encoding="utf-8").splitlines() if SLOW_LIST.exists() else []
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the `xdist_group` marks
 def pytest_collection_modifyitems(config, items):
     slow = pytest.mark.slow
     one_model_server = pytest.mark.xdist_group("realserver")
     _keep_only_timed_tests(config, items)
+    measured = frozenset() if config.getoption("--ignore-slow-list") else _measured_slow()
     for item in items:
+        if item.nodeid in measured:
+            item.add_marker(slow)
         if item.get_closest_marker("realserver") is not None:
             item.add_marker(one_model_server)  # one worker starts the llama server, not each
         callspec = getattr(item, "callspec", None)
@@ -288,6 +308,10 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_addoption(parser):
+    parser.addoption(
+        "--ignore-slow-list", action="store_true",
+        help="do not mark the tests of tests/slow_tests.txt slow (scripts/slow_tests.py measures with it)",
+    )
     parser.addoption(
         "--timings-out", metavar="FILE", default=None,
         help="run only the tests that report wall-clock figures (the `timing` fixture) and append "
