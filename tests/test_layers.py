@@ -36,6 +36,31 @@ ROOTS = {"livefill": REPO / "livefill", "livefill.gui": REPO / "gui", "livefill.
 #: start-up time or to keep an optional dependency optional; each one says why beside it).
 MAX_LAZY = 30
 
+#: Every import of a livefill module kept inside a function, (importer, imported): why, and the
+#: start-up time it saves as measured on 2026-12-01 (2-core machine, load 6-16 while measured, so
+#: the figures are high; `python -X importtime` or timing the command, before/after).
+LAZY_IMPORTS: dict[tuple[str, str], str] = {
+    ("livefill.cli.extract", "livefill.cli.extract_run"): "`extract --help` and bad options skip the run's modules: 790-1,410 ms",
+    ("livefill.cli.extract_run", "livefill.relay.client"): "imported on the prewarm thread beside the server (the SDKs): 8-11 s",
+    ("livefill.cli.extract_run", "livefill.wire.providers.transport"): "the same prewarm thread; already loaded by the line above: 0 ms",
+    ("livefill.embedded.client", "livefill.wire.providers.transport"): "the request-log client only; transport imports the anthropic SDK: seconds",
+    ("livefill.embedded.server", "livefill.embedded.app"): "bind() before the window shows does not build the app: 800-1,350 ms",
+    ("livefill.extraction.schemas", "livefill.extraction.user_schema"): "pydantic's model building only once a user schema is read: 430-520 ms",
+    ("livefill.serving.runner", "livefill.serving.connection"): "uvicorn and the guarded protocol only when a server starts: 180-260 ms",
+    ("livefill.session.run_request", "livefill.relay.client"): "only settled and hybrid runs open a relay (the SDKs): 3-14 s",
+    ("livefill.wire.providers", "livefill.wire.providers.transport"): "the SDKs and HTTP stack only when a stream opens: ~4,150 ms",
+    ("livefill.gui.animate", "livefill.gui.animate_render"): "Qt and the window, not for `animate --help` or a bad trace: 1,150 ms",
+    ("livefill.gui.app", "livefill.cli.extract"): "only `livefill extract` needs it: 420 ms",
+    ("livefill.gui.app", "livefill.gui.app_args"): "`livefill extract` does not pay for the window's options: 55 ms",
+    ("livefill.gui.app", "livefill.gui.launch"): "Qt and the window, not for --help or a bad option: 1,100 ms",
+    ("livefill.gui.app", "livefill.gui.animate"): "only `livefill animate` needs it: 190 ms",
+    ("livefill.gui.cli_args", "livefill.session.compare"): "pydantic and the form model only with --compare: 370 ms",
+    ("livefill.gui.cli_args", "livefill.session.settings"): "the demo protocol and pydantic only with --fault / --slice: 170 ms",
+    ("livefill.gui.launch", "livefill.relay.client"): "the SDKs, on the warm-up thread after the window shows: 3,600 ms",
+    ("livefill.gui.launch", "livefill.wire.providers.transport"): "loaded with the relay client just above; named for prewarm: 0 ms",
+    ("livefill.gui.model_list", "livefill.wire.providers.models"): "the provider SDKs stay off the launch path: ~8,900 ms",
+}
+
 
 @dataclass(frozen=True)
 class Import:
@@ -156,6 +181,12 @@ def test_no_module_imports_a_layer_above_its_own():
 
 def test_there_are_no_import_circles():
     assert cycles(EDGES) == []
+
+
+def test_every_lazy_import_is_listed_with_its_reason():
+    lazy = {(e.source, e.target) for e in EDGES if e.lazy}
+    assert sorted(lazy - set(LAZY_IMPORTS)) == [], "add it to LAZY_IMPORTS with why and the ms it saves"
+    assert sorted(set(LAZY_IMPORTS) - lazy) == [], "no longer lazy: remove it from LAZY_IMPORTS"
 
 
 def test_imports_sit_at_the_top_of_modules():
