@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
-
 from livefill.errors import UsageError
 
 __all__ = [
@@ -33,7 +31,6 @@ __all__ = [
     "HTTP_FAULTS",
     "KnobError",
     "KnobField",
-    "RelayDemoBody",
     "SliceMode",
     "Slicing",
     "number_text",
@@ -301,16 +298,6 @@ FIELDS: tuple[KnobField, ...] = (
     ),
 )
 
-#: The shape of the relay body's "demo" object (unknown keys refused), checked before the values;
-#: built from `FIELDS`. Its validator is built on first use (`defer_build`): the app's window
-#: shows before any relay body is checked.
-RelayDemoBody: type[BaseModel] = create_model(  # type: ignore[call-overload]
-    "RelayDemoBody",
-    __config__=ConfigDict(extra="forbid", defer_build=True),
-    **{f.body_key: (f.json_type | None, Field(default=None, **(f.body_limits or {}))) for f in FIELDS if f.body_key},
-)
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DemoKnobs:
     """The demo provider's knobs for one request (None: the server's default).
@@ -353,15 +340,3 @@ class DemoKnobs:
         """The knobs a request's headers ask for. `headers` must be case-insensitive (starlette's
         Headers is) or lower-case. Raises KnobError for the first bad value, in `FIELDS` order."""
         return cls(**{f.name: f.parse(raw) for f in FIELDS if (raw := headers.get(f.header)) is not None})
-
-    @classmethod
-    def from_relay_demo(cls, demo: Mapping[str, Any] | BaseModel | None, *, scenario: str | None = None) -> DemoKnobs:
-        """The knobs of a relay body's "demo" object (and its top-level `scenario`).
-
-        A mapping is first checked against `RelayDemoBody` (pydantic's ValidationError for a wrong
-        shape); then each value as its header would be (KnobError)."""
-        if demo is None:
-            return cls(scenario=scenario)
-        body = demo if isinstance(demo, BaseModel) else RelayDemoBody.model_validate(dict(demo))
-        given = body.model_dump(exclude_none=True)
-        return cls(scenario=scenario, **{f.name: given[f.body_key] for f in FIELDS if f.body_key in given})

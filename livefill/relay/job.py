@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from livefill.demo.protocol import DemoKnobs, KnobError, fault_refusal
+from livefill.demo.protocol import KnobError, fault_refusal
+from livefill.demo.relay_body import knobs_from_relay_demo
 from livefill.errors import InputError, UsageError
 from livefill.extraction.scenarios import get_scenario
 from livefill.extraction.schemas import SCHEMAS, SchemaSource, resolve_schema
@@ -82,7 +83,7 @@ def read_job(raw: bytes) -> Job:
     if control is not None:
         raise BadRequest(f"demo.{control}: control characters are not allowed")
     try:
-        knobs = DemoKnobs.from_relay_demo(body.demo, scenario=demo_scenario)
+        knobs = knobs_from_relay_demo(body.demo, scenario=demo_scenario)
     except KnobError as exc:
         raise BadRequest(f"demo: {exc}") from None
     if knobs.fault is not None:  # a fault the provider's wire cannot carry: refused here, not upstream

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from livefill.demo.protocol import RelayDemoBody
+from livefill.demo.relay_body import RelayDemoBody
 from livefill.errors import ProtocolError, UsageError
 from livefill.extraction.modes import MODES
 from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED

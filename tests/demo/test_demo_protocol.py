@@ -25,10 +25,10 @@ from livefill.demo.protocol import (
     FaultName,
     HTTP_FAULTS,
     KnobError,
-    RelayDemoBody,
     SliceMode,
     Slicing,
 )
+from livefill.demo.relay_body import RelayDemoBody, knobs_from_relay_demo
 from livefill.extraction.form import FormModel
 from livefill.extraction.modes import Mode
 from livefill.session.run import Run
@@ -81,13 +81,13 @@ def test_headers_round_trip(k: DemoKnobs) -> None:
 def test_relay_body_round_trip_through_json(k: DemoKnobs) -> None:
     demo = json.loads(json.dumps(k.relay_demo()))
     # the scenario travels at the body's top level; the ping interval is not a relay knob
-    assert DemoKnobs.from_relay_demo(demo, scenario=k.scenario) == replace(k, ping=None)
+    assert knobs_from_relay_demo(demo, scenario=k.scenario) == replace(k, ping=None)
 
 
 @given(knobs)
 def test_the_relay_forwards_exactly_the_headers_a_direct_request_sends(k: DemoKnobs) -> None:
     demo = json.loads(json.dumps(k.relay_demo()))
-    assert DemoKnobs.from_relay_demo(demo, scenario=k.scenario).headers() == replace(k, ping=None).headers()
+    assert knobs_from_relay_demo(demo, scenario=k.scenario).headers() == replace(k, ping=None).headers()
 
 
 def test_relay_demo_carries_the_time_to_first_token() -> None:
@@ -150,10 +150,10 @@ def test_unknown_fault_names_every_known_one() -> None:
 def test_relay_body_shape_errors_are_pydantics_and_value_errors_are_the_headers() -> None:
     for bad in ({"speed": -1}, {"ttft": -1}, {"seed": 1.5}, {"tag": "x" * 201}, {"ping": 1}, {"nope": 1}):
         with pytest.raises(ValidationError):
-            DemoKnobs.from_relay_demo(bad)
+            knobs_from_relay_demo(bad)
     with pytest.raises(KnobError, match="^x-demo-fault: unknown fault 'explode'"):
-        DemoKnobs.from_relay_demo({"fault": "explode"})
-    assert DemoKnobs.from_relay_demo(None, scenario="weather") == DemoKnobs(scenario="weather")
+        knobs_from_relay_demo({"fault": "explode"})
+    assert knobs_from_relay_demo(None, scenario="weather") == DemoKnobs(scenario="weather")
 
 
 def test_server_defaults_fill_what_a_request_leaves_out() -> None:

@@ -36,7 +36,7 @@ theme.Theme.eventFilter = counted("theme", theme_filter)
 value_tips.ValueTips.eventFilter = counted("tips", tips_filter)
 
 def show(self):
-    import livefill.demo.protocol as dp
+    import livefill.demo.relay_body as dp
     schemas = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("livefill.extraction.schemas."))
     print("schemas:", ",".join(schemas), flush=True)
     print("relay demo body built:", dp.RelayDemoBody.__pydantic_complete__, flush=True)
@@ -108,9 +108,12 @@ def test_bundled_schemas_are_imported_on_first_lookup():
 
 def test_the_relay_demo_body_is_built_on_first_use():
     code = (
-        "import livefill.demo.protocol as dp\n"
+        "import sys\n"
+        "import livefill.demo.protocol\n"
+        "assert 'pydantic' not in sys.modules, 'the knobs alone load pydantic'\n"
+        "import livefill.demo.relay_body as dp\n"
         "assert not dp.RelayDemoBody.__pydantic_complete__\n"
-        "knobs = dp.DemoKnobs.from_relay_demo({'speed': 5})\n"
+        "knobs = dp.knobs_from_relay_demo({'speed': 5})\n"
         "assert knobs.speed == 5 and dp.RelayDemoBody.__pydantic_complete__\n"
         "print('ok')\n"
     )

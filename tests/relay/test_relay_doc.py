@@ -57,7 +57,7 @@ def test_the_terminal_types_and_codes_are_the_codes_of_the_code():
 
 
 def test_the_request_keys_and_demo_knobs_are_the_relays():
-    from livefill.demo.protocol import RelayDemoBody
+    from livefill.demo.relay_body import RelayDemoBody
     from livefill.relay.request import ExtractRequest
 
     text = DOC.read_text(encoding="utf-8")
