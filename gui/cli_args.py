@@ -39,7 +39,7 @@ def compare_modes(text: str) -> list[str]:
 
 def demo_fault(text: str) -> str | None:
     """`NAME[@FRACTION]`, checked as the demo provider checks it ("none": no fault)."""
-    from livefill.session.settings import check_fault  # lazy: the demo protocol and pydantic, only with --fault (170 ms)
+    from livefill.session.settings import check_fault  # lazy: the demo protocol, only with --fault (~100 ms for `livefill animate`)
 
     try:
         return check_fault(text)
@@ -49,7 +49,7 @@ def demo_fault(text: str) -> str | None:
 
 def demo_slicing(text: str) -> str:
     """`event | N | coalesce:MS`."""
-    from livefill.session.settings import check_slicing  # lazy: the demo protocol and pydantic, only with --slice (170 ms)
+    from livefill.session.settings import check_slicing  # lazy: the demo protocol, only with --slice (~100 ms for `livefill animate`)
 
     try:
         return check_slicing(text)
@@ -62,7 +62,7 @@ def fault_wire_problem(fault: str | None, provider: str | None, providers: tuple
     applies to only some of `providers` asks for one of them to be named."""
     if fault is None:
         return None
-    from livefill.session.settings import fault_problem  # lazy: the demo protocol and pydantic, only with --fault (170 ms)
+    from livefill.session.settings import fault_problem  # lazy: the demo protocol, only with --fault (~100 ms for `livefill animate`)
 
     if provider is not None:
         why = fault_problem(fault, provider)

@@ -24,6 +24,7 @@ RELAY_PROVIDERS: tuple[str, ...] = tuple(name for name, s in PROVIDER_SPECS.item
 #: The modes that read the relay (the others read the provider's wire themselves).
 RELAY_MODES: tuple[str, ...] = tuple(mode.value for mode, s in MODES.items() if s.needs_relay)
 
+
 class BadRequest(ProtocolError):
     """A body the relay refuses (400 `invalid_request`); the message names the key at fault."""
 
