@@ -6,7 +6,9 @@ says what each keyword becomes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from livefill.errors import InputError
@@ -16,6 +18,7 @@ __all__ = [
     "ANNOTATIONS",
     "BY_TYPE",
     "FORMATS",
+    "FORMAT_CHECKS",
     "KNOWN",
     "NUMBER_BOUNDS",
     "ROOT_ONLY",
@@ -30,7 +33,7 @@ __all__ = [
 
 SUPPORTED = (
     "livefill supports type object/string/number/integer/boolean/array, properties, required, "
-    "additionalProperties: false, items, minItems, maxItems, enum, const, format: date, pattern, "
+    "additionalProperties: false, items, minItems, maxItems, enum, const, format, pattern, "
     "minLength, maxLength, minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, "
     "$ref to $defs/definitions, nullable [T, \"null\"], title, description, default, x-prose"
 )
@@ -51,7 +54,30 @@ SCALARS = {"string": str, "number": float, "integer": int, "boolean": bool}
 NUMBER_BOUNDS = {
     "minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt", "exclusiveMaximum": "lt", "multipleOf": "multiple_of"
 }
-FORMATS = ("date",)
+#: The string formats livefill checks ("date" also makes the value a date). Any other format is
+#: an annotation, as JSON Schema says: kept in the schema sent upstream, not checked here.
+FORMATS = ("date", "date-time", "email", "uri")
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s.][^@\s]*")  # RFC 5321 mailbox, loosely: local@domain
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s]*")  # RFC 3986: an absolute URI (scheme:...)
+
+
+def _is_date_time(text: str) -> bool:
+    if _DATE_TIME.fullmatch(text) is None:
+        return False
+    try:
+        datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
+    except ValueError:  # 2026-02-30T..., 25:00:00 ...
+        return False
+    return True
+
+
+#: format -> (does `text` conform?, what a value that does not is called in the message)
+FORMAT_CHECKS: dict[str, tuple[Callable[[str], bool], str]] = {
+    "date-time": (_is_date_time, "an RFC 3339 date-time such as 2026-03-14T09:30:00Z"),
+    "email": (lambda text: _EMAIL.fullmatch(text) is not None, "an email address"),
+    "uri": (lambda text: _URI.fullmatch(text) is not None, "an absolute URI such as https://example.com/"),
+}
 
 
 class SchemaError(InputError):

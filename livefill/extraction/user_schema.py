@@ -12,13 +12,14 @@ import json
 import keyword
 import re
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal, NoReturn, Optional, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
 
 from livefill.extraction import pointer as jp
 from livefill.errors import InputError
@@ -26,7 +27,7 @@ from livefill.extraction.schema_keywords import (
     ALL_TYPED,
     ANNOTATIONS,
     BY_TYPE,
-    FORMATS,
+    FORMAT_CHECKS,
     KNOWN,
     NUMBER_BOUNDS,
     ROOT_ONLY,
@@ -344,11 +345,13 @@ class _Builder:
         constraints: dict[str, Any] = {}
         if typ == "string":
             fmt = node.get("format")
-            if fmt is not None:
-                if fmt not in FORMATS:
-                    self.fail(jp.child(pointer, "format"), f"format {fmt!r} is not supported (only \"date\")", "format")
+            if fmt is not None and not isinstance(fmt, str):
+                self.fail(jp.child(pointer, "format"), f"format must be a string, not {json_type(fmt)}", "format")
+            if fmt == "date":
                 base = date
                 constraints["strict"] = True
+            elif fmt is not None:  # checked if livefill knows it, else an annotation; sent upstream as is
+                constraints["json_schema_extra"] = {"format": fmt}
             for key, arg in (("minLength", "min_length"), ("maxLength", "max_length")):
                 if key in node:
                     constraints[arg] = self.count(jp.child(pointer, key), node[key])
@@ -366,6 +369,9 @@ class _Builder:
             if base is date and set(constraints) - {"strict"}:
                 extra = sorted(k for k in ("minLength", "maxLength", "pattern") if k in node)
                 self.fail(jp.child(pointer, extra[0]), f"{extra[0]} does not apply to format: date", extra[0])
+            if fmt in FORMAT_CHECKS:
+                conforms, called = FORMAT_CHECKS[fmt]
+                return Annotated[base, AfterValidator(_format_check(conforms, called)), Field(**constraints)]
         else:
             constraints["strict"] = True
             for key, arg in NUMBER_BOUNDS.items():
@@ -382,6 +388,15 @@ class _Builder:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             self.fail(pointer, f"must be a non-negative integer, not {json.dumps(value)}")
         return value
+
+
+def _format_check(conforms: Callable[[str], bool], called: str) -> Callable[[str], str]:
+    def check(text: str) -> str:
+        if not conforms(text):
+            raise PydanticCustomError("format", "Input should be {called}", {"called": called})
+        return text
+
+    return check
 
 
 def _allows_null(annotation: Any) -> bool:

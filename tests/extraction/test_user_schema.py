@@ -83,6 +83,15 @@ def fails_at(model: Any, value: Any) -> str | None:
         ({"type": "string", "pattern": "^[A-Z]{3}$"}, ["EUR"], ["eur", "EURO"]),
         ({"type": "string", "pattern": "(?<=a)b"}, ["ab"], ["cb"]),  # look-behind: Python's re
         ({"type": "string", "format": "date"}, ["2026-03-14"], ["14.03.2026", "2026-02-30", 1700000000]),
+        (
+            {"type": "string", "format": "date-time"},
+            ["2026-03-14T09:30:00Z", "2026-03-14t09:30:00.25+01:00"],
+            ["2026-03-14", "2026-03-14 09:30:00Z", "2026-02-30T09:30:00Z", "2026-03-14T09:30:00", 1],
+        ),
+        ({"type": "string", "format": "email"}, ["ana@example.com", "a+b@host"], ["ana", "ana@", "@example.com", "a b@c.d"]),
+        ({"type": "string", "format": "uri"}, ["https://example.com/x?y=1", "urn:isbn:0451450523"], ["example.com", "/x", "a b:c"]),
+        ({"type": "string", "format": "email", "maxLength": 8}, ["a@b.com"], ["ana@example.com", "abcdefgh"]),
+        ({"type": "string", "format": "phone"}, ["", "not a phone"], [1, None]),  # unknown: an annotation
         ({"type": "string", "enum": ["a", "b"]}, ["a", "b"], ["c", 1]),
         ({"enum": [1, 2, "three"]}, [1, 2, "three"], [3, "1"]),
         ({"const": "fixed"}, ["fixed"], ["other"]),
@@ -239,6 +248,29 @@ def test_form_fields_of_a_user_schema_have_kinds_labels_hints_and_prose():
     assert form.spec_for("/company/city").label == "City"
 
 
+def test_a_format_is_accepted_checked_when_known_and_sent_upstream_as_written():
+    # JSON Schema: an unknown format is an annotation, never a reason to refuse the schema
+    schema = {
+        "type": "object",
+        "properties": {
+            "mail": {"type": "string", "format": "email", "description": "Contact address"},
+            "home": {"type": ["string", "null"], "format": "uri"},
+            "phone": {"type": "string", "format": "phone", "minLength": 3},
+        },
+        "required": ["mail", "phone"],
+    }
+    src = resolve_schema(schema)
+    props = src.json_schema["properties"]
+    assert props["mail"]["format"] == "email" and props["phone"]["format"] == "phone"
+    assert props["home"]["anyOf"][0]["format"] == "uri"
+    check_document(src.model, {"mail": "ana@example.com", "home": None, "phone": "+34 600"})
+    with pytest.raises(ValidationFailed) as info:
+        check_document(src.model, {"mail": "ana at example.com", "phone": "+34 600"})
+    assert info.value.pointer == "/mail"
+    assert str(info.value).startswith("Input should be an email address (got ")
+    assert fields_for(src.model)[0].kind is FieldKind.STRING
+
+
 def test_a_title_names_a_field_and_a_long_string_is_prose():
     model = model_of({"n": {"type": "string", "title": "Customer number"}, "body": {"type": "string", "maxLength": 5000}})
     fields = {f.pointer: f for f in fields_for(model)}
@@ -259,7 +291,7 @@ def test_a_title_names_a_field_and_a_long_string_is_prose():
         ({"properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}},
                                "patternProperties": {"^x": {"type": "string"}}}}}, "/properties/a/patternProperties", "patternProperties"),
         ({"properties": {"a": {"type": ["string", "integer"]}}}, "/properties/a/type", "type"),
-        ({"properties": {"a": {"type": "string", "format": "email"}}}, "/properties/a/format", "format"),
+        ({"properties": {"a": {"type": "string", "format": 5}}}, "/properties/a/format", "format"),
         ({"properties": {"a": {"type": "string", "maxLenght": 3}}}, "/properties/a/maxLenght", "maxLenght"),
         ({"properties": {"a": {"type": "integer", "maxLength": 3}}}, "/properties/a/maxLength", "maxLength"),
         ({"properties": {"a": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}}}, "/properties/a/uniqueItems", "uniqueItems"),
@@ -447,12 +479,12 @@ async def test_partial_run_with_a_fake_source_fails_at_the_first_bad_value():
 
 async def test_a_run_with_an_unusable_schema_fails_with_one_line_before_any_request(upstream):
     before = len(upstream.fake.bodies)
-    schema = {"type": "object", "properties": {"a": {"type": "string", "format": "email"}}}
+    schema = {"type": "object", "properties": {"a": {"type": "string", "format": 5}}}
     form = FormModel(resolve_schema(RECEIPT).model)
     run = Run(form, RunConfig(mode=Mode.PARTIAL, provider="anthropic", base_url=upstream.url, schema_json=schema, document="x"))
     status = await run.run()
     assert status.phase is Phase.FAILED
-    assert status.reason == "schema: /properties/a/format: format 'email' is not supported (only \"date\")"
+    assert status.reason == "schema: /properties/a/format: format must be a string, not a number"
     assert len(upstream.fake.bodies) == before
 
 
