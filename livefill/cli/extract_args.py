@@ -48,17 +48,16 @@ def structured_choices(provider: str | None) -> tuple[str, ...]:
 
 
 USAGE = """\
-livefill extract --schema NAME|FILE.json
-                        (--document FILE|- | --scenario NAME | --replay TRACE)
-                        [OPTIONS]"""
+livefill extract (--document FILE|- --schema NAME|FILE.json | --scenario NAME
+                        | --replay TRACE) [OPTIONS]"""
 
 DESCRIPTION = """\
 Run one extraction in the terminal and print each value as the form would
 show it, one JSON line per change, then the result.
 
 examples:
-  # the demo provider reads a bundled scenario (no key needed)
-  livefill extract --scenario invoice --schema invoice
+  # the demo provider reads a bundled scenario, with its schema (no key needed)
+  livefill extract --scenario invoice
 
   # your PDF, read by Anthropic (key: ANTHROPIC_API_KEY or the keyring)
   livefill extract --document invoice.pdf --schema invoice \\
@@ -74,8 +73,7 @@ examples:
       --provider openai-chat --mode settled
 
   # the demo provider cut off halfway, at full speed
-  livefill extract --scenario invoice --schema invoice --speed 0 \\
-      --fault disconnect"""
+  livefill extract --scenario invoice --speed 0 --fault disconnect"""
 
 EPILOG = """\
 output: one line per change {"t_ms", "pointer", "state", "value"}, then
@@ -116,8 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--schema", default=None, metavar="NAME|FILE.json",
-        help=f"what to extract: a bundled schema ({', '.join(SCHEMAS)}) or your JSON Schema file, "
-        "e.g. --schema invoice or --schema ./ticket.json",
+        help=f"what to extract: a bundled schema ({', '.join(SCHEMAS)}) or your JSON Schema file "
+        "(with --scenario: the scenario's own by default), e.g. --schema invoice or --schema ./ticket.json",
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(

@@ -144,21 +144,22 @@ def make_plan(
         return _replay_plan(args, mode)
     if args.document is None and args.scenario is None:
         raise UsageProblem("one of the arguments --document --scenario is required (or --replay TRACE)")
-    if args.schema is None:
-        raise UsageProblem("the following arguments are required: --schema (e.g. --schema invoice; not with --replay)")
-    schema_name = resolve_schema(args.schema)
+    if args.scenario is not None and args.scenario not in SCENARIO_NAMES:
+        raise UsageProblem(f"--scenario: unknown scenario {args.scenario!r}; known: {', '.join(SCENARIO_NAMES)}")
+    if args.schema is None and args.scenario is None:
+        raise UsageProblem("--document needs --schema NAME|FILE.json, e.g. --schema invoice")
+    # a scenario is read with its own schema unless --schema names another
+    schema_name = resolve_schema(args.schema if args.schema is not None else get_scenario(args.scenario).schema_name)
     provider = args.provider
     scenario = None
     document = None
     expected = None
     if args.scenario is not None:
-        if args.scenario not in SCENARIO_NAMES:
-            raise UsageProblem(f"--scenario: unknown scenario {args.scenario!r}; known: {', '.join(SCENARIO_NAMES)}")
         scenario = get_scenario(args.scenario)
         if provider is None and not _looks_like_file(schema_name) and scenario.schema_name != schema_name:
             raise UsageProblem(
                 f"--schema {args.schema}: the demo scenario {scenario.name} is read with schema "
-                f"{scenario.schema_name}; give --schema {scenario.schema_name}"
+                f"{scenario.schema_name}; give --schema {scenario.schema_name}, or leave --schema out"
             )
         expected = len(list(leaves(scenario.output)))
     else:

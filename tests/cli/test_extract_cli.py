@@ -342,7 +342,7 @@ LOOPBACK = "http://127.0.0.1:9"
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["--scenario", "invoice"], "--schema"),
+        (["--document", "x.txt"], "--document needs --schema NAME|FILE.json"),
         (["--schema", "invoice"], "one of the arguments --document --scenario is required"),
         ([*INVOICE, "--document", "x.txt"], "not allowed with"),
         (["--schema", "nope", "--scenario", "invoice"], "unknown schema 'nope'"),
@@ -374,6 +374,13 @@ def test_bad_usage_is_one_line_and_exit_2(capsys, argv, needle) -> None:  # noqa
     assert out == []
     assert len(err) == 1, err
     assert err[0].startswith("livefill extract: ") and needle in err[0], err[0]
+
+
+def test_a_scenario_without_schema_is_read_with_its_own_schema(capsys, demo_server) -> None:
+    code, out, err = run_extract(capsys, ["--scenario", "ticket", "--speed", "0"], demo_server)
+    assert code == 0, err
+    _, final = parse_lines(out)
+    assert final["result"] == "committed" and final["object"] == expected_output("ticket")
 
 
 def test_a_schema_file_drives_the_form_and_the_commit_like_a_bundled_one(capsys, demo_server, tmp_path) -> None:
