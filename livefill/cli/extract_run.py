@@ -171,6 +171,8 @@ async def run_plan(
 
     sink.on_closed = on_output_closed
     watcher = FormWatcher(lane.form, sink.change, clock=session.clock, t0=session.clock())
+    if isinstance(sink, LiveTable):
+        sink.order = watcher.order
     unsubscribe = lane.subscribe(on_lane)
     handler = False
     with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signal handlers here

@@ -451,6 +451,44 @@ def test_pretty_without_a_terminal_prints_the_final_table_once(capsys, demo_serv
     assert out[-1] == "committed"
 
 
+def test_pretty_lists_fields_in_the_schema_order_not_alphabetically(capsys, demo_server) -> None:
+    code, out, err = run_extract(capsys, ["--scenario", "invoice", "--speed", "0", "--pretty"], demo_server)
+    assert code == 0, err
+    rows = [line.split()[0] for line in out[2:-2]]
+    expected = []
+    for key, value in expected_output("invoice").items():  # output.json is written in schema order
+        if isinstance(value, list):
+            expected += [f"/{key}/{i}/{column}" for i, item in enumerate(value) for column in item]
+        else:
+            expected.append(f"/{key}")
+    assert rows == expected
+    assert rows[:2] == ["/customer_name", "/invoice_number"] and rows[-1] == "/notes"
+
+
+def test_schema_order_sorts_nested_groups_table_columns_and_chips_as_the_schema_lists_them() -> None:
+    from livefill.cli.extract_output import schema_order
+    from livefill.extraction.schema import fields_for
+    from livefill.extraction.user_schema import model_from_json_schema
+
+    row = {"type": "object", "properties": {"z_sku": {"type": "string"},
+                                            "size": {"type": "object", "properties": {"w": {"type": "number"},
+                                                                                      "h": {"type": "number"}}},
+                                            "a_qty": {"type": "integer"}}}
+    model = model_from_json_schema({"type": "object", "properties": {
+        "zeta": {"type": "string"},
+        "group": {"type": "object", "properties": {"y": {"type": "string"}, "b": {"type": "string"}}},
+        "rows": {"type": "array", "items": row},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "alpha": {"type": "string"},
+    }})
+    shuffled = ["/alpha", "/tags/10", "/tags/2", "/rows/1/a_qty", "/rows/0/size/h", "/rows/0/a_qty",
+                "/rows/0/size/w", "/rows/0/z_sku", "/group/b", "/group/y", "/zeta"]
+    assert sorted(shuffled, key=schema_order(fields_for(model))) == [
+        "/zeta", "/group/y", "/group/b", "/rows/0/z_sku", "/rows/0/size/w", "/rows/0/size/h", "/rows/0/a_qty",
+        "/rows/1/a_qty", "/tags/2", "/tags/10", "/alpha",
+    ]
+
+
 def test_json_lines_are_one_line_each_whatever_the_text() -> None:
     out = io.StringIO()
     lines = JsonLines(out)
