@@ -55,6 +55,10 @@ examples:
 
 EPILOG = """\
 the relay's protocol: docs/relay-v1.md
+the relay token: LIVEFILL_RELAY_TOKEN or --relay-token-file PATH (a --relay-token
+argument shows in the process list); without either, a random one is printed
+x-livefill-record and x-livefill-upstream-key (the app's own relay's headers) are
+refused with 403: this server writes no file and forwards no key a client hands it
 exit status: 0 stopped (Ctrl+C or SIGTERM), 1 could not listen, 2 bad usage
 (one line saying why)
 """
@@ -157,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         limits=limits,
         head_timeout=args.head_timeout,
         max_connections=args.max_connections,
+        app_headers=False,  # the app's own relay only: a token holder must not write files or hand keys
     )
     stop = threading.Event()
 

@@ -31,6 +31,8 @@ class EmbeddedServer(LoopbackServer):
     Use as a context manager, or call `start()` (returns "http://127.0.0.1:PORT") and `stop()`.
     `relay_token`: the relay's bearer token (None: a random one); `defaults`: the demo provider's
     knobs for what a request leaves out; `limits`: the Guard's (None: its defaults).
+    `app_headers`: the relay takes `x-livefill-upstream-key` and `x-livefill-record` from a
+    loopback peer (True: the app's own relay; `livefill-server` passes False and refuses them).
     """
 
     def __init__(
@@ -45,6 +47,7 @@ class EmbeddedServer(LoopbackServer):
         head_timeout: float = HEAD_TIMEOUT,
         max_connections: int = 500,
         warm: bool = True,
+        app_headers: bool = True,
     ) -> None:
         super().__init__(
             self._build_app,
@@ -58,6 +61,7 @@ class EmbeddedServer(LoopbackServer):
         self.relay_token = relay_token if relay_token is not None else secrets.token_urlsafe(24)
         self.defaults = defaults  # None: the demo provider's DemoDefaults()
         self.limits = limits  # None: GuardLimits()
+        self.app_headers = app_headers
         self._served: Starlette | None = None  # the app, once built (set under _traces_lock)
         self._traces_lock = threading.Lock()
         self._pending_traces: list[tuple[Trace, str]] = []  # added before start()
@@ -65,7 +69,9 @@ class EmbeddedServer(LoopbackServer):
     def _build_app(self, url: str) -> Starlette:
         from livefill.embedded.app import build_app  # lazy: bind() before a window shows must not pay for it (800-1350 ms)
 
-        app = build_app(relay_token=self.relay_token, defaults=self.defaults, limits=self.limits)
+        app = build_app(
+            relay_token=self.relay_token, defaults=self.defaults, limits=self.limits, app_headers=self.app_headers
+        )
         app.state.base_url = url
         self.defaults = app.state.demo.defaults
         with self._traces_lock:
