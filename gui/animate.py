@@ -21,6 +21,7 @@ from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 from livefill.gui.cli_args import compare_modes, frame_rate, frame_width, number
 from livefill.recording.animation import check_output
 from livefill.recording.trace import Trace, load_trace
+from livefill.wording import plural
 
 __all__ = ["main", "parse_args", "prepare", "scenario_of"]
 
@@ -111,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     print(
-        f"livefill animate: wrote {report.path} ({report.size_bytes / 1e6:.2f} MB, {report.frames} frames, "
-        f"{report.duration_ms / 1000:.1f} s; replayed at {report.speed:.2g}x, {report.grabs} pictures) "
+        f"livefill animate: wrote {report.path} ({report.size_bytes / 1e6:.2f} MB, {plural(report.frames, 'frame')}, "
+        f"{report.duration_ms / 1000:.1f} s; replayed at {report.speed:.2g}x, {plural(report.grabs, 'picture')}) "
         f"in {report.render_s + report.encode_s:.1f} s"
     )
     return 0

@@ -15,7 +15,7 @@ from tests.conftest import REPO
 #: The layers, lowest first (docs/architecture.md draws them).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("livefill", "livefill.errors", "livefill.defaults", "livefill.switches", "livefill.observers",
-     "livefill.resources", "livefill.loopback"),
+     "livefill.resources", "livefill.loopback", "livefill.wording"),
     ("livefill.wire",),
     ("livefill.extraction",),
     ("livefill.recording",),

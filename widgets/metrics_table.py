@@ -16,6 +16,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from livefill.session.metrics import LaneMetrics, MetricsSummary, format_ms, format_seconds
+from livefill.wording import plural
 
 __all__ = ["MetricsTable", "ROWS"]
 
@@ -53,7 +54,7 @@ def _byte_to_pixel_tip(s: MetricsSummary) -> str:
     if s.byte_to_pixel is None:
         return "From the network read that carried a value's settling byte to the paint that shows it settled (a lane that shows no states has none)"
     p50, p99, worst = s.byte_to_pixel
-    return (f"{s.painted} values settled on screen: p50 {format_ms(p50)}, p99 {format_ms(p99)}, worst {format_ms(worst)}"
+    return (f"{plural(s.painted, 'value')} settled on screen: p50 {format_ms(p50)}, p99 {format_ms(p99)}, worst {format_ms(worst)}"
             + (f"; {s.unpainted} not painted while visible" if s.unpainted else ""))
 
 

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from livefill.recording.wire_records import format_size
 from livefill.recording.wiretap import ValueLocation, WireRecorder
+from livefill.wording import plural
 from livefill.widgets.wire_inspector_bytes import ByteView
 from livefill.widgets.wire_inspector_frames import FrameTable, FrameTableModel
 from livefill.widgets.wire_inspector_slicing import SlicingControl
@@ -224,8 +225,8 @@ class WireInspector(QWidget):
             first = shown.first_offset
             view = f" · view shows the last {format_size(rec.total_bytes - (first or rec.total_bytes))}"
         self.stats_label.setText(
-            f"{rec.next_read:,} reads · {format_size(rec.total_bytes)} · {rec.next_frame:,} frames · "
-            f"{rec.next_event:,} events — {rec.dropped.describe()}{view}"
+            f"{plural(rec.next_read, 'read')} · {format_size(rec.total_bytes)} · {plural(rec.next_frame, 'frame')} · "
+            f"{plural(rec.next_event, 'event')} — {rec.dropped.describe()}{view}"
         )
         self.stats_label.setProperty("dropped", rec.dropped.any)
 
@@ -247,8 +248,7 @@ class WireInspector(QWidget):
             notes.append("its bytes are older than the view")
         where = "" if loc.chars is None else f", characters {loc.chars[0]}–{loc.chars[1] if loc.chars[1] is not None else '…'} of the document"
         self.value_label.setText(
-            f"{loc.pointer}: {size:,} bytes on the wire in {len(loc.spans)} piece"
-            f"{'s' if len(loc.spans) != 1 else ''}{where}; {state}"
+            f"{loc.pointer}: {plural(size, 'byte')} on the wire in {plural(len(loc.spans), 'piece')}{where}; {state}"
             + ("" if not notes else " (" + "; ".join(notes) + ")")
         )
 

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QSpinBox, QTool
 from livefill.session.session import Session
 from livefill.session.session_events import SettingsChanged
 from livefill.session.settings import parse_slicing
+from livefill.wording import unit
 
 __all__ = ["SlicingControl", "parse_slicing"]
 
@@ -112,7 +113,7 @@ class SlicingControl(QWidget):
             self._number.blockSignals(True)
             self._number.setValue(self._amounts[regime])
             self._number.blockSignals(False)
-            self._unit.setText("bytes" if regime == "bytes" else "ms")
+            self._unit.setText(unit(self._amounts[regime], "byte") if regime == "bytes" else "ms")
 
     def _on_regime(self, button_id: int) -> None:
         self._regime = _REGIMES[button_id]
@@ -122,6 +123,8 @@ class SlicingControl(QWidget):
     def _on_number(self, value: int) -> None:
         if self._regime in self._amounts:
             self._amounts[self._regime] = value
+            if self._regime == "bytes":
+                self._unit.setText(unit(value, "byte"))
             self._emit()
 
     def _emit(self) -> None:

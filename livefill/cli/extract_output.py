@@ -33,6 +33,7 @@ from livefill.extraction.documents import format_bytes
 from livefill.extraction.form import FieldState, FormModel, FormUpdate
 from livefill.extraction.json_doc import MISSING
 from livefill.extraction.schema import FieldKind, FieldSpec
+from livefill.wording import unit
 
 __all__ = ["Change", "FormWatcher", "JsonLines", "LiveTable", "Outcome", "Sink", "pointer_order", "schema_order"]
 
@@ -248,7 +249,8 @@ class LiveTable(_Output):
     def progress_line(self) -> str:
         settled = sum(1 for state, _ in self.rows.values() if state == "settled")
         total = max(self.expected or 0, len(self.rows))
-        return f"{settled}/{total} fields settled · {self.elapsed:.1f} s · {format_bytes(self.bytes_received)}"
+        fields = unit(total, "field")
+        return f"{settled}/{total} {fields} settled · {self.elapsed:.1f} s · {format_bytes(self.bytes_received)}"
 
     def table_lines(self, width: int) -> list[str]:
         ordered = sorted(self.rows, key=self.order)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from livefill.embedded.server import EmbeddedServer
+from livefill.wording import unit
 
 if TYPE_CHECKING:
     import httpx
@@ -40,11 +41,12 @@ def server_note(entry: Mapping[str, Any]) -> str:
     sent, total = entry.get("tokens_sent"), entry.get("tokens_total")
     if sent is None or total is None:
         return ""
+    tokens = unit(total, "token")
     if entry.get("disconnected"):
-        return f"server stopped after {sent} of {total} tokens"
+        return f"server stopped after {sent} of {total} {tokens}"
     if entry.get("finished"):
-        return f"server finished: {sent} of {total} tokens"
-    return f"server still sending: {sent} of {total} tokens"
+        return f"server finished: {sent} of {total} {tokens}"
+    return f"server still sending: {sent} of {total} {tokens}"
 
 
 def log_client() -> httpx.AsyncClient:

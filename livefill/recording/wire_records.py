@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from livefill.wire.taps import WireFrame
+from livefill.wording import plural
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -143,7 +144,7 @@ class DropReport:
             return f"all {format_size(self.total_bytes)} kept (ceiling {format_size(self.max_bytes)})"
         return (
             f"ceiling {format_size(self.max_bytes)}: dropped the first {format_size(self.bytes)} "
-            f"({self.reads:,} reads, {self.frames:,} frames, {self.events:,} events); "
+            f"({plural(self.reads, 'read')}, {plural(self.frames, 'frame')}, {plural(self.events, 'event')}); "
             f"showing bytes {self.first_offset:,}–{self.total_bytes:,}"
         )
 
