@@ -32,6 +32,7 @@ from livefill.gui.loop import asyncgen_hooks
 from livefill.gui.main_window import MainWindow
 from livefill.gui.qsettings_store import QSettingsStore
 from livefill.gui.qt_app import make_application
+from livefill.gui.state_dump import install_state_dump
 from livefill.gui.theme import Theme
 from livefill.gui.warmup import Warmup
 from livefill.session.app_settings import SavedSettings, load_settings
@@ -43,15 +44,25 @@ __all__ = ["app_warmup", "launch", "mid_path", "remember", "start_warmup"]
 
 
 def remember(args: argparse.Namespace) -> SavedSettings:
-    """Read the remembered settings (from `--settings-file` or the user's); fill in the provider
-    and theme the command line left open. The store is kept as `args.store`."""
+    """Read the remembered settings (from `--settings-file` or the user's); fill in the provider,
+    theme and scenario the command line left open. What the last launch showed (its scenario, or
+    its document and schema) is shown again unless the command line names what to show
+    (`--scenario`, `--document`, `--replay`). Returns what this launch starts with, so a launch
+    that changes nothing writes nothing; the store is kept as `args.store`."""
     args.store = QSettingsStore(args.settings_file)
     saved = load_settings(args.store)
     for problem in saved.problems:
         print(f"livefill: {problem}", file=sys.stderr)
     args.provider = args.provider or saved.provider or "anthropic"
     args.theme = args.theme or saved.theme or "system"
-    return replace(saved, provider=args.provider, theme=args.theme)
+    document = getattr(args, "document", None)
+    if args.scenario_given or document or getattr(args, "replay", None):
+        path = getattr(document, "path", None)
+        shown = {"last_document": str(path.resolve()) if path is not None else None, "schema": args.schema}
+    else:  # the last launch's scenario (its document is reopened once the window shows)
+        args.scenario = saved.scenario or args.scenario
+        shown = {"schema": args.schema or saved.schema}
+    return replace(saved, provider=args.provider, theme=args.theme, scenario=args.scenario, **shown)
 
 
 def mid_path(path: Path) -> Path:
@@ -138,6 +149,7 @@ async def _amain(args: argparse.Namespace, server: EmbeddedServer, warmup: Warmu
             compare=args.compare,
         )
         window.warmup = warmup
+        install_state_dump(window)  # LIVEFILL_STATE_FILE: what the window shows, for tests driving this process
         ErrorReporter(window, keys.redact).install(asyncio.get_running_loop())
         closed = asyncio.Event()
         window.closed.connect(closed.set)

@@ -36,7 +36,7 @@ from livefill.gui.run_toolbar import RunToolbar
 from livefill.gui.settings_dialog import SettingsDialog
 from livefill.gui.warmup import Warmup
 from livefill.gui.window_autoplay import AutoplayControl
-from livefill.gui.window_body import WindowBody, initial_size
+from livefill.gui.window_body import WindowBody, fit_to_screen
 from livefill.gui.window_menus import WindowMenus, save_picture
 from livefill.gui.window_views import ViewSwitcher
 from livefill.recording.history import History
@@ -53,7 +53,7 @@ from livefill.wire.keys import KeyStore
 __all__ = ["MainWindow"]
 
 _REMEMBERED = frozenset({"provider", "model", "compatible_base_url", "compatible_model", "ollama_base_url",
-                         "ollama_model", "document_path"})
+                         "ollama_model", "scenario", "document", "document_path", "schema_name"})
 
 _WAITING_FOR_WARMUP = "starting as soon as the demo provider is up…"
 class MainWindow(QMainWindow):
@@ -157,7 +157,7 @@ class MainWindow(QMainWindow):
         QShortcut(QKeySequence("Ctrl+Return"), self, activated=self.start)
         QShortcut(QKeySequence("Ctrl+Enter"), self, activated=self.start)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.escape)
-        self.resize(*initial_size(self))
+        fit_to_screen(self)  # within the screen, with a usable minimum
         if compare:
             self.set_compare(True, compare)
         # a value cut short by a narrow lane: whole in its tooltip. Installed once the window is

@@ -8,8 +8,9 @@
 How this works
 --------------
 `SavedSettings` is the remembered part of a session's `RunSettings` — provider, model, the
-OpenAI-compatible server's and Ollama's base URL and model, the last document's path — plus the
-colour theme. It has no field for a key, so a key cannot be saved; every value also goes through
+OpenAI-compatible server's and Ollama's base URL and model, and exactly what was shown: the
+scenario, the document of one's own (its file; none when a scenario was shown) and the schema
+chosen — plus the colour theme. It has no field for a key, so a key cannot be saved; every value also goes through
 `redact` (a `KeyStore.redact`) before it reaches the store, so a key pasted into a URL field is
 not written either.
 
@@ -26,6 +27,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from livefill.errors import InputError
+from livefill.extraction.scenarios import SCENARIO_NAMES
+from livefill.extraction.schemas import resolve_schema
 from livefill.session.settings import PROVIDERS, RunSettings
 from livefill.wire.providers.base_urls import DEFAULT_HOST
 
@@ -50,7 +54,9 @@ KEYS: dict[str, str] = {
     "compatible_model": "compatible/model",
     "ollama_base_url": "ollama/base_url",
     "ollama_model": "ollama/model",
+    "scenario": "document/scenario",
     "last_document": "document/last_path",
+    "schema": "document/schema",
     "theme": "window/theme",
 }
 
@@ -105,14 +111,19 @@ class SavedSettings:
     compatible_model: str | None = None
     ollama_base_url: str = ""
     ollama_model: str | None = None
+    scenario: str | None = None
     last_document: str | None = None
+    schema: str | None = None
     theme: str | None = None
     problems: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, settings: RunSettings, *, theme: str | None = None, last_document: str | None = None) -> SavedSettings:
-        """What of `settings` (and the theme) is remembered. The last document is the one shown,
-        else `last_document` (going back to a scenario does not forget it)."""
+    def of(cls, settings: RunSettings, *, theme: str | None = None) -> SavedSettings:
+        """What of `settings` (and the theme) is remembered: exactly what they show. The scenario;
+        the document of one's own by its file (None when the scenario's is shown); the schema
+        chosen. A document with no file (pasted text, a replayed recording) cannot be reopened:
+        then the scenario alone, with its own schema."""
+        reopenable = settings.document is None or settings.document_path is not None
         return cls(
             provider=settings.provider,
             model=settings.model,
@@ -120,7 +131,9 @@ class SavedSettings:
             compatible_model=settings.compatible_model,
             ollama_base_url=settings.ollama_base_url,
             ollama_model=settings.ollama_model,
-            last_document=settings.document_path or last_document,
+            scenario=settings.scenario,
+            last_document=settings.document_path if settings.document is not None else None,
+            schema=settings.schema_name if reopenable else None,
             theme=theme,
         )
 
@@ -135,6 +148,10 @@ class SavedSettings:
         }
         if self.provider:
             changes["provider"] = self.provider
+        if self.scenario:
+            changes["scenario"] = self.scenario
+        if self.schema:
+            changes["schema_name"] = self.schema
         return replace(settings, **changes)
 
 
@@ -144,11 +161,9 @@ def save_settings(
     *,
     theme: str | None = None,
     redact: Callable[[str], str] | None = None,
-    last_document: str | None = None,
 ) -> SavedSettings:
-    """Write the remembered part of `settings` (and `theme`; `last_document` when no document of
-    one's own is shown) to `store`; returns what was saved."""
-    saved = SavedSettings.of(settings, theme=theme, last_document=last_document)
+    """Write the remembered part of `settings` (and `theme`) to `store`; returns what was saved."""
+    saved = SavedSettings.of(settings, theme=theme)
     for attr, name in KEYS.items():
         value = getattr(saved, attr)
         if value is None or value == "":
@@ -173,6 +188,16 @@ def load_settings(store: SettingsStore) -> SavedSettings:
     if values["theme"] is not None and values["theme"] not in THEMES:
         problems.append(f"the saved theme {values['theme']!r} is not one of {', '.join(THEMES)}; using the default")
         values["theme"] = None
+    if values["scenario"] is not None and values["scenario"] not in SCENARIO_NAMES:
+        problems.append(f"the saved scenario {values['scenario']!r} is not one livefill has; using the default")
+        values["scenario"] = None
+    if values["schema"] is not None:
+        try:
+            resolve_schema(values["schema"])
+        except InputError as exc:
+            problems.append(f"the saved schema {values['schema']} cannot be used ({' '.join(str(exc).split())}); "
+                            "using the scenario's")
+            values["schema"] = None
     return SavedSettings(
         provider=values["provider"],
         model=values["model"],
@@ -180,7 +205,9 @@ def load_settings(store: SettingsStore) -> SavedSettings:
         compatible_model=values["compatible_model"],
         ollama_base_url=values["ollama_base_url"] or "",
         ollama_model=values["ollama_model"],
+        scenario=values["scenario"],
         last_document=values["last_document"],
+        schema=values["schema"],
         theme=values["theme"],
         problems=tuple(problems),
     )

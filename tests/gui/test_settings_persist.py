@@ -26,7 +26,8 @@ def test_what_is_remembered_round_trips_through_a_store():
     store = MemoryStore()
     settings = RunSettings(provider="ollama", model="m1", compatible_base_url="http://127.0.0.1:8080/v1",
                            compatible_model="smollm2", ollama_base_url="http://127.0.0.1:11434",
-                           ollama_model="llama3.2", document="text", document_name="a.txt", document_path="/d/a.txt")
+                           ollama_model="llama3.2", document="text", document_name="a.txt", document_path="/d/a.txt",
+                           scenario="weather", schema_name="ticket")
     save_settings(store, settings, theme="dark")
     assert set(store.values) == set(KEYS.values())
     saved = load_settings(store)
@@ -35,8 +36,9 @@ def test_what_is_remembered_round_trips_through_a_store():
     assert (fresh.provider, fresh.model, fresh.compatible_base_url, fresh.compatible_model) == (
         "ollama", "m1", "http://127.0.0.1:8080/v1", "smollm2")
     assert (fresh.ollama_base_url, fresh.ollama_model, fresh.document) == ("http://127.0.0.1:11434", "llama3.2", None)
+    assert (fresh.scenario, fresh.schema_name, saved.last_document) == ("weather", "ticket", "/d/a.txt")
     save_settings(store, RunSettings(), theme=None)  # what is no longer set is removed
-    assert set(store.values) == {KEYS["provider"]}
+    assert set(store.values) == {KEYS["provider"], KEYS["scenario"]}
 
 
 def test_unusable_saved_values_are_dropped_with_a_reason():
@@ -148,8 +150,9 @@ def test_document_option_is_checked_before_anything_starts(tmp_path, capsys):
         assert "--document: " in err and says in err and "Traceback" not in err
 
 
-def test_a_launch_that_changes_nothing_writes_nothing_and_a_scenario_keeps_the_last_document(make_window, qloop,
-                                                                                           tmp_path):
+def test_a_launch_that_changes_nothing_writes_nothing_and_a_scenario_forgets_the_last_document(make_window, qloop,
+                                                                                             tmp_path):
+    # (issue 26 item 3: going back to a scenario used to keep the document, reopened at the next launch)
     ini = tmp_path / "livefill.ini"
     args = parse_args(["--settings-file", str(ini)])
     remembered = remember(args)
@@ -168,4 +171,5 @@ def test_a_launch_that_changes_nothing_writes_nothing_and_a_scenario_keeps_the_l
     arun(qloop, opening())
     window.scenario_combo.setCurrentIndex(window.scenario_combo.findData("ticket"))  # back to a scenario
     window.close()
-    assert load_settings(QSettingsStore(ini)).last_document == str(document.resolve())
+    saved = load_settings(QSettingsStore(ini))
+    assert (saved.scenario, saved.last_document) == ("ticket", None)  # what was shown last
