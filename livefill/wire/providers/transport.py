@@ -166,25 +166,38 @@ async def _unwind(chunks: AsyncIterator[bytes]) -> None:
 
 
 class _CappedBody:
-    """An error response's raw byte stream that ends after `limit` bytes, closing the rest."""
+    """An error response's byte stream that ends after `limit` bytes, closing the rest. With the
+    response's content `decoder` (taken over from httpx by `_cap`) the limit counts decoded bytes:
+    raw bytes are decoded `_ENCODED_SLICE` at a time and the stream stops at the cap, so a gzip
+    bomb on a 500 or a 401 inflates at most ~1 MB at a time, never to hundreds of MB."""
 
-    def __init__(self, inner: Any, limit: int = _ERROR_BODY_LIMIT) -> None:
+    def __init__(self, inner: Any, limit: int = _ERROR_BODY_LIMIT, decoder: Any = None) -> None:
         self._inner = inner
         self._limit = limit
+        self._decoder = decoder
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         chunks = self._inner.__aiter__()
-        left, ended = self._limit, False
+        left, raw_left, ended, decoder = self._limit, self._limit, False, self._decoder
         try:
-            while left > 0:
+            while left > 0 and raw_left > 0:
                 try:
                     chunk = await anext(chunks)
                 except StopAsyncIteration:
                     ended = True
+                    for tail in _decoded(decoder, None) if decoder is not None else ():
+                        yield tail[:left]
+                        left -= len(tail)
+                        if left <= 0:
+                            break
                     return
-                if chunk:
-                    yield chunk[:left]
-                    left -= len(chunk)
+                raw_left -= len(chunk)
+                for out in _decoded(decoder, chunk) if decoder is not None else (chunk,):
+                    if out:
+                        yield out[:left]
+                        left -= len(out)
+                    if left <= 0:
+                        break
         finally:
             if not ended:
                 with suppress(Exception):
@@ -193,6 +206,16 @@ class _CappedBody:
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def _decoded(decoder: Any, raw: bytes | None) -> Iterator[bytes]:
+    """`raw` decoded `_ENCODED_SLICE` bytes at a time (None: the decoder's flush), piece by piece:
+    httpx's decoders return bytes, httpx2's an iterator of bounded pieces."""
+    outs = [decoder.flush()] if raw is None else (
+        decoder.decode(raw[i : i + _ENCODED_SLICE]) for i in range(0, len(raw), _ENCODED_SLICE)
+    )
+    for out in outs:
+        yield from ((out,) if isinstance(out, bytes) else out)
 
 
 class _CappedHttpx(_CappedBody, httpx.AsyncByteStream):
@@ -205,8 +228,12 @@ class _CappedHttpx2(_CappedBody, httpx2.AsyncByteStream):
 
 def _cap(response: Any) -> None:
     if not isinstance(response.stream, _CappedBody):
-        capped = _CappedHttpx2 if isinstance(response, httpx2.Response) else _CappedHttpx
-        response.stream = capped(response.stream)
+        two = isinstance(response, httpx2.Response)
+        identity = httpx2._decoders.IdentityDecoder if two else httpx._decoders.IdentityDecoder
+        decoder = response._get_content_decoder()  # from content-encoding; the cap decodes instead
+        response._decoder = identity()
+        capped = _CappedHttpx2 if two else _CappedHttpx
+        response.stream = capped(response.stream, decoder=None if isinstance(decoder, identity) else decoder)
 
 
 async def _cap_error_body(response: Any) -> None:
