@@ -103,8 +103,8 @@ def launch(args: argparse.Namespace, *, t0: float | None = None, leaving: bool =
 
 def app_warmup(server: EmbeddedServer) -> Warmup:
     """The app's warm-up, not started: the server, then the SDKs, in one thread; the keyring's
-    backend after (nothing waits for it)."""
-    return Warmup(server.start, _import_clients, after=(_choose_keyring,))
+    backend after (nothing waits for it). Planned: a Start pressed before it starts waits for it too."""
+    return Warmup(server.start, _import_clients, after=(_choose_keyring,), planned=True)
 
 
 def start_warmup(warmup: Warmup, window: MainWindow, collector: GuiThreadCollector) -> Warmup:

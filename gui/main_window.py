@@ -30,6 +30,7 @@ from livefill.gui.errors import reporting
 from livefill.gui.form_undo import FormUndo
 from livefill.gui.history_panel import HistoryPanel
 from livefill.gui.lane import Lane
+from livefill.gui.pending_start import PendingStart
 from livefill.gui.presentation import Presentation
 from livefill.gui.remembered import Remembered
 from livefill.gui.run_toolbar import RunToolbar
@@ -55,7 +56,7 @@ __all__ = ["MainWindow"]
 _REMEMBERED = frozenset({"provider", "model", "compatible_base_url", "compatible_model", "ollama_base_url",
                          "ollama_model", "scenario", "document", "document_path", "schema_name"})
 
-_WAITING_FOR_WARMUP = "starting as soon as the demo provider is up…"
+
 class MainWindow(QMainWindow):
     """The livefill window on `session` (its settings, keys and history: `livefill.gui.launch_session`).
 
@@ -114,6 +115,8 @@ class MainWindow(QMainWindow):
         self.body_splitter, self.top_splitter = body, body.top_splitter
         self.source_pane, self.source_view, self.document_bar = body.source_pane, body.source_view, body.document_bar
         self.legend, self.status_line, self.run_log = body.legend, body.status_line, body.run_log
+        self.pending_start = PendingStart(self, body.status_line, warmup=lambda: self.warmup, start=self.start,
+                                          show_busy=self._show_busy, show_status=lambda: self.views.show_status())
         self.documents = DocumentActions(self, session, body.document_bar, body.source_view, run_log=body.run_log,
                                          commit_edits=self.commit_pending_edits)
         self.views = ViewSwitcher(self, session, body, self.single_view, self.compare_action)
@@ -182,7 +185,7 @@ class MainWindow(QMainWindow):
         self.inspector_dock.pointerSelected.connect(self.views.reveal)
         self.history_panel = HistoryPanel(self, self.session, undo_stack=self.undo_stack, store=self.store, say=self._say_line,
                                           commit_edits=self.commit_pending_edits,
-                                          cancel_start=lambda: self.warmup.cancel_deferred())
+                                          cancel_start=self.pending_start.cancel)
 
     # -- what the session holds, for scripts and tests --------------------------------------------
 
@@ -279,13 +282,8 @@ class MainWindow(QMainWindow):
     @reporting
     def start(self) -> None:
         """Start a run with the session's settings: the single form's, or every lane's (ignored while one is active)."""
-        if self.active:
+        if self.active or self.pending_start.take():  # taken: it begins once the server and SDKs are up
             return
-        if self.warmup.defer(self.start):  # the server and SDKs still load, off this thread: start once they have
-            self.statusBar().showMessage(_WAITING_FOR_WARMUP)
-            return
-        if self.statusBar().currentMessage() == _WAITING_FOR_WARMUP:
-            self.statusBar().clearMessage()  # it starts now: the status line says the rest
         self.commit_pending_edits()  # a value still being typed belongs to the form the run snapshots
         try:
             if self.comparing and self.compare_view is not None:
@@ -317,16 +315,13 @@ class MainWindow(QMainWindow):
         """Stop the active run(s) (a real cancel: every connection closes); ends autoplay too."""
         if self.autoplay.active:
             self.autoplay.stop()
-        if self.warmup.cancel_deferred():
-            self.statusBar().clearMessage()
+        self.pending_start.cancel()
         self.session.stop()
 
     def escape(self) -> None:
         """Esc: stop what runs; when nothing runs, leave presentation mode."""
-        if self.warmup.cancel_deferred():  # a Start still waiting for the warm-up
-            self.statusBar().clearMessage()
-        elif self.active or self.autoplay.active:
-            self.stop()
+        if self.pending_start.waiting or self.active or self.autoplay.active:
+            self.stop()  # (a Start still waiting for the warm-up is dropped)
         elif self.presenting:
             self.presentation.leave()
 
@@ -411,11 +406,14 @@ class MainWindow(QMainWindow):
     # -- what the lanes report ------------------------------------------------------------------
 
     def _on_active(self, _active: bool = False) -> None:
-        active = self.active
-        self.toolbar.set_enabled(active, self.comparing, self.autoplay.active)
-        self.document_bar.set_enabled(not active)
-        self.inspector_dock.inspector.slicing.setEnabled(not active)
-        self.activeChanged.emit(active)
+        self._show_busy()
+        self.activeChanged.emit(self.active)
+
+    def _show_busy(self) -> None:
+        busy = self.active or self.pending_start.waiting  # a Start taken (livefill.gui.pending_start) shows as a run
+        self.toolbar.set_enabled(busy, self.comparing, self.autoplay.active)
+        self.document_bar.set_enabled(not busy)
+        self.inspector_dock.inspector.slicing.setEnabled(not busy)
 
     def _on_runs_finished(self) -> None:
         self.docks.update_note()
@@ -482,7 +480,8 @@ class MainWindow(QMainWindow):
     # -- closing --------------------------------------------------------------------------------
 
     async def shutdown(self) -> None:
-        """Stop autoplay, cancel every active run and wait until every stream is closed."""
+        """Stop autoplay, cancel every active run (and a Start still waiting) and wait until every stream is closed."""
+        self.pending_start.cancel()
         await self.autoplay.shutdown()
         self.toolbar.shutdown()
         await self.documents.wait()

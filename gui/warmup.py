@@ -3,7 +3,8 @@
 `Warmup(*steps).start(loop)` runs the steps in order in one daemon thread (the embedded server,
 the provider SDKs); `defer(fn)` keeps a Start pressed meanwhile until they are done, `await wait()`
 waits for them. The app owns one and hands it to the window (`window.warmup`); a Warmup never
-started is ready. Why one thread, in order: docs/notes/launch.md.
+started is ready, unless it is `planned` (the app's: it starts once the window shows, and a Start
+pressed before that waits too). Why one thread, in order: docs/notes/launch.md.
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ class Warmup:
         on_error: Callable[[BaseException], None] | None = None,
         on_done: Callable[[], Any] | None = None,
         after: tuple[Callable[[], Any], ...] = (),
+        planned: bool = False,
     ) -> None:
         self._steps = steps
+        self._planned = planned  # not ready even before `start`: it will be started
         self._after = after  # run in the same thread once ready; nothing waits for them
         self.on_error = on_error
         self.on_done = on_done
@@ -57,8 +60,8 @@ class Warmup:
     @property
     def ready(self) -> bool:
         """True once every step has run and the loop has been told (`on_done` has run), or if the
-        warm-up was never started."""
-        return self._thread is None or self._settled
+        warm-up was never started and is not `planned`."""
+        return self._settled or (self._thread is None and not self._planned)
 
     def _run(self) -> None:
         self._run_steps(self._steps)

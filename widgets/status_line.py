@@ -66,6 +66,10 @@ def phase_words(status: RunStatus, sep: str) -> str:
     return f"{phase}{sep}{reason}"
 
 
+STARTING_TEXT = f"{PHASE_MARKS[Phase.CONNECTING]} starting…"
+"""The line of a Start taken while the app still loads its providers: the run begins once they are up."""
+
+
 def status_text(status: RunStatus | None) -> str:
     """The status line's text for `status` (None: no run yet)."""
     if status is None:
@@ -134,6 +138,10 @@ class StatusLine(ElidedLabel):
     def show_compare(self, lanes: list[tuple[str, RunStatus | None]], seed: int | None = None) -> None:
         """Show every compare lane's phase (title, latest status) in one line."""
         self._show(*compare_text(lanes, seed))
+
+    def show_starting(self) -> None:
+        """A Start was taken and its run has not begun yet (the app still loads its providers)."""
+        self._show(STARTING_TEXT, Phase.CONNECTING.value)
 
     def _show(self, text: str, phase: str) -> None:
         self.setText(text)
