@@ -34,6 +34,7 @@ from livefill.gui.theme import Theme
 from livefill.recording.animation import Capture, CaptureKeeper, ReadClock, frame_schedule, write_animation
 from livefill.recording.history import History
 from livefill.recording.trace import Trace
+from livefill.session.metrics import format_seconds
 from livefill.session.replay import replay_config
 from livefill.session.session import Session
 from livefill.session.settings import RunSettings
@@ -49,6 +50,9 @@ SETTLE_S = 0.8
 
 CAPTION_PX = 34
 """The caption strip's height at 1280 px wide (scaled with the width)."""
+
+CAPTION_BG = "#1f2937"
+"""The caption strip's dark band."""
 
 SIZES = {True: (1680, 1000), False: (1280, 860)}
 """The window's size (compare view, single form) before the pictures are scaled to `--width`."""
@@ -67,13 +71,24 @@ class RenderReport:
     render_s: float
     encode_s: float
     size_bytes: int
+    caption: str
 
 
-def caption_text(trace: Trace, scenario: str, compare: list[str] | None, mode: str) -> str:
+def caption_text(trace: Trace, scenario: str, compare: list[str] | None, mode: str, *, speed: float, duration: str) -> str:
+    """The caption over every frame; `duration`: the run's time as the finished window shows it (`run_duration`)."""
     who = trace.provider + (f" ({trace.model})" if trace.model else "")
     how = "lanes " + " | ".join(compare) if compare else f"{mode} mode"
-    seconds = trace.duration_ms / 1000.0
-    return f"{scenario} · {who} · {how} · recorded run replayed at 1× ({seconds:.1f} s)"
+    pace_text = f"replayed at {speed:g}×" if speed > 0 else "replayed as fast as possible"
+    return f"{scenario} · {who} · {how} · recorded run {pace_text} ({duration})"
+
+
+def run_duration(session: Session) -> str:
+    """How long the run took, in the very words the finished window shows it: the compare lanes'
+    "committed after 8.52 s" / "Run ended" (the last lane to end), or the single status line's "8.5 s"."""
+    if session.comparing:
+        ends = [s.elapsed for s in (lane.metrics.summary() for lane in session.compare_lanes) if s.elapsed is not None]
+        return format_seconds(max(ends)) if ends else "—"
+    return f"{session.single.status.elapsed:.1f} s"
 
 
 def pace(grab_s: float, fps: float) -> float:
@@ -107,16 +122,40 @@ def received(taps: list[ByteCounter], server: EmbeddedServer, trace_id: str) -> 
     return [int(e.get("bytes_sent") or 0) for e in server.requests() if e.get("replay") == trace_id] or [0]
 
 
-def picture(window: MainWindow, width: int, caption: str) -> Image.Image:
-    """The window grabbed, scaled to `width`, a caption strip on top: a PIL RGB image."""
+def strip_height(width: int) -> int:
+    """The caption strip's height for pictures `width` px wide."""
+    return max(20, round(CAPTION_PX * width / 1280))
+
+
+def _to_pil(image: QImage) -> Image.Image:
+    image = image.convertToFormat(QImage.Format.Format_RGB888)
+    data = bytes(image.constBits())
+    return Image.frombuffer("RGB", (image.width(), image.height()), data, "raw", "RGB", image.bytesPerLine(), 1).copy()
+
+
+def picture(window: MainWindow, width: int) -> Image.Image:
+    """The window grabbed, scaled to `width`, under an empty caption strip (`caption_strip` is laid
+    over it when the animation is written, once the run's duration is known): a PIL RGB image."""
     shot = window.grab().toImage()
     scaled = shot.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
-    strip = max(20, round(CAPTION_PX * width / 1280))
+    strip = strip_height(width)
     out = QImage(width, scaled.height() + strip, QImage.Format.Format_RGB888)
-    out.fill(QColor("#1f2937"))
+    out.fill(QColor(CAPTION_BG))
     painter = QPainter(out)
     try:
         painter.drawImage(0, strip, scaled)
+    finally:
+        painter.end()
+    return _to_pil(out)
+
+
+def caption_strip(width: int, caption: str) -> Image.Image:
+    """The caption strip: `caption` in bold light text on a dark band, `width` px wide."""
+    strip = strip_height(width)
+    out = QImage(width, strip, QImage.Format.Format_RGB888)
+    out.fill(QColor(CAPTION_BG))
+    painter = QPainter(out)
+    try:
         font = QFont()
         font.setPixelSize(max(10, round(strip * 0.5)))
         font.setBold(True)
@@ -126,8 +165,7 @@ def picture(window: MainWindow, width: int, caption: str) -> Image.Image:
                          int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), caption)
     finally:
         painter.end()
-    data = bytes(out.constBits())
-    return Image.frombuffer("RGB", (out.width(), out.height()), data, "raw", "RGB", out.bytesPerLine(), 1).copy()
+    return _to_pil(out)
 
 
 async def render(args: argparse.Namespace, trace: Trace, scenario: str, server: EmbeddedServer, workdir: Path) -> RenderReport:
@@ -141,7 +179,6 @@ async def render(args: argparse.Namespace, trace: Trace, scenario: str, server: 
     try:
         window.resize(*SIZES[bool(compare)])
         window.show()
-        caption = caption_text(trace, scenario, compare, args.mode)
         clock = ReadClock(trace.reads)
         session = window.session
         taps = []
@@ -155,7 +192,7 @@ async def render(args: argparse.Namespace, trace: Trace, scenario: str, server: 
         QApplication.processEvents()
         window.refresh_now()
         before = time.monotonic()
-        picture(window, args.width, caption)
+        picture(window, args.width)
         grab_s = time.monotonic() - before
         speed = args.render_speed if args.render_speed is not None else 1.0
         if speed > 0 and pace(grab_s, args.fps) < speed / 2:
@@ -168,7 +205,7 @@ async def render(args: argparse.Namespace, trace: Trace, scenario: str, server: 
         else:
             session.start(config)
         window.refresh_now()
-        keeper.add(0.0, picture(window, args.width, caption))
+        keeper.add(0.0, picture(window, args.width))
         grabs = 1
         seen: list[int] = []
         at, arrived = 0.0, time.monotonic()
@@ -190,16 +227,16 @@ async def render(args: argparse.Namespace, trace: Trace, scenario: str, server: 
             else:
                 continue
             window.refresh_now()
-            keeper.add(t, picture(window, args.width, caption))
+            keeper.add(t, picture(window, args.width))
             grabs += 1
         await window.wait_runs()
         window.refresh_now()
         end_ms = max(trace.duration_ms, keeper.captures[-1].t_ms)
-        keeper.add(end_ms, picture(window, args.width, caption))
+        keeper.add(end_ms, picture(window, args.width))
         await asyncio.sleep(SETTLE_S)
         window.refresh_now()
         QApplication.processEvents()
-        final_picture = picture(window, args.width, caption)
+        final_picture = picture(window, args.width)
         grabs += 2
         captures = list(keeper.captures)
         captures.append(Capture(end_ms, final_picture))
@@ -207,12 +244,13 @@ async def render(args: argparse.Namespace, trace: Trace, scenario: str, server: 
         frames = frame_schedule(times, fps=args.fps, end_ms=end_ms, hold_ms=HOLD_MS,
                                 final=len(captures) - 1)
         rendered = time.monotonic()
-        out = write_animation(args.out, captures, frames, fps=args.fps)
+        caption = caption_text(trace, scenario, compare, args.mode, speed=speed, duration=run_duration(session))
+        out = write_animation(args.out, captures, frames, fps=args.fps, overlay=caption_strip(args.width, caption))
         done = time.monotonic()
         return RenderReport(
             path=out, speed=speed, frames=len(frames), captures=len(captures), grabs=grabs,
             duration_ms=sum(f.duration_ms for f in frames), render_s=rendered - started,
-            encode_s=done - rendered, size_bytes=out.stat().st_size,
+            encode_s=done - rendered, size_bytes=out.stat().st_size, caption=caption,
         )
     finally:
         await window.shutdown()

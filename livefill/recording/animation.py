@@ -5,7 +5,7 @@
     keep = CaptureKeeper(fps=10)                  # the captures an animation can show, as they come
     keep.add(t, picture)                          # picture: PIL.Image (RGB), any number of times
     frames = frame_schedule([c.t_ms for c in keep.captures], fps=10, end_ms=..., hold_ms=2000)
-    write_animation(path, keep.captures, frames, fps=10)  # .gif, or .mp4 (imageio-ffmpeg)
+    write_animation(path, keep.captures, frames, fps=10, overlay=caption)  # .gif, or .mp4 (imageio-ffmpeg)
 
 How this works
 --------------
@@ -23,10 +23,10 @@ a final capture (the finished run, e.g. the compare metrics table) is held for `
 only the last is ever shown, so an earlier one in the same interval is replaced, and a picture
 identical to the previous one only moves nothing.
 
-GIF: every frame is mapped to one shared 255-colour palette (made from a few frames, so colours
-that show only mid-run are in it) without dithering, so unchanged pixels keep the same index and
-Pillow's frame differencing (`optimize=True`, each frame cropped to what changed) keeps the file
-small. MP4 needs the optional `imageio-ffmpeg` package (`pip install livefill[video]`).
+GIF: every frame is mapped to one shared 255-colour palette (`livefill.recording.gif_palette`: the
+pictures' exact key colours, so a green ✓ stays green, and a median cut for the rest) without
+dithering, so unchanged pixels keep the same index and Pillow's frame differencing
+(`optimize=True`, each frame cropped to what changed) keeps the file small. MP4 needs the optional `imageio-ffmpeg` package (`pip install livefill[video]`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from livefill.errors import UsageError
+from livefill.recording.gif_palette import shared_palette
 from livefill.recording.trace import TraceRead
 
 __all__ = [
@@ -218,10 +219,30 @@ def _image(item: Any) -> Any:
     return item.picture if isinstance(item, Capture) else item
 
 
-def write_animation(path: str | Path, pictures: Sequence[Any], frames: Sequence[Frame], *, fps: float = 10.0) -> Path:
+class _Overlaid(Sequence[Any]):
+    """`pictures` with `overlay` (a PIL image) pasted at their top left, each made when asked for."""
+
+    def __init__(self, pictures: Sequence[Any], overlay: Any) -> None:
+        self._pictures, self._overlay = pictures, overlay
+
+    def __len__(self) -> int:
+        return len(self._pictures)
+
+    def __getitem__(self, i: Any) -> Any:
+        image = _image(self._pictures[i]).convert("RGB")
+        image.paste(self._overlay.convert("RGB"), (0, 0))
+        return image
+
+
+def write_animation(
+    path: str | Path, pictures: Sequence[Any], frames: Sequence[Frame], *, fps: float = 10.0, overlay: Any = None
+) -> Path:
     """Write `frames` of `pictures` (PIL images or `Capture`s, unpacked one at a time) to `path` as
-    a GIF or an MP4 at `fps` (by its suffix)."""
+    a GIF or an MP4 at `fps` (by its suffix). `overlay`: a PIL image laid over the top left of every
+    picture (the caption, drawn once the run is over and its duration known)."""
     out = check_output(path)
+    if overlay is not None:
+        pictures = _Overlaid(pictures, overlay)
     # Written beside `out` under a temporary name and moved over it only when whole: an export
     # stopped half way (an error, a cancel, a killed process) never leaves a torn file at `out`,
     # nor destroys the file that was there.
@@ -238,32 +259,13 @@ def write_animation(path: str | Path, pictures: Sequence[Any], frames: Sequence[
     return out
 
 
-def shared_palette(pictures: Sequence[Any], samples: int = 8) -> Any:
-    """One 255-colour palette image made from up to `samples` pictures (or `Capture`s) spread over the run."""
-    from PIL import Image  # lazy: only `livefill animate` draws; the app imports this at start (14-67 ms)
-
-    if not pictures:
-        raise ValueError("no pictures")
-    n = len(pictures)
-    k = min(samples, n)
-    chosen = sorted({round(i * (n - 1) / max(1, k - 1)) for i in range(k)})
-    thumbs = [_image(pictures[i]).convert("RGB").reduce(2) for i in chosen]
-    width = max(t.width for t in thumbs)
-    sheet = Image.new("RGB", (width, sum(t.height for t in thumbs)), "white")
-    y = 0
-    for t in thumbs:
-        sheet.paste(t, (0, y))
-        y += t.height
-    return sheet.quantize(colors=255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-
-
 def write_gif(path: str | Path, pictures: Sequence[Any], frames: Sequence[Frame]) -> Path:
     """An animated GIF (looping) of `frames`: one shared palette, frame differencing."""
     from PIL import Image  # lazy: only `livefill animate` draws; the app imports this at start (14-67 ms)
 
     if not frames:
         raise ValueError("no frames to write")
-    palette = shared_palette([pictures[f.capture] for f in frames])
+    palette = shared_palette([pictures[f.capture] for f in frames], image=_image)
     indexed: dict[int, Any] = {}
     images = []
     durations = []
