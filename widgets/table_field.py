@@ -13,13 +13,17 @@ from livefill.extraction.form import FieldState
 from livefill.extraction.schema import FieldKind
 from livefill.widgets.field_base import FieldWidget
 from livefill.widgets.paint_probe import on_screen
-from livefill.widgets.state_delegate import StateDelegate
+from livefill.widgets.column_widths import Column, fit_columns
+from livefill.widgets.state_delegate import GLYPH_SPACE, StateDelegate
 from livefill.widgets.table_model import FormTableModel
 from livefill.widgets.turn_timer import next_turn_timer
 from livefill.widgets.value_tips import watch
 
 MAX_VISIBLE_ROWS = 8
-MIN_COLUMN_WIDTH = 72  # px: no column narrower (a narrow table scrolls sideways instead)
+LONG_TEXT_CHARS = 16  # a text column whose widest value is longer (in average characters) takes the spare width
+CELL_PADDING = 4 + GLYPH_SPACE + 6  # a cell's text inset, its state glyph, and room for the provisional italics
+_TEXT_KINDS = (FieldKind.STRING, FieldKind.PROSE, FieldKind.CHIPS)
+MIN_COLUMN_WIDTH = 72  # px: no text column narrower (a narrow table scrolls sideways instead)
 _CHANGES_KEPT = 64  # changed cells remembered while a row-append layout is pending (more: it repaints all)
 
 
@@ -55,6 +59,13 @@ class FieldTable(QTableView):
         # layout's whole repaint will), so a layout that repaints less must (None: too many)
         self._data_changed: list[tuple[int, int, int, int]] | None = []
         self.font_changed: Callable[[], None] | None = None  # told after the table's font changed
+        self.viewport_resized: Callable[[], None] | None = None  # told when the viewport's width changed
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Resize and self.viewport_resized is not None:
+            if event.size().width() != event.oldSize().width():
+                self.viewport_resized()
+        return super().viewportEvent(event)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
         viewport = self.viewport()
@@ -170,9 +181,14 @@ class TableField(FieldWidget):
         watch(view.viewport())  # a cell or a title cut short: whole in its tooltip
         watch(header.viewport())
         view.setTextElideMode(Qt.TextElideMode.ElideRight)
-        for column, spec in enumerate(self.spec.children):
-            text = spec.kind in (FieldKind.STRING, FieldKind.PROSE, FieldKind.CHIPS)
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if text else QHeaderView.ResizeMode.Interactive)
+        for column in range(len(self.spec.children)):  # sized by what they hold: _measure, _size_columns
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+        self._needs: list[tuple[int, int, int]] = []  # per column: its title's longest word, its title, its widest value (px)
+        self._columns_timer = next_turn_timer(view, self._size_columns)
+        self._measure_timer = next_turn_timer(view, self._measure)
+        view.viewport_resized = self._columns_timer.start
+        self.model.dataChanged.connect(self._measure_changed)
+        self.model.modelReset.connect(self._measure_timer.start)
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         view.setWordWrap(False)
         self.model.cell_visible = self._cell_visible
@@ -206,14 +222,69 @@ class TableField(FieldWidget):
         header = view.horizontalHeader()
         # No column narrower than a short value ("SKU-1000…", "4999.00 ✓"): in a narrow compare lane
         # the text columns were squeezed to a sliver (their values unreadable); now the table scrolls.
-        narrowest = round(MIN_COLUMN_WIDTH * scale)
-        header.setMinimumSectionSize(narrowest)
+        header.setMinimumSectionSize(1)  # each column's least width is _size_columns' to say
+        self._needs = []  # measured again in the new font
+        self._measure()
+        self._size_columns()
+
+    def _scale(self) -> float:
+        return max(1.0, self.view.fontMetrics().height() / QFontMetrics(QApplication.font()).height())
+
+    def _measure(self) -> None:
+        """What each column needs: its title's longest word (the title wraps at words) and its
+        widest value, in the table's font. A table emptied by a run that begins keeps its columns
+        until values arrive; during a run a column only widens (no jumping as rows stream)."""
+        model, view = self.model, self.view
+        if model.rowCount() == 0 and self._needs:
+            return
+        words, values = view.horizontalHeader().fontMetrics(), view.fontMetrics()
+        needs = []
         for column, spec in enumerate(self.spec.children):
-            if header.sectionResizeMode(column) is QHeaderView.ResizeMode.Interactive:
-                # as wide as the label's longest word (the title wraps), at most 110 px: a long
-                # label ("Dimensions · Width") must not squeeze the text columns (sku, name) to nothing
-                word = max((header.fontMetrics().horizontalAdvance(w) for w in spec.label.split()), default=0)
-                header.resizeSection(column, min(round(110 * scale), max(narrowest, word + 24)))
+            word = max((words.horizontalAdvance(w) for w in spec.label.split()), default=0) + 24
+            title = words.horizontalAdvance(spec.label) + 24
+            widest = max((values.horizontalAdvance(t) for t in model.column_texts(column) if t), default=0)
+            needs.append((word, title, widest + CELL_PADDING if widest else 0))
+        if self.form.running and len(self._needs) == len(needs):
+            needs = [(w, t, max(v, old[2])) for (w, t, v), old in zip(needs, self._needs)]
+        if needs != self._needs:
+            self._needs = needs
+            self._columns_timer.start()
+
+    def _measure_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, _roles: Sequence[int] = ()) -> None:
+        """Cells that changed (they were just read): a column whose value grew wider widens."""
+        needs, model = self._needs, self.model
+        if not needs:
+            return
+        metrics = self.view.fontMetrics()
+        for column in range(top_left.column(), min(bottom_right.column(), len(needs) - 1) + 1):
+            for row in range(top_left.row(), bottom_right.row() + 1):
+                text = model.cached_text(row, column)
+                width = metrics.horizontalAdvance(text) + CELL_PADDING if text else 0
+                if width > needs[column][2]:
+                    needs[column] = (*needs[column][:2], width)
+                    self._columns_timer.start()
+
+    def _size_columns(self) -> None:
+        """Share the table's width out by what each column holds (livefill.widgets.column_widths):
+        short codes narrow, numbers whole, the long text columns take the rest."""
+        view = self.view
+        available = view.viewport().width()
+        if available <= 0 or len(self._needs) != len(self.spec.children):
+            return
+        scale = self._scale()
+        floor, long_text = round(MIN_COLUMN_WIDTH * scale), LONG_TEXT_CHARS * view.fontMetrics().averageCharWidth()
+        columns = []
+        for (word, title, value), spec in zip(self._needs, self.spec.children):
+            if spec.kind in _TEXT_KINDS:
+                columns.append(Column(max(word, value), floor, text=True, long=value - CELL_PADDING > long_text))
+            else:  # its values whole, its title on one line when there is room (at most 110 px: it wraps)
+                most = round(110 * scale)
+                value = min(value, round(220 * scale))
+                columns.append(Column(max(min(title, most), value), max(min(word, most), value)))
+        header = view.horizontalHeader()
+        for column, width in enumerate(fit_columns(columns, available)):
+            if header.sectionSize(column) != width:
+                header.resizeSection(column, width)
         self._fit()
 
     def watches(self, pointers: set[str]) -> bool:
@@ -261,6 +332,8 @@ class TableField(FieldWidget):
 
     def _on_running(self, running: bool) -> None:
         super()._on_running(running)
+        if not running:
+            self._measure_timer.start()  # the run's values measured exactly again (they may be narrower)
         if running:
             self._in_run = self._following = True
             self._lane_followed = False

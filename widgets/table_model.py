@@ -120,6 +120,16 @@ class FormTableModel(QAbstractTableModel):
         self._cache[key] = hit
         return hit
 
+    def cached_text(self, row: int, column: int) -> str | None:
+        """The text a cell shows, if it has been read since it last changed (None: not read)."""
+        hit = self._cache.get((row, column))
+        return hit[0] if hit is not None else None
+
+    def column_texts(self, column: int, limit: int = 500) -> list[str]:
+        """The display texts of a column's first `limit` cells, read from the form (what the view
+        sizes the column by; the cells' cache is neither read nor filled)."""
+        return [self.form.display(self.cell_pointer(row, column)) for row in range(min(self._rows, limit))]
+
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None

@@ -110,6 +110,7 @@ def test_widgets_made_after_the_filter_are_watched_at_once(catalog, qtbot):  # n
     _form, later = shown_catalog(qtbot, 420, 700)
     table = later.findChild(QTableView)
     header = table.horizontalHeader()
+    QApplication.processEvents()  # the table has sized its columns by what they hold (a turn after it shows)
     header.setMinimumSectionSize(10)
     header.resizeSection(0, 24)
     QApplication.processEvents()
