@@ -26,6 +26,9 @@ class EnumField(FieldWidget):
         self.combo.addItems([_NONE, *self.spec.choices])
         self.combo.setToolTip("choices: " + ", ".join(self.spec.choices))
         self.combo.activated.connect(self._picked)
+        keep = self.combo.sizePolicy()  # hidden during a run, its room kept: the row keeps its height
+        keep.setRetainSizeWhenHidden(True)
+        self.combo.setSizePolicy(keep)
         layout.addWidget(self.chip)
         layout.addWidget(self.combo)
         layout.addStretch(1)
