@@ -4,7 +4,8 @@ How this works
 --------------
 The trace is the one open for replay (`session.replay`), else the last one a recorded run wrote
 (`session.record_paths`, the single form's lane first). The action is enabled only while there is
-one, no run is going and no export is running. The output path comes from a save dialog (`ask()`), or is given to
+one, no run is going and no export is running; greyed, its text, tooltip and status tip say why
+("needs a recorded run", and how to get one). The output path comes from a save dialog (`ask()`), or is given to
 `export(path)` directly (tests, scripts). The render is `python -m livefill.gui.app animate TRACE OUT
 [--compare MODES | --mode M]` in a QProcess, so the window stays responsive however long it takes:
 the view (compare lanes or the single form's mode) is the window's at the moment of export. The
@@ -27,8 +28,12 @@ from livefill.gui.errors import reporting
 from livefill.gui.saves import confirm_saved, save_folder
 from livefill.session.session import Session
 
-__all__ = ["AnimationExport"]
+__all__ = ["AnimationExport", "NEEDS_TRACE"]
 
+TEXT = "Export animation…"
+TIP = "Render the replayed (or last recorded) run to an animated GIF or MP4"
+NEEDS_TRACE = ("Export animation needs a recorded run: turn on File → Record runs and run, "
+               "or open one (File → Recordings)")
 
 
 class AnimationExport(QObject):
@@ -45,11 +50,11 @@ class AnimationExport(QObject):
         self.out: Path | None = None
         self.last_error: str | None = None
         self._cancelled = False
-        self.action = QAction("Export animation…", window)
+        self.action = QAction(TEXT, window)
         self.action.setObjectName("exportAnimationAction")
-        self.action.setToolTip("Render the replayed (or last recorded) run to an animated GIF or MP4")
         self.action.triggered.connect(reporting(lambda _checked=False: self.ask()))
         file_menu.insertAction(before, self.action)
+        file_menu.setToolTipsVisible(True)  # a greyed item says why on hover, not only in its text
         file_menu.aboutToShow.connect(self.update_enabled)
         self.open_button = QToolButton()
         self.open_button.setObjectName("openAnimationFolder")
@@ -84,14 +89,29 @@ class AnimationExport(QObject):
     def running(self) -> bool:
         return self.process is not None
 
+    def why_disabled(self) -> tuple[str, str] | None:
+        """Why the export cannot be started now: (a few words for the menu item, the whole hint), or None."""
+        if self.running:
+            return "rendering…", "An animation is rendering (the status bar says when it is written)"
+        if self.trace_path() is None:
+            return "needs a recorded run", NEEDS_TRACE
+        if self.session.active:
+            return "after this run", "Export animation renders a recorded run: it is available when this run ends"
+        return None
+
     def update_enabled(self) -> None:
-        self.action.setEnabled(not self.running and not self.session.active and self.trace_path() is not None)
+        why = self.why_disabled()
+        self.action.setEnabled(why is None)
+        self.action.setText(TEXT if why is None else f"{TEXT} ({why[0]})")
+        tip = TIP if why is None else why[1]
+        self.action.setToolTip(tip)
+        self.action.setStatusTip(tip)
 
     def ask(self) -> None:
         """A save dialog for the output (never a nested event loop), then `export`."""
         trace = self.trace_path()
         if trace is None:
-            self._fail("no trace to export: open one (File → Recordings) or record a run first")
+            self._fail("no trace to export: open one (File → Recordings) or record a run first (File → Record runs)")
             return
         folder = save_folder(self.window)
         dialog = QFileDialog(self.window, "Export the run as an animation", str(Path(folder) / f"{trace.stem}.gif"),
@@ -120,7 +140,7 @@ class AnimationExport(QObject):
             self._fail("an animation is already rendering")
             return False
         if self.trace_path() is None:
-            self._fail("no trace to export: open one (File → Recordings) or record a run first")
+            self._fail("no trace to export: open one (File → Recordings) or record a run first (File → Record runs)")
             return False
         try:
             out = check_output(path).resolve()

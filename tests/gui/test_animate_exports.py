@@ -156,3 +156,28 @@ def test_the_caption_names_the_replay_speed_it_was_rendered_at(speed, words):
 
     text = caption_text(load_trace(DEMO_TRACE), "invoice", None, "partial", speed=speed, duration="8.3 s")
     assert words in text and text.endswith("(8.3 s)")
+
+
+# --- File → Export animation…, greyed: it says why ------------------------------------------------
+
+
+def test_a_greyed_export_animation_says_it_needs_a_recorded_run_and_the_hint_goes_when_enabled(make_window):
+    window = make_window()
+    export = window.animation_export
+    action = export.action
+    file_menu = window.menuBar().actions()[0].menu()
+    assert action in file_menu.actions() and file_menu.toolTipsVisible()  # the menu shows the hint on hover
+
+    assert not action.isEnabled()
+    assert action.text() == "Export animation… (needs a recorded run)"
+    for hint in (action.toolTip(), action.statusTip()):
+        assert "needs a recorded run" in hint and "Record runs" in hint and "Recordings" in hint, hint
+
+    assert window.recordings.open_trace(DEMO_TRACE)
+    assert action.isEnabled()
+    assert action.text() == "Export animation…"
+    for hint in (action.toolTip(), action.statusTip()):
+        assert "needs" not in hint and "animated GIF" in hint, hint
+
+    window.recordings.leave()
+    assert not action.isEnabled() and "needs a recorded run" in action.text()
