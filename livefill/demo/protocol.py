@@ -31,6 +31,7 @@ __all__ = [
     "HTTP_FAULTS",
     "KnobError",
     "KnobField",
+    "MAX_LABEL_CHARS",
     "SliceMode",
     "Slicing",
     "number_text",
@@ -218,14 +219,20 @@ def _parse_scenario(raw: str) -> str | None:
     return raw.strip() or None
 
 
+#: The longest `x-demo-tag` / `x-demo-replay` (header or the relay body's `demo.tag` / `demo.replay`).
+MAX_LABEL_CHARS = 200
+
+
 def _parse_tag(raw: str) -> str | None:
+    if len(raw) > MAX_LABEL_CHARS:
+        raise KnobError(f"x-demo-tag: a tag is at most {MAX_LABEL_CHARS} characters, got {len(raw)}")
     return raw or None
 
 
 def _parse_replay(raw: str) -> str | None:
     text = raw.strip()
-    if len(text) > 200:
-        raise KnobError("x-demo-replay: a trace id is at most 200 characters")
+    if len(text) > MAX_LABEL_CHARS:
+        raise KnobError(f"x-demo-replay: a trace id is at most {MAX_LABEL_CHARS} characters")
     return text or None
 
 
@@ -285,9 +292,9 @@ FIELDS: tuple[KnobField, ...] = (
     KnobField(name="seed", header="x-demo-seed", parse=_parse_seed, body_key="seed", json_type=int),
     KnobField(name="slice", header="x-demo-slice", parse=parse_slicing, body_key="slice"),
     KnobField(name="fault", header="x-demo-fault", parse=parse_fault, body_key="fault"),
-    KnobField(name="tag", header="x-demo-tag", parse=_parse_tag, body_key="tag", body_limits={"max_length": 200}),
+    KnobField(name="tag", header="x-demo-tag", parse=_parse_tag, body_key="tag", body_limits={"max_length": MAX_LABEL_CHARS}),
     KnobField(name="ping", header="x-demo-ping", parse=lambda raw: _number("x-demo-ping", raw, minimum=0.01), json_type=float),
-    KnobField(name="replay", header="x-demo-replay", parse=_parse_replay, body_key="replay", body_limits={"max_length": 200}),
+    KnobField(name="replay", header="x-demo-replay", parse=_parse_replay, body_key="replay", body_limits={"max_length": MAX_LABEL_CHARS}),
     KnobField(
         name="replay_speed",
         header="x-demo-replay-speed",

@@ -13,16 +13,22 @@ soon as the body is read, before any scenario is matched, with the wire's `refus
 error body and headers (`retry-after`) the real provider sends.
 A request with `x-demo-replay: <trace id>` (a trace kept with `add_trace`) is answered by that
 recorded trace instead (livefill/demo/replay.py), on the wire it was recorded on; no scenario is
-matched.
+matched. Nothing a client sends is kept without a bound (no token is needed here): POSTed traces
+(`PostedTraces`: the newest `POSTED_TRACES`, `POSTED_TRACE_BYTES` in all), the request log
+(livefill/demo/request_log.py, served in pages, a big page rendered off the event loop).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -30,9 +36,9 @@ from starlette.types import ASGIApp
 
 from livefill.demo.faults import check_fault, make_plan, program
 from livefill.demo.knobs import DemoDefaults, Knobs, parse_knobs
-from livefill.demo.protocol import HTTP_FAULTS, Fault, FaultName, KnobError
+from livefill.demo.protocol import HTTP_FAULTS, MAX_LABEL_CHARS, Fault, FaultName, KnobError
 from livefill.demo.replay import ReplayResponse, TraceShelf
-from livefill.demo.request_log import LogEntry, RequestLog, credential_fingerprint
+from livefill.demo.request_log import PAGE_DEFAULT, PAGE_MAX, LogEntry, RequestLog, clip, credential_fingerprint
 from livefill.demo.streaming import DelayedResponse, StepResponse, install_log_filter
 from livefill.demo.wires import BadRequest, StopKind, WireSpec, dumps, new_id
 from livefill.demo.wires.anthropic import AnthropicWire
@@ -46,7 +52,11 @@ from livefill.extraction.scenarios import Scenario, load_scenarios
 from livefill.extraction.schemas import resolve_schema
 from livefill.recording.trace import Trace, parse_trace
 
-__all__ = ["DemoProvider", "UNKNOWN_DOCUMENT", "UNKNOWN_SCHEMA"]
+__all__ = ["DemoProvider", "PostedTraces", "POSTED_TRACES", "POSTED_TRACE_BYTES", "UNKNOWN_DOCUMENT", "UNKNOWN_SCHEMA"]
+
+POSTED_TRACES = 32  # traces POST /_demo/traces keeps; the oldest is dropped past this
+POSTED_TRACE_BYTES = 16 * 1024 * 1024  # their bodies' bytes in all (a parsed trace costs several times its size)
+_RENDER_ON_LOOP = 50  # a /_demo/requests page of more entries is rendered in a worker thread
 
 UNKNOWN_DOCUMENT = (
     "The demo provider knows only its bundled scenarios ({names}); this document is not one of them. "
@@ -98,6 +108,49 @@ def _input_tokens(text: str) -> int:
     return max(1, len(text) // 4) + 12
 
 
+def _whole(text: str | None, default: int | None, highest: int, name: str) -> int | None:
+    if text is None or text == "":
+        return default
+    if not text.isdigit() or len(text) > 12:
+        raise BadRequest(f"/_demo/requests: {name} must be a whole number, got {clip(text, 40)!r}")
+    return min(int(text), highest)
+
+
+class PostedTraces:
+    """The traces POSTed to a server, by id: the newest `count`, at most `size` body bytes in all
+    (the oldest are dropped first). Thread-safe."""
+
+    def __init__(self, count: int = POSTED_TRACES, size: int = POSTED_TRACE_BYTES) -> None:
+        self.count, self.size = count, size
+        self._lock = threading.Lock()
+        self._traces: OrderedDict[str, tuple[Trace, int]] = OrderedDict()
+        self._bytes = 0
+
+    def add(self, trace: Trace, size: int) -> str:
+        key = f"trace_{secrets.token_hex(6)}"
+        with self._lock:
+            self._traces[key] = (trace, size)
+            self._bytes += size
+            while len(self._traces) > self.count or (self._bytes > self.size and len(self._traces) > 1):
+                _, (_, dropped) = self._traces.popitem(last=False)
+                self._bytes -= dropped
+        return key
+
+    def get(self, trace_id: str) -> Trace | None:
+        with self._lock:
+            kept = self._traces.get(trace_id)
+        return kept[0] if kept else None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._traces)
+
+    @property
+    def bytes(self) -> int:
+        with self._lock:
+            return self._bytes
+
+
 class DemoProvider:
     """The demo provider: its routes, its request log and its knob defaults.
 
@@ -108,7 +161,8 @@ class DemoProvider:
         self.defaults = defaults or DemoDefaults()
         self.log = RequestLog()
         self.scenarios: dict[str, Scenario] = load_scenarios()
-        self.traces = TraceShelf()
+        self.traces = TraceShelf()  # added in-process by the app (EmbeddedServer.add_trace)
+        self.posted = PostedTraces()  # POST /_demo/traces: any client, so bounded
         self._shutdown: asyncio.Event | None = None
         install_log_filter()
 
@@ -170,17 +224,42 @@ class DemoProvider:
         )
 
     async def list_requests(self, request: Request) -> Response:
-        return JSONResponse(self.log.snapshot())
+        """A page of the request log, oldest first: `?limit=` entries (default PAGE_DEFAULT, at
+        most PAGE_MAX) from `?offset=` (a request's number; default: the newest page), cut at
+        PAGE_BYTES. Headers: x-total-count (requests ever logged), x-offset (the first's number)."""
+        try:
+            offset = _whole(request.query_params.get("offset"), None, 1 << 62, "offset")
+            limit = _whole(request.query_params.get("limit"), PAGE_DEFAULT, PAGE_MAX, "limit")
+        except BadRequest as exc:
+            return JSONResponse({"error": {"type": "invalid_request", "message": exc.message}}, status_code=400)
+        assert limit is not None
+        if limit > _RENDER_ON_LOOP:
+            body, first, count, total = await run_in_threadpool(self.log.page, offset, limit)
+        else:
+            body, first, count, total = self.log.page(offset, limit)
+        headers = {"x-total-count": str(total), "x-offset": str(first), "x-count": str(count)}
+        return Response(body, media_type="application/json", headers=headers)
 
     async def post_trace(self, request: Request) -> Response:
         """POST a trace file's contents: `{"id": ...}` to replay it with, or 400 with its one line."""
-        name = request.query_params.get("name") or "<posted trace>"
+        name = clip(request.query_params.get("name"), MAX_LABEL_CHARS) or "<posted trace>"
+        raw = await request.body()
+        if len(raw) > self.posted.size:
+            message = f"the trace is {len(raw)} bytes; this server keeps at most {self.posted.size} bytes of posted traces"
+            return JSONResponse({"error": {"type": "too_large", "message": message}}, status_code=413)
         try:
-            trace = parse_trace(await request.body(), name=name)
+            trace = parse_trace(raw, name=name)
         except TraceError as exc:
-            error = {"type": "invalid_trace", "message": str(exc), "line": exc.line}
+            error = {"type": "invalid_trace", "message": clip(str(exc)), "line": exc.line}
             return JSONResponse({"error": error}, status_code=400)
-        return JSONResponse({"id": self.add_trace(trace), "reads": len(trace.reads), "wire": trace.wire})
+        except RecursionError:
+            error = {"type": "invalid_trace", "message": f"{name}: a line is nested too deeply", "line": None}
+            return JSONResponse({"error": error}, status_code=400)
+        except (ValueError, OverflowError) as exc:  # a trace reader that let one through: still one line
+            error = {"type": "invalid_trace", "message": clip(f"{name}: {exc}"), "line": None}
+            return JSONResponse({"error": error}, status_code=400)
+        trace_id = self.posted.add(trace, len(raw))
+        return JSONResponse({"id": trace_id, "reads": len(trace.reads), "wire": trace.wire})
 
     async def list_models(self, request: Request) -> Response:
         if wants_anthropic(request.headers):
@@ -219,7 +298,7 @@ class DemoProvider:
 
     def _refuse(self, wire: WireSpec, entry: LogEntry, error: BadRequest) -> Response:
         entry.status = error.status
-        entry.error = error.message
+        entry.error = clip(error.message)
         entry.outcome = "refused"
         body = wire.error_body(error.kind, error.message, entry.id)
         headers = dict(wire.response_headers(entry.id))
@@ -228,9 +307,9 @@ class DemoProvider:
 
     def _refuse_with_status(self, wire: WireSpec, entry: LogEntry, fault: Fault, model: str) -> Response:
         refusal = wire.refusal(fault.name, model, entry.id)
-        entry.model = model
+        entry.model = clip(model, MAX_LABEL_CHARS)
         entry.status = refusal.status
-        entry.error = dumps(refusal.body)
+        entry.error = clip(dumps(refusal.body))
         entry.outcome = "refused"
         headers = dict(wire.response_headers(entry.id))
         headers.update(refusal.headers)
@@ -244,7 +323,8 @@ class DemoProvider:
             auth=_auth_scheme(request),
             auth_sha256=credential_fingerprint(request.headers),
         )
-        entry.tag = request.headers.get("x-demo-tag") or None  # logged even when another knob is refused
+        tag = request.headers.get("x-demo-tag") or None  # logged even when another knob is refused
+        entry.tag = tag if tag is None or len(tag) <= MAX_LABEL_CHARS else None  # a longer one: refused below
         try:
             knobs = parse_knobs(request.headers, self.defaults)
         except KnobError as exc:
@@ -286,7 +366,7 @@ class DemoProvider:
         tool_name = parsed.resolve_tool(scenario.tool_name)
         input_tokens = _input_tokens(parsed.user_text)
         entry.scenario = scenario.name
-        entry.model = parsed.model
+        entry.model = clip(parsed.model, MAX_LABEL_CHARS)
         entry.stream = parsed.stream
         entry.fine_grained = parsed.fine_grained
         entry.tokens_total = plan.tokens_total
@@ -338,11 +418,14 @@ class DemoProvider:
 
     def _replay(self, wire: WireSpec, entry: LogEntry, knobs: Knobs, model: str) -> ReplayResponse:
         assert knobs.replay is not None
-        trace = self.traces.get(knobs.replay)
+        trace = self.traces.get(knobs.replay) or self.posted.get(knobs.replay)
         entry.replay = knobs.replay
-        entry.model = model
+        entry.model = clip(model, MAX_LABEL_CHARS)
         if trace is None:
-            raise BadRequest(f"x-demo-replay: no trace {knobs.replay!r} on this server (add it first)")
+            raise BadRequest(
+                f"x-demo-replay: no trace {knobs.replay!r} on this server (add it first; it keeps the "
+                f"last {self.posted.count} posted traces)"
+            )
         if trace.wire != wire.name:
             raise BadRequest(
                 f"x-demo-replay: the trace {trace.name or knobs.replay} was recorded on the {trace.wire} wire; "

@@ -6,11 +6,19 @@ record that only the request's own handler changes. Credentials are never record
 the scheme the request used ("x-api-key", "bearer" or None), never a value; `auth_sha256` the
 first 12 hex digits of the credential's SHA-256, so a test can tell *which* key arrived (the
 relay handing on the app's key) without the key itself being written anywhere.
+
+Everything here is bounded, since any client may fill it without a token: the log keeps the newest
+`LOG_ENTRIES` entries; an entry's client-given text is clipped (`clip`: `model`, `error`, at most
+`TEXT_CHARS`; the tag is refused past its limit before it is logged) and a replay's `sent_ms` keeps
+its first `SENT_MS_MAX` reads. `RequestLog.page` serves the log in pages (GET
+/_demo/requests?offset=&limit=, `PAGE_DEFAULT`, at most `PAGE_MAX` entries or `PAGE_BYTES`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
+import json
 import threading
 import time
 from collections import deque
@@ -20,7 +28,42 @@ from typing import Any
 
 from livefill.demo.wires import new_id
 
-__all__ = ["LogEntry", "RequestLog", "credential_fingerprint"]
+__all__ = [
+    "LOG_ENTRIES",
+    "LogEntry",
+    "PAGE_BYTES",
+    "PAGE_DEFAULT",
+    "PAGE_MAX",
+    "RequestLog",
+    "SENT_MS_MAX",
+    "TEXT_CHARS",
+    "clip",
+    "credential_fingerprint",
+]
+
+LOG_ENTRIES = 2000  # the newest requests the log keeps
+TEXT_CHARS = 1000  # longest client-given text (model name, error message) an entry keeps
+SENT_MS_MAX = 1000  # a replay's send times kept per entry (its first reads)
+PAGE_DEFAULT = 200  # entries in a page of GET /_demo/requests without ?limit=
+PAGE_MAX = LOG_ENTRIES  # the most entries one page may ask for
+PAGE_BYTES = 512 * 1024  # a page stops growing past this many bytes of JSON (at least one entry)
+
+
+def clip(text: str | None, limit: int = TEXT_CHARS) -> str | None:
+    """`text` cut to `limit` characters (with "…" and the length it had), None kept."""
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters)"
+
+
+class _SendTimes(list):  # type: ignore[type-arg]
+    """A replay's send times: the first `SENT_MS_MAX` are kept, later appends are dropped."""
+
+    __slots__ = ()
+
+    def append(self, value: float) -> None:  # type: ignore[override]
+        if len(self) < SENT_MS_MAX:
+            super().append(value)
 
 
 def credential_fingerprint(headers: Mapping[str, str]) -> str | None:
@@ -68,7 +111,7 @@ class LogEntry:
     aborted: bool = False  # the server broke the connection on purpose (disconnect fault)
     outcome: str = "pending"  # pending, streaming, finished, disconnected, aborted, refused, shutdown
     replay: str | None = None  # the id of the recorded trace this request was answered with
-    sent_ms: list[float] = field(default_factory=list)  # a replay: when each read left, ms after the request
+    sent_ms: list[float] = field(default_factory=_SendTimes)  # a replay: when each read left, ms after the request
 
     def as_dict(self) -> dict[str, Any]:
         # Field by field (dataclasses.asdict deep-copies recursively: ~10x slower, and the whole
@@ -85,15 +128,18 @@ _FIELDS = tuple(f.name for f in fields(LogEntry))
 class RequestLog:
     """A bounded, thread-safe list of `LogEntry`s (the oldest are dropped past `limit`)."""
 
-    def __init__(self, limit: int = 2000) -> None:
+    def __init__(self, limit: int = LOG_ENTRIES) -> None:
         self._lock = threading.Lock()
         self._entries: deque[LogEntry] = deque(maxlen=limit)
+        self._dropped = 0  # entries dropped from the front since the start: offsets stay stable
 
     def new(self, *, path: str, wire: str, auth: str | None, auth_sha256: str | None = None) -> LogEntry:
         entry = LogEntry(
             id=new_id("req_01"), path=path, wire=wire, started_at=time.time(), auth=auth, auth_sha256=auth_sha256
         )
         with self._lock:
+            if len(self._entries) == self._entries.maxlen:
+                self._dropped += 1
             self._entries.append(entry)
         return entry
 
@@ -102,6 +148,34 @@ class RequestLog:
         with self._lock:
             entries = list(self._entries)
         return [e.as_dict() for e in entries]
+
+    def window(self, offset: int | None, limit: int) -> tuple[list[LogEntry], int, int]:
+        """(entries, offset of the first, total ever logged): `limit` entries from `offset` (a
+        request's number since the server started; None: the newest `limit`), oldest first."""
+        with self._lock:
+            first, count = self._dropped, len(self._entries)
+            start = max(first, first + count - limit) if offset is None else max(offset, first)
+            chosen = list(itertools.islice(self._entries, start - first, min(count, start - first + limit)))
+        return chosen, start, first + count
+
+    def page(self, offset: int | None = None, limit: int = PAGE_DEFAULT) -> tuple[bytes, int, int, int]:
+        """(JSON list, offset of its first entry, entries in it, total ever logged): a page of the
+        log, oldest first, cut at `PAGE_BYTES` (from the old end for `offset`, else from the
+        newest). Renders the JSON: call it off the event loop for a big page."""
+        chosen, start, total = self.window(offset, min(max(limit, 0), PAGE_MAX))
+        parts: list[bytes] = []
+        size = 0
+        order = chosen if offset is not None else reversed(chosen)
+        for entry in order:
+            part = json.dumps(entry.as_dict(), separators=(",", ":")).encode("ascii")
+            if parts and size + len(part) > PAGE_BYTES:
+                break
+            parts.append(part)
+            size += len(part) + 1
+        if offset is None:
+            parts.reverse()
+            start += len(chosen) - len(parts)
+        return b"[" + b",".join(parts) + b"]", start, len(parts), total
 
     def get(self, request_id: str) -> dict[str, Any] | None:
         """The entry with `request_id`, as a dict, or None."""
@@ -113,4 +187,5 @@ class RequestLog:
 
     def clear(self) -> None:
         with self._lock:
+            self._dropped += len(self._entries)
             self._entries.clear()

@@ -11,6 +11,8 @@ error `{"error": {"type", "message"}}`, any request that
 - carries an `Origin` header (only a browser sends one; no livefill client does) -> 403;
 - posts to a JSON endpoint with a content type other than JSON (a cross-origin "simple" POST is
   `text/plain` or form-encoded) -> 415;
+- sends a request head (the path, query and every header) over `MAX_HEAD_BYTES` -> 431, so no
+  header a server keeps (`x-demo-tag` in the request log, an error echoing a header) is large;
 - announces a body larger than `max_body_bytes` -> 413 before reading a byte of it; a chunked
   body is counted while it is read and refused at the cap;
 - sends its body slower than `body_timeout` seconds in all -> 408.
@@ -36,9 +38,20 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from livefill import switches
 from livefill.loopback import is_loopback_host
 
-__all__ = ["Guard", "GuardLimits", "limits_from_env", "RefusalLog", "JSON_PATHS", "DEFAULT_MAX_BODY_BYTES"]
+__all__ = [
+    "Guard",
+    "GuardLimits",
+    "limits_from_env",
+    "RefusalLog",
+    "JSON_PATHS",
+    "DEFAULT_MAX_BODY_BYTES",
+    "MAX_HEAD_BYTES",
+]
 
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
+#: The largest request head (path, query and headers) any local server takes; also uvicorn's h11
+#: limit for a head still arriving (livefill.serving.runner, livefill.relay.serve).
+MAX_HEAD_BYTES = 16 * 1024
 
 JSON_PATHS = frozenset(
     {
@@ -161,6 +174,12 @@ class Guard:
         await self.app(scope, replay, send)
 
     def _check_head(self, scope: Scope) -> None:
+        size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+        size += sum(len(k) + len(v) + 4 for k, v in scope.get("headers") or ())
+        if size > MAX_HEAD_BYTES:
+            raise _Refused(
+                431, "head_too_large", f"the request head is {size} bytes; this server takes at most {MAX_HEAD_BYTES}"
+            )
         hosts = _header(scope, b"host")
         allowed = _own_hosts(scope, self.limits.allowed_hosts)
         if "*" in allowed:
