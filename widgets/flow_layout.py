@@ -2,7 +2,8 @@
 
 Used for chips (tags, enum values): a row of chips grows downwards instead of widening the form.
 Hidden widgets take no room. Height follows width (`heightForWidth`), so the parent gives the
-wrapped lines the height they need.
+wrapped lines the height they need; `width_for_lines(n)` is the least width that keeps them to `n`
+lines (a legend that must stay short sets its minimum width by it).
 """
 
 from __future__ import annotations
@@ -71,6 +72,29 @@ class FlowLayout(QLayout):
                 size = size.expandedTo(item.minimumSize())
         m = self.contentsMargins()
         return size + QSize(m.left() + m.right(), m.top() + m.bottom())
+
+    def lines_at(self, width: int) -> int:
+        """How many lines the shown widgets take at `width` (margins included)."""
+        m = self.contentsMargins()
+        room, lines, x = width - m.left() - m.right(), 0, None
+        for item in self._items:
+            if item.isEmpty():
+                continue
+            w = item.sizeHint().width()
+            if x is None or x + w > room:
+                lines, x = lines + 1, 0
+            x += w + self._gap
+        return lines
+
+    def width_for_lines(self, lines: int) -> int:
+        """The least width (margins included) at which the shown widgets take at most `lines` lines."""
+        widths = [item.sizeHint().width() for item in self._items if not item.isEmpty()]
+        m = self.contentsMargins()
+        if not widths:
+            return m.left() + m.right()
+        # the answer is the width of some run of consecutive widgets (the longest line)
+        runs = sorted({sum(widths[i:j]) + self._gap * (j - i - 1) for i in range(len(widths)) for j in range(i + 1, len(widths) + 1)})
+        return next(w + m.left() + m.right() for w in runs if w >= max(widths) and self.lines_at(w + m.left() + m.right()) <= lines)
 
     def _arrange(self, rect: QRect, *, apply: bool) -> int:
         m = self.contentsMargins()

@@ -4,18 +4,23 @@ Each entry is the very marker a field shows (same text, same `state` / `origin` 
 QSS that colours a field's marker colours the legend's), followed by a few words. Its hide button
 (and View ▸ Legend) hides it; the window remembers the choice. For a mode that shows no marks
 (naive) `set_marking(False)` says so instead. The legend owns no state but its own visibility.
+It is never narrower than its entries on `MAX_LINES` lines (its minimum width keeps the form's
+pane that wide), so it never grows into a column over the form.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
 from livefill.extraction.form import FieldState
 from livefill.widgets.field_base import MARKERS, USER_MARKER, repolish
 from livefill.widgets.flow_layout import FlowLayout
 
-__all__ = ["Legend", "ENTRIES"]
+__all__ = ["Legend", "ENTRIES", "MAX_LINES"]
+
+MAX_LINES = 2
+"""The legend's entries take at most this many lines: its minimum width."""
 
 #: (marker text, state property, origin property, what it means, the longer tooltip)
 ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
@@ -48,6 +53,7 @@ class Legend(QFrame):
         flow.setContentsMargins(0, 0, 0, 0)
         row.addWidget(entries, 1)
         self.entries = entries
+        self.flow = flow
         self.no_marks = QLabel("naive mode shows no marks: every value looks final (incorrect on purpose)")
         self.no_marks.setObjectName("legendText")
         self.no_marks.setWordWrap(True)
@@ -81,7 +87,9 @@ class Legend(QFrame):
         self.hide_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.hide_button.clicked.connect(self.hideRequested)
         row.addWidget(self.hide_button, 0, Qt.AlignmentFlag.AlignTop)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.row = row
+        # as wide as the pane gives it, never narrower than MAX_LINES lines of entries
+        self.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Preferred)
 
     def set_marking(self, marking: bool) -> None:
         """Explain the marks (True), or say that the form's mode shows none (False)."""
@@ -91,6 +99,18 @@ class Legend(QFrame):
     def text(self) -> str:
         """Everything the legend says, in reading order (tests, accessibility)."""
         return "  ".join(f"{m} {w}" for m, _, _, w, _ in ENTRIES)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        hint = super().minimumSizeHint()
+        if not self.entries.isVisibleTo(self):
+            return hint
+        m = self.row.contentsMargins()
+        width = (m.left() + self.flow.width_for_lines(MAX_LINES) + self.row.spacing()
+                 + self.hide_button.sizeHint().width() + m.right())
+        return QSize(max(hint.width(), width), hint.height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return self.minimumSizeHint()  # no wider: the legend never widens the window
 
     def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt API)
         return True
