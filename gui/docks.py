@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from livefill.gui.saves import confirm_saved, save_folder
+from livefill.gui.timeline_title import timeline_title
 from livefill.session.session import SINGLE, Session
 from livefill.session.timeline import TimelineModel
 from livefill.recording.wiretap import WireRecorder
@@ -188,11 +189,14 @@ class TimelineDock(QDockWidget):
         """A line above the timeline (e.g. how many fields it leaves out)."""
         self.note.setText(text)
 
-    def export(self, path: str | Path) -> Path:
-        """Write the timeline to `path` as a PNG (no dialog)."""
+    def export(self, path: str | Path, title: str | None = None) -> Path:
+        """Write the timeline to `path` as a PNG (no dialog), at a readable width under a title row
+        naming the run and its lanes (default: `timeline_title` of the window's session)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.view.export_png(str(path))
+        if title is None:
+            title = timeline_title(getattr(self.parent(), "session", None), self.view.model)
+        self.view.export_png(str(path), title=title, subtitle=self.note.text())
         return path
 
     def ask_export(self) -> None:

@@ -5,7 +5,7 @@ one group of rows per field, one row per lane inside it; the pending span hatche
 provisional span filled amber with a dashed outline, an invalid span red and cross-hatched, a
 settle mark (a tick and a diamond) where the value settled, and a marker where each lane stopped
 (red dashed line, "Stop" or "failed"; a lane that committed gets a thin "end" line). The x-axis is seconds
-from Start. `export_png(path)` writes the whole timeline as a PNG.
+from Start. `export_png(path, title=...)` writes the whole timeline as a PNG under a title row.
 
 How this works
 --------------
@@ -48,6 +48,9 @@ _GROUP_GAP = 8
 _TOP = 46  # legend + axis labels
 _BOTTOM = 10
 _PAD = 10
+
+EXPORT_MIN_WIDTH = 1200
+"""The narrowest exported PNG (the dock may be narrow or never shown: the picture stays readable)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,9 +253,41 @@ class TimelineView(QWidget):
             p.end()
         return img
 
-    def export_png(self, path: str, width: int | None = None, height: int | None = None) -> QSize:
-        """Write the timeline to `path` as a PNG; returns the picture's size."""
-        img = self.render_image(width, height)
+    def export_png(
+        self, path: str, width: int | None = None, height: int | None = None, *, title: str = "", subtitle: str = ""
+    ) -> QSize:
+        """Write the timeline to `path` as a PNG, at least `EXPORT_MIN_WIDTH` wide (default: the
+        widget's width if wider) under a title row (`title` in bold, `subtitle` below it, when
+        given); returns the picture's size."""
+        w = width or max(self.width(), EXPORT_MIN_WIDTH)
+        body = self.render_image(w, height)
+        fm = QFontMetrics(self._font())
+        title_font = QFont(self._font())
+        title_font.setBold(True)
+        title_font.setPointSizeF(self._font().pointSizeF() * 1.4)
+        tm = QFontMetrics(title_font)
+        lines = [(t, f, m) for t, f, m in ((title, title_font, tm), (subtitle, self._font(), fm)) if t]
+        head = (_PAD + sum(m.height() + 2 for _t, _f, m in lines) + _PAD // 2) if lines else 0
+        img = QImage(w, body.height() + head, QImage.Format.Format_ARGB32)
+        pal = self.palette()
+        img.fill(pal.color(QPalette.ColorRole.Base))
+        p = QPainter(img)
+        try:
+            p.setRenderHint(QPainter.RenderHint.Antialiasing)
+            y = _PAD
+            for text, font, metrics in lines:
+                p.setFont(font)
+                p.setPen(pal.color(QPalette.ColorRole.Text if font is title_font else QPalette.ColorRole.PlaceholderText))
+                shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, w - 2 * _PAD)
+                p.drawText(QRectF(_PAD, y, w - 2 * _PAD, metrics.height()), Qt.AlignmentFlag.AlignVCenter, shown)
+                y += metrics.height() + 2
+            if head:
+                rule = QColor(pal.color(QPalette.ColorRole.Text))
+                rule.setAlpha(60)
+                p.fillRect(QRectF(0, head - 1, w, 1), rule)
+            p.drawImage(0, head, body)
+        finally:
+            p.end()
         if not img.save(str(path), "PNG"):
             raise OSError(f"could not write {path}")
         return img.size()
