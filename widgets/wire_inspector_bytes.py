@@ -312,7 +312,7 @@ class ByteView(QPlainTextEdit):
         self._highlights = self._selections(spans, self._formats["value"])
         self._apply()
         if scroll and self._highlights:
-            self._scroll_to(self._highlights[0].cursor)
+            self._reveal(self._highlights)
         return len(self._highlights)
 
     def select_span(self, start: int, end: int, *, scroll: bool = True) -> int:
@@ -320,7 +320,7 @@ class ByteView(QPlainTextEdit):
         self._selection = self._selections([(start, end)], self._formats["frame"])
         self._apply()
         if scroll and self._selection:
-            self._scroll_to(self._selection[0].cursor)
+            self._reveal(self._selection)
         return len(self._selection)
 
     def highlighted_ranges(self) -> list[tuple[int, int]]:
@@ -344,11 +344,34 @@ class ByteView(QPlainTextEdit):
     def _apply(self) -> None:
         self.setExtraSelections(self._selection + self._highlights)
 
-    def _scroll_to(self, cursor: QTextCursor) -> None:
-        c = QTextCursor(cursor)
-        c.setPosition(cursor.selectionStart())
-        self.setTextCursor(c)
-        self.ensureCursorVisible()
+    def _reveal(self, selections: Sequence[QTextEdit.ExtraSelection]) -> None:
+        """Scroll so that the lines from the first selection's start to the last one's end are
+        whole in the view, centred with the lines around them (the first line at the top when
+        they do not fit): never on a line the view's edge cuts in half."""
+        start = selections[0].cursor.selectionStart()
+        end = max(start, selections[-1].cursor.selectionEnd() - 1)  # its last character's line
+        caret = QTextCursor(self.document())
+        caret.setPosition(start)
+        self.setTextCursor(caret)
+        first, last = self._visual_line(start), self._visual_line(end)
+        whole = max(1, (self.viewport().height() - 2 * round(self.document().documentMargin()))
+                    // max(1, self.fontMetrics().lineSpacing()))
+        span = last - first + 1
+        top = first - (whole - span) // 2 if span <= whole else first
+        bar = self.verticalScrollBar()
+        bar.setValue(max(0, min(top, first)))
+        end_caret = QTextCursor(self.document())
+        end_caret.setPosition(end)
+        for _ in range(span):  # a line height off by a pixel: move on while the last line is cut
+            if self.cursorRect(end_caret).bottom() < self.viewport().height() or bar.value() >= first:
+                break
+            bar.setValue(bar.value() + 1)
+
+    def _visual_line(self, position: int) -> int:
+        """The wrapped line that holds document `position` (the vertical scroll bar counts these)."""
+        block = self.document().findBlock(position)
+        line = block.layout().lineForTextPosition(position - block.position())
+        return block.firstLineNumber() + (line.lineNumber() if line.isValid() else 0)
 
     # -- looks ----------------------------------------------------------------------------------
 
