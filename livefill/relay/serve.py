@@ -32,7 +32,7 @@ from livefill.errors import UsageError
 from livefill.loopback import is_loopback_host
 from livefill.relay.settings import RelaySettings
 from livefill.serving.connection import install_quiet_logs, protocol_class
-from livefill.serving.guard import MAX_HEAD_BYTES
+from livefill.serving.guard import H11_HEAD_BUFFER
 
 __all__ = ["uvicorn_settings", "main", "PROTOCOL", "APP"]
 
@@ -58,7 +58,7 @@ def uvicorn_settings(
         "http": http,
         "limit_concurrency": int(max_connections),
         "timeout_keep_alive": keep_alive,
-        "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
+        "h11_max_incomplete_event_size": H11_HEAD_BUFFER,
         "lifespan": "off",
         "access_log": False,
         "server_header": False,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Self
 
 from livefill.defaults import HEAD_TIMEOUT
 from livefill.errors import UsageError
-from livefill.serving.guard import MAX_HEAD_BYTES
+from livefill.serving.guard import H11_HEAD_BUFFER
 
 if TYPE_CHECKING:
     import uvicorn
@@ -182,7 +182,7 @@ class LoopbackServer:
                     access_log=False,
                     timeout_graceful_shutdown=2,
                     timeout_keep_alive=5,
-                    h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+                    h11_max_incomplete_event_size=H11_HEAD_BUFFER,
                 )
                 self._server = _prompt_server_class(uvicorn)(config)
                 install_quiet_logs()

@@ -103,7 +103,7 @@ def _raw_get(server, path: str, extra: bytes = b"") -> tuple[int, bytes]:
 def test_one_header_limit_everywhere(server):
     messages = {"model": "m", "max_tokens": 5, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
     with httpx.Client(timeout=30) as client:
-        huge = client.post(server.url + "/v1/messages", headers={**JSON, "x-demo-tag": "t" * 100_000}, json=messages)
+        huge = client.post(server.url + "/v1/messages", headers={**JSON, "x-demo-tag": "t" * 30_000}, json=messages)
         assert huge.status_code == 431 and str(MAX_HEAD_BYTES) in huge.text
         long = client.post(
             server.url + "/v1/messages",
