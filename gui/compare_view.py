@@ -80,7 +80,7 @@ class CompareView(QWidget):
     lane's, at most once per frame per lane), `laneFinished(str lane, RunStatus)`,
     `allFinished()` (the last lane of a run ended), `lanesChanged()`, `recorderChanged(str lane)`
     (a lane started a run with a new WireRecorder), `fieldPicked(str lane, str pointer)`,
-    `notesReady()`, `error(str)`.
+    `notesReady()`, `error(str)`, `statusReset()` (a lane forgot its last run).
     """
 
     activeChanged = Signal(bool)  # noqa: N815 - Qt signal naming
@@ -92,6 +92,7 @@ class CompareView(QWidget):
     fieldPicked = Signal(str, str)  # noqa: N815
     notesReady = Signal()  # noqa: N815
     error = Signal(str)
+    statusReset = Signal()  # noqa: N815
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -289,6 +290,7 @@ class CompareView(QWidget):
         lane.activeChanged.connect(self._on_lane_active)
         lane.fieldPicked.connect(self.fieldPicked)
         lane.error.connect(self.error)
+        lane.statusReset.connect(self.statusReset)
         return lane
 
     def presentation_hide(self) -> list[QWidget]:

@@ -6,8 +6,9 @@ new phase (connecting, streaming, ...) is told within a frame; while the phase s
 counts and the elapsed time change, and those are told at most every `STEADY_MS` (a person reads
 "7.4 s · 41 deltas" ten times a second at best; at once a frame the status lines of three compare
 lanes and the window cost the GUI thread a few points for nothing). `finished` carries the final
-status once the latest status has been flushed. `stop()`, `wait()` and `shutdown()` are the
-lane's own.
+status once the latest status has been flushed; `reset` says the lane forgot its last run (it
+shows another document, or its form was cleared): `last_status` is None, "ready", again.
+`stop()`, `wait()` and `shutdown()` are the lane's own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from livefill.session.run import Run
 from livefill.session.run_status import RunStatus
-from livefill.session.lane import LaneError, LaneEvent, LaneFinished, LaneStarted, LaneStatus, SessionLane
+from livefill.session.lane import LaneError, LaneEvent, LaneFinished, LaneReset, LaneStarted, LaneStatus, SessionLane
 
 FRAME_MS = 16
 STEADY_MS = 100
@@ -30,6 +31,7 @@ class RunController(QObject):
     finished = Signal(object)  # RunStatus, once per run, when it ended
     activeChanged = Signal(bool)  # noqa: N815
     error = Signal(str)  # the run could not start (or broke): a message for the user
+    reset = Signal()  # the lane forgot its last run: no status to show ("ready")
 
     def __init__(
         self, lane: SessionLane, parent: QObject | None = None, *, frame_ms: int = FRAME_MS, steady_ms: int = STEADY_MS
@@ -92,6 +94,11 @@ class RunController(QObject):
             self._flush()
             self.finished.emit(event.status)
             self.activeChanged.emit(False)
+        elif isinstance(event, LaneReset):
+            self._timer.stop()
+            self._pending = None
+            self.last_status = None
+            self.reset.emit()
 
     def _flush(self) -> None:
         self._timer.stop()

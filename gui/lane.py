@@ -53,12 +53,14 @@ class Lane(QFrame):
     """One session lane on screen (see the module docstring).
 
     Signals: `statusChanged(RunStatus)` (at most once per frame), `finished(RunStatus)`,
+    `statusReset()` (the lane forgot its last run: it is "ready", its figures empty),
     `activeChanged(bool)`, `fieldPicked(str lane, str pointer)` (the user pressed on a field),
     `error(str)`.
     """
 
     statusChanged = Signal(object)  # noqa: N815 - Qt signal naming
     finished = Signal(object)
+    statusReset = Signal()  # noqa: N815
     activeChanged = Signal(bool)  # noqa: N815
     fieldPicked = Signal(str, str)  # noqa: N815
     error = Signal(str)
@@ -76,6 +78,7 @@ class Lane(QFrame):
         self.controller.statusChanged.connect(self._on_status)
         self.controller.started.connect(self._on_started)
         self.controller.finished.connect(self._on_finished)
+        self.controller.reset.connect(self._on_reset)
         self.controller.activeChanged.connect(self._on_active)
         self.controller.activeChanged.connect(self.activeChanged)
         self.controller.error.connect(self.error)
@@ -125,7 +128,7 @@ class Lane(QFrame):
         # does not jump while the figures in the line grow
         self.status_label = ElidedLabel(parent=self, max_lines=2, min_lines=2)
         self.status_label.setObjectName("laneStatus")
-        self.status_label.setText(status_text(None).split(" — ")[0])
+        self._show_status(None)
         self._layout.setContentsMargins(4, 4, 4, 4)
         self._layout.setSpacing(4)
         self._layout.addWidget(self.bar)
@@ -274,6 +277,8 @@ class Lane(QFrame):
 
     def _show_status(self, status: RunStatus | None) -> None:
         text = status_text(status)
+        if status is None:
+            text = text.split(" — ")[0]  # "○ ready": the window's status line says how to start
         note = self.model.server_note
         if status is not None and status.phase.final:
             head = text.split("  ·  ")[0]
@@ -291,6 +296,13 @@ class Lane(QFrame):
             self.header.refresh()  # the final figures at once, not a frame later
             self._show_status(status)
         self.finished.emit(status)
+
+    def _on_reset(self) -> None:
+        if self.header is not None:
+            self.header.set_live(False)
+            self.header.refresh()  # empty figures at once
+            self._show_status(None)
+        self.statusReset.emit()
 
     def _on_active(self, active: bool) -> None:
         if self.chrome:

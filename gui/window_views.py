@@ -58,6 +58,7 @@ class ViewSwitcher(QObject):
         self._top_sizes: list[int] | None = None
         single.statusChanged.connect(self._on_single_status)
         single.finished.connect(self._on_single_finished)
+        single.statusReset.connect(self.show_status)  # another document, a clear: "ready" again
         single.activeChanged.connect(self.activeChanged)
         single.fieldPicked.connect(self.fieldPicked)
         single.error.connect(lambda message: show_error(message, window))
@@ -149,6 +150,7 @@ class ViewSwitcher(QObject):
         view.recorderChanged.connect(lambda lane: self.recorderChanged.emit(lane, view.lane(lane).recorder))
         view.fieldPicked.connect(self.fieldPicked)
         view.notesReady.connect(self.show_status)
+        view.statusReset.connect(self.show_status)
         view.error.connect(lambda message: show_error(message, self.window))
         self.compare_view = view
         view.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)  # until it is shown

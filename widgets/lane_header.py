@@ -140,7 +140,7 @@ class LaneHeader(QFrame):
         self.counts_label.setText(self.counts_html(s))
         self.outcome_label.setText(self.outcome_text(s))
         self.outcome_label.setVisible(bool(self.outcome_label.text()) and not self.compact)
-        self.setProperty("neverTrue", bool(s and s.never_true))
+        self.setProperty("neverTrue", bool(s and s.accuses))  # red only once judged by the run's own final values
         self.setProperty("finished", bool(s and s.outcome))
         self._repolish()
 
@@ -158,9 +158,10 @@ class LaneHeader(QFrame):
         """The never-true and provisional counts (a warning sign marks never-true > 0)."""
         never = 0 if s is None else s.never_true
         prov = 0 if s is None else s.provisional_changed
-        mark = "⚠ " if never else "✓ "
-        never_html = f"<b>{mark}{never}</b>" if never else f"{mark}{never}"
-        tail = "" if s is None or s.final_known else " <i>(so far)</i>"
+        known = s is not None and s.final_known  # before: "so far", no sign (it accuses nobody yet)
+        mark = ("⚠ " if never else "✓ ") if known else ""
+        never_html = f"<b>{mark}{never}</b>" if known and never else f"{mark}{never}"
+        tail = "" if s is None or known else " <i>so far</i>"
         return (
             f"values shown that were never true: {never_html}{tail}<br>"
             f"provisional, later changed: {prov}"

@@ -22,7 +22,23 @@ __all__ = ["MetricsTable", "ROWS"]
 
 
 def _never(s: MetricsSummary) -> str:
-    return ("⚠ " if s.never_true else "") + str(s.never_true) + ("" if s.final_known else " (so far)")
+    if not s.started:
+        return "—"
+    if s.final_known:  # judged against the run's own final values: now it may accuse
+        return ("⚠ " if s.never_true else "") + str(s.never_true)
+    return f"{s.never_true} so far"  # only what the run has contradicted yet: no sign, no bold
+
+
+def _never_tip(s: MetricsSummary) -> str:
+    if not s.started:
+        return "Values the lane showed as if final that differ from the run's own final values"
+    if s.final_known:
+        shown = ", ".join(f"{p} = {v!r}" for p, v in s.examples)
+        return f"{s.never_true} values shown as if final differ from this run's own final values" + (
+            f", e.g. {shown}" if shown else "")
+    judged = "once it commits" if s.outcome is None else "(it ended without them)"
+    return (f"{s.never_true} values shown as if final were already replaced by another value of this run; "
+            f"the rest is judged against the run's own final values {judged}")
 
 
 def _outcome(s: MetricsSummary) -> str:
@@ -105,10 +121,10 @@ class MetricsTable(QTableWidget):
                 if item.text() != text:
                     item.setText(text)
                 # a cell too narrow for its text elides; the tooltip has it whole
-                tip = _byte_to_pixel_tip(s) if key == "byte_to_pixel" else text
+                tip = _byte_to_pixel_tip(s) if key == "byte_to_pixel" else _never_tip(s) if key == "never_true" else text
                 if item.toolTip() != tip:
                     item.setToolTip(tip)
-                font = bold if key == "never_true" and s.never_true else self.font()
+                font = bold if key == "never_true" and s.accuses else self.font()
                 if item.font() != font:
                     item.setFont(font)
 

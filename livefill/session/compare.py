@@ -2,8 +2,8 @@
 
 `CompareLanes` keeps the lanes of a session's compare view (livefill.session.session.Session
 owns one and tells its subscribers what changed): it names new lanes, titles them by their mode
-("partial", "partial 2"), keeps the timeline feed they report to, and judges the lanes of a live
-run against the first committed result. `parse_modes` reads a `--compare` list.
+("partial", "partial 2"), keeps the timeline feed they report to, and judges a lane that did not
+commit against the run's first committed result (`judge`). `parse_modes` reads a `--compare` list.
 """
 
 from __future__ import annotations
@@ -100,17 +100,25 @@ class CompareLanes:
                 lane.set_server_note(notes[lane.name])
         return tuple(lane.name for lane in lanes)
 
-    def judge(self) -> None:
-        """Judge every lane against the first committed result (a live run has no expected
-        output); without one, a lane that keeps what it showed is judged against itself."""
+    def judge(self, *, shared: bool) -> None:
+        """Judge, once a run has ended, every lane whose final values were not known before it (a
+        replay, a live run, a document of one's own) by the run's own: a committed lane has its own
+        result already; a lane that did not commit gets the first committed lane's result when
+        every lane read one generation (`shared`: a demo or replay run). A lane of a live run
+        (its own request, its own generation) that did not commit, or of a run where none
+        committed, has no final values: its counts stay "so far", never judged by another run."""
+        if not shared:
+            return
         result: Any = MISSING
         for lane in self.lanes:
             run = lane.run
             if run is not None and run.status.phase is Phase.COMMITTED and run.result is not MISSING:
                 result = run.result
                 break
+        if result is MISSING:
+            return
         for lane in self.lanes:
-            if result is not MISSING:
+            run = lane.run
+            committed = run is not None and run.status.phase is Phase.COMMITTED
+            if lane.final is MISSING and not committed and lane.metrics.started:
                 lane.metrics.set_final(result)
-            elif not lane.mode.spec.restores_on_failure and lane.has_form:
-                lane.metrics.set_final(lane.form.document)  # a lane that keeps what it showed

@@ -30,7 +30,8 @@ class FormProbe:
     A value a marking form shows SETTLED is also reported `metrics.settled(pointer, t)` (the
     byte-to-pixel clock of its widget's next paint). The update that ends a run (commit / restore / adopt) is not a display of the stream and is
     not reported; a reset outside a run (Clear, Undo, a run opened from the history) drops the values
-    still waiting for their first paint (`LaneMetrics.forget_unpainted`). `close()` unsubscribes.
+    still waiting for their first paint (`LaneMetrics.forget_unpainted`) and calls `on_reset()` (the
+    lane's last run no longer describes the form). `close()` unsubscribes.
     """
 
     def __init__(
@@ -41,12 +42,14 @@ class FormProbe:
         lane: str = "",
         timeline: TimelineFeed | TimelineModel | None = None,
         clock: Callable[[], float] | None = None,
+        on_reset: Callable[[], None] | None = None,
     ) -> None:
         self.form = form
         self.metrics = metrics
         self.timeline = timeline
         self.lane = lane
         self._clock = clock or time.monotonic
+        self._on_reset = on_reset
         self._unsubscribe = form.subscribe(self._on_update)
 
     def close(self) -> None:
@@ -58,6 +61,8 @@ class FormProbe:
         if update.reset and update.running is None and not form.running:  # a clear or an undo
             if self.metrics is not None:
                 self.metrics.forget_unpainted()
+            if self._on_reset is not None:
+                self._on_reset()
             return
         if update.running is False or not form.running:
             return

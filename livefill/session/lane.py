@@ -15,6 +15,11 @@ has one start) and refreshed every `TICK_SECONDS` while it runs, so the clock mo
 too; `stop()` is the real cancel. Everything the lane does is told to
 its subscribers as small frozen events (`LaneStatus`, `LaneFinished`, ...) by plain callbacks, so
 a window can render a lane without the lane knowing about Qt.
+
+A run's ending and figures describe what its form showed: once the lane shows another document,
+reads in another mode, or its form is emptied or filled outside a run (Clear, a past run opened),
+`forget_run()` puts them aside and tells `LaneReset`: the lane is "ready" again. A form put back
+exactly as the run left it (Undo) brings them back (a `LaneStatus` with the run's last status).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ __all__ = [
     "LaneError",
     "LaneFormReplaced",
     "LaneModeChanged",
+    "LaneReset",
     "outcome_of",
 ]
 
@@ -96,7 +102,12 @@ class LaneModeChanged:
     mode: Mode
 
 
-LaneEvent = LaneStatus | LaneStarted | LaneFinished | LaneError | LaneFormReplaced | LaneModeChanged
+@dataclass(frozen=True, slots=True)
+class LaneReset:
+    lane: str  # the lane's last run no longer describes what it shows: no status, no figures
+
+
+LaneEvent = LaneStatus | LaneStarted | LaneFinished | LaneError | LaneFormReplaced | LaneModeChanged | LaneReset
 
 
 def outcome_of(status: RunStatus) -> str:
@@ -149,6 +160,8 @@ class SessionLane:
         self._task: asyncio.Task[Any] | None = None
         self._ticker: asyncio.Task[Any] | None = None
         self._observers: Observers[LaneEvent] = Observers()
+        self._left: tuple[FormModel, Any, Mode] | None = None  # the form as the last run left it
+        self._shelf: tuple[Any, ...] | None = None  # a forgotten run, while its form may come back
 
     # -- observing ------------------------------------------------------------------------------
 
@@ -202,6 +215,7 @@ class SessionLane:
         if mode is self.mode:
             return
         self.mode = mode
+        self.forget_run()  # figures of a run read in another mode
         if self._form is not None:
             self._mark(self._form)
             self._emit(LaneFormReplaced(self.name, self._form))
@@ -221,8 +235,43 @@ class SessionLane:
             self._probe.close()
         self._mark(form)
         self._form = form
-        self._probe = FormProbe(form, self.metrics if self.measure else None, lane=self.name, timeline=self.timeline, clock=self.clock)
+        self._probe = FormProbe(form, self.metrics if self.measure else None, lane=self.name, timeline=self.timeline,
+                                clock=self.clock, on_reset=self._form_reset)
+        self.forget_run()
         self._emit(LaneFormReplaced(self.name, form))
+
+    def forget_run(self) -> None:
+        """The last run no longer describes what the lane shows (another document or mode, a form
+        emptied or filled outside a run, a run of the other view): no status, no figures, no server
+        note (not while a run is active; its recorder stays, for what was recorded)."""
+        self._forget(shelve=False)
+
+    def _forget(self, *, shelve: bool) -> None:
+        """`forget_run`; `shelve`: keep the run aside while its form may be put back (a clear)."""
+        if self.active or (self.status is None and not self.metrics.started):
+            if not shelve:
+                self._shelf = None
+            return
+        self._shelf = (self._left, self.status, self.final, self.server_note, self.metrics.shelve()) if shelve else None
+        self.status = None
+        self.server_note = ""
+        self.final = MISSING
+        self.metrics.clear()
+        self._emit(LaneReset(self.name))
+
+    def _form_reset(self) -> None:
+        """The form was emptied or filled outside a run: forget the run, or, put back exactly as
+        the run left it (Undo), show that run again."""
+        shelf, form = self._shelf, self._form
+        left = shelf[0] if shelf is not None else None
+        if left is None or self.status is not None or left[0] is not form or left[2] is not self.mode:
+            self._forget(shelve=True)
+        elif form is not None and not form.running and form.snapshot() == left[1]:
+            self._shelf = None
+            _, self.status, self.final, self.server_note, shelved = shelf
+            self.metrics.unshelve(shelved)
+            if self.status is not None:
+                self._emit(LaneStatus(self.name, self.status))
 
     # -- a run ----------------------------------------------------------------------------------
 
@@ -239,6 +288,7 @@ class SessionLane:
         if self.active:
             raise RuntimeError(f"lane {self.name}: a run is already active")
         form = self.form
+        self._left = self._shelf = None
         self.recorder = WireRecorder(t0=t0, max_bytes=self.recorder_max_bytes)
         self.server_note = ""
         self.metrics.start(t0)
@@ -332,4 +382,7 @@ class SessionLane:
             model.stop(self.name, now, outcome)
         if status.phase is Phase.COMMITTED and run.result is not MISSING and run.result != self.final:
             self.metrics.set_final(run.result)  # (re-judging every display: only when it tells something new)
+        form = self._form
+        if form is not None and not form.running:
+            self._left = (form, form.snapshot(), self.mode)
         self._emit(LaneFinished(self.name, status))

@@ -1,14 +1,17 @@
 """Lane metrics: how soon a lane showed something, when it had it all, and how often it lied.
 
 A compare-view lane reports every value it displays for a field (`LaneMetrics.display`): the
-pointer, the value shown, whether it was visibly marked provisional, and when. Once the fields'
-final values are known (`set_final`: the committed object, or the scenario's expected output)
-each display is judged:
+pointer, the value shown, whether it was visibly marked provisional, and when. Once the run's
+own final values are known (`set_final`: its committed object, or the scenario's expected output;
+never an earlier run's: `start` forgets them) each display is judged:
 
 - equal to the field's final value                      -> true (counts nowhere)
 - different, and visibly marked provisional             -> "provisional, later changed"
 - different, and NOT visibly marked provisional         -> "never true": the naive lane's "Mar"
                                                            for "Martinez SA", and 12 for 1200
+
+Until then only what the run itself has contradicted counts, "so far": a display the lane later
+replaced with a different value (`MetricsSummary.final_known` False; a widget must not accuse).
 
 It also times "byte to pixel": from the network read that carried a value's settling byte to the
 first paint of its widget showing it settled. What counts as a display, how a field settles and
@@ -90,9 +93,20 @@ class MetricsSummary:
     painted: int = 0
     unpainted: int = 0
 
+    @property
+    def accuses(self) -> bool:
+        """Some value shown was never true, judged against the run's own final values: only then
+        may a widget say so with a warning sign or a colour (before, the count is "so far")."""
+        return self.final_known and self.never_true > 0
+
 
 _NOTHING = object()
 _MAX_EXAMPLES = 5
+_SHELVED = (  # what one run's figures are made of (`LaneMetrics.shelve`)
+    "_start", "_started", "_final", "_required", "read_time", "_log", "_last", "_replaced", "_last_pos",
+    "_first", "_counts", "_examples", "_outcome", "_end", "_ok", "_awaiting", "_settled_once",
+    "_latencies", "_latency_log", "_sorted",
+)
 
 
 def same_value(shown: Any, final: Any) -> bool:
@@ -176,6 +190,7 @@ class LaneMetrics:
 
     def __init__(self, *, final: Any = _NOTHING) -> None:
         self._observers: Observers[None] = Observers()
+        self._fixed = final  # the final values of every run (given here), else each run's own
         self._final: dict[str, Any] | None = None
         self._required: dict[str, Any] = {}  # final leaves that must show their value (not empty)
         self._start = 0.0
@@ -183,16 +198,26 @@ class LaneMetrics:
         #: when the read carrying a pointer's settling byte arrived (set per run; None: unknown)
         self.read_time: Callable[[str], float | None] | None = None
         self._reset()
-        if final is not _NOTHING:
-            self.set_final(final)
+        self._set_final(final)
 
     # -- feeding --------------------------------------------------------------------------------
 
     def start(self, t: float) -> None:
-        """A new run begins at `t`: forget earlier displays (the final values are kept)."""
+        """A new run begins at `t`: forget earlier displays and the earlier run's final values (a
+        run is judged by its own: `set_final`; those given to the constructor stand for every run)."""
         self._start = t
         self._started = True
         self._reset()
+        self._set_final(self._fixed)
+        self._notify()
+
+    def clear(self) -> None:
+        """Forget the last run: no figures, no outcome, not started (the lane shows another document,
+        or its form was cleared: that run's figures describe nothing on screen any more)."""
+        self._started = False
+        self._start = 0.0
+        self._reset()
+        self._set_final(self._fixed)
         self._notify()
 
     def display(self, pointer: str, value: Any, *, provisional: bool, t: float) -> None:
@@ -204,11 +229,21 @@ class LaneMetrics:
             self._display_leaf(pointer, value, provisional, t)
         self._notify()
 
+    def shelve(self) -> object:
+        """Everything measured of the last run, for `unshelve` (a form cleared, then put back)."""
+        return {name: getattr(self, name) for name in _SHELVED}
+
+    def unshelve(self, shelved: object) -> None:
+        """Show again what `shelve` kept (its containers were left alone: `clear` makes new ones)."""
+        assert isinstance(shelved, dict)
+        for name, value in shelved.items():
+            setattr(self, name, value)
+        self._notify()
+
     def set_final(self, document: Any) -> None:
-        """The fields' final values: the whole extracted object (e.g. the committed value)."""
-        self._final = dict(leaves(document))
-        self._required = {p: v for p, v in self._final.items() if not _is_empty(v)}
-        self._rejudge()
+        """The run's final values: the whole extracted object (its committed value, or what the
+        scenario is known to produce). Every display of the run is judged again."""
+        self._set_final(document)
         self._notify()
 
     def finish(self, t: float, outcome: str) -> None:
@@ -249,6 +284,11 @@ class LaneMetrics:
         self._notify()
 
     # -- reading --------------------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        """A run was started (and not cleared since)."""
+        return self._started
 
     @property
     def log(self) -> tuple[Display, ...]:
@@ -309,6 +349,14 @@ class LaneMetrics:
 
     # -- internals ------------------------------------------------------------------------------
 
+    def _set_final(self, document: Any) -> None:
+        if document is _NOTHING:
+            self._final, self._required = None, {}
+        else:
+            self._final = dict(leaves(document))
+            self._required = {p: v for p, v in self._final.items() if not _is_empty(v)}
+        self._rejudge()
+
     def _reset(self) -> None:
         self._log: list[Display] = []
         self._last: dict[str, Display] = {}
@@ -342,8 +390,9 @@ class LaneMetrics:
             self._first = t
         pos = len(self._log)
         prev = self._last_pos.get(pointer)
-        if prev is not None and self._final is None and not _identical(self._log[prev].value, value):
-            # without the final value, a replaced value is judged against what replaced it
+        if prev is not None and self._final is None and not same_value(self._log[prev].value, value):
+            # without the final value, a replaced value is judged against what replaced it (1200
+            # then 1200.0 is the same value shown again, not a contradiction)
             self._count(prev, self._log[prev], +1, replaced=True)
         self._log.append(d)
         self._last[pointer] = d

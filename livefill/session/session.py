@@ -397,6 +397,9 @@ class Session:
         feed.set_fields(fields)
         feed.model.start(t0)
         self._running = True
+        for lane in (self.single, *self.compare_lanes):
+            if lane not in self.lanes:
+                lane.forget_run()  # the other view's last run is no longer the latest
         started: list[SessionLane] = []
         configs, self.record_paths, self.record_notes = lanes_record_configs(
             config, self.lanes, target=self.record_target, comparing=self._comparing,
@@ -478,8 +481,7 @@ class Session:
             self._running = False
             config = self.config
             if self._comparing:
-                if config is not None and config.demo is None:  # a live run: judged by its first result
-                    self.compare.judge()
+                self.compare.judge(shared=config is not None and config.demo is not None)
                 if self.fetch_notes and config is not None and config.demo is not None and config.base_url:
                     self._notes_task = asyncio.ensure_future(self._fetch_notes(config.base_url))
             self._emit(ActiveChanged(False))
