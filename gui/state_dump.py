@@ -2,7 +2,8 @@
 
 With `LIVEFILL_STATE_FILE=PATH` (livefill/switches.py) the app writes `visible_state(window)` to
 PATH every 100 ms while it changes (to a sibling file first, then renamed: a reader never sees
-half a file). Off by default; nothing is read back. tests/gui/test_demo_script.py drives the app
+half a file); while a run is active, without rectangles and table cells (cheaper). Off by
+default; nothing is read back. tests/gui/test_demo_script.py drives the app
 on a real X server with xdotool and reads here what the audience sees: the status lines (whole,
 and whether cut), each field's shown text, state and mark, the lanes and their figures, the
 wire inspector's line, the toolbar's visible items, an open menu or list with the screen
@@ -86,7 +87,7 @@ def _cells(view: QAbstractItemView) -> list[list[str]]:
     return rows
 
 
-def _field(widget: FieldWidget) -> dict[str, Any]:
+def _field(widget: FieldWidget, detail: bool) -> dict[str, Any]:
     editor = widget.editor
     entry: dict[str, Any] = {
         "label": widget.label.text(),
@@ -94,25 +95,28 @@ def _field(widget: FieldWidget) -> dict[str, Any]:
         "state": str(widget.property("state") or ""),
         "origin": str(widget.property("origin") or ""),
         "marker": widget.marker.text(),
-        "visible": widget.isVisible(),
-        "rect": _rect(editor),
     }
+    if isinstance(editor, QLineEdit):
+        entry["editor"] = editor.text()
+        entry["placeholder"] = editor.placeholderText()
+    if not detail:
+        return entry
+    entry["visible"] = widget.isVisible()
+    entry["rect"] = _rect(editor)
     shown = _text_of(editor)
     if shown is not None:
         entry["editor"] = shown
         entry["cut"] = _cut(editor)
-    if isinstance(editor, QLineEdit):
-        entry["placeholder"] = editor.placeholderText()
     views = [editor] if isinstance(editor, QAbstractItemView) else editor.findChildren(QAbstractItemView)
     if views:
         entry["cells"] = _cells(views[0])
     return entry
 
 
-def _fields(form_view: Any) -> dict[str, Any]:
+def _fields(form_view: Any, detail: bool) -> dict[str, Any]:
     if form_view is None:
         return {}
-    return {pointer: _field(w) for pointer, w in form_view.fields.items()}
+    return {pointer: _field(w, detail) for pointer, w in form_view.fields.items()}
 
 
 def _label(label: QLabel | None) -> dict[str, Any] | None:
@@ -135,17 +139,19 @@ def _toolbar(window: Any) -> list[dict[str, Any]]:
     return items
 
 
-def _lane(lane: Any) -> dict[str, Any]:
+def _lane(lane: Any, detail: bool) -> dict[str, Any]:
     header = lane.header
-    return {
+    entry = {
         "name": lane.name,
         "mode": lane.mode.value,
         "title": lane.title,
         "status": _label(getattr(lane, "status_label", None)),
-        "header": [t for c in header.findChildren(QLabel) if c.isVisible() and (t := c.text())] if header else [],
-        "fields": _fields(lane.form_view),
-        "rect": _rect(lane),
+        "fields": _fields(lane.form_view, detail),
     }
+    if detail:
+        entry["header"] = [t for c in header.findChildren(QLabel) if c.isVisible() and (t := c.text())] if header else []
+        entry["rect"] = _rect(lane)
+    return entry
 
 
 def _metrics(view: Any) -> dict[str, Any] | None:
@@ -159,7 +165,10 @@ def _metrics(view: Any) -> dict[str, Any] | None:
             (table.item(r, c).text() if table.item(r, c) else "") for c in range(table.columnCount())]
     columns = [(table.horizontalHeaderItem(c).text() if table.horizontalHeaderItem(c) else "")
                for c in range(table.columnCount())]
-    return {"columns": columns, "rows": rows, "visible": table.isVisible(), "rect": _rect(table)}
+    height = table.viewport().height()
+    hidden = [title for r, title in enumerate(rows)
+              if table.rowViewportPosition(r) < 0 or table.rowViewportPosition(r) + table.rowHeight(r) > height]
+    return {"columns": columns, "rows": rows, "hidden_rows": hidden, "visible": table.isVisible(), "rect": _rect(table)}
 
 
 def _popup() -> dict[str, Any] | None:
@@ -221,8 +230,10 @@ def _status_bar(window: Any) -> dict[str, Any]:
     return {"message": bar.currentMessage(), "widgets": shown, "visible": bar.isVisible(), "rect": _rect(bar)}
 
 
-def visible_state(window: Any) -> dict[str, Any]:
-    """What `window` (a MainWindow) shows now; see the module docstring."""
+def visible_state(window: Any, detail: bool = True) -> dict[str, Any]:
+    """What `window` (a MainWindow) shows now; see the module docstring. Without `detail` (while
+    a run is active: a dump costs the GUI thread) the fields' texts and marks only, no rectangles,
+    table cells, toolbar or menu bar."""
     screen = window.screen() or QGuiApplication.primaryScreen()
     inspector = window.inspector_dock.inspector
     run_log = window.run_log
@@ -243,11 +254,11 @@ def visible_state(window: Any) -> dict[str, Any]:
         "legend": {"visible": window.legend.isVisible(), "text": window.legend.text()},
         "document": _label(window.document_bar.name_label),
         "source": window.source_view.toPlainText()[:300],
-        "toolbar": _toolbar(window),
+        "toolbar": _toolbar(window) if detail else [],
         "menu_bar": [{"text": a.text().replace("&", ""), "rect": _box_global(window.menuBar(), a)}
-                     for a in window.menuBar().actions() if a.isVisible()],
-        "fields": _fields(window.form_view) if not window.comparing else {},
-        "lanes": [_lane(lane) for lane in window.lanes],
+                     for a in window.menuBar().actions() if a.isVisible()] if detail else [],
+        "fields": _fields(window.form_view, detail) if not window.comparing else {},
+        "lanes": [_lane(lane, detail) for lane in window.lanes],
         "metrics": _metrics(window.compare_view) if window.comparing else None,
         "inspector": {"visible": window.inspector_dock.isVisible(), "field": inspector.pointer,
                       "field_box": inspector.field_combo.currentText(), "line": inspector.value_label.text(),
@@ -285,7 +296,7 @@ class StateDump(QObject):
     def write(self) -> None:
         """Write the state now, if it changed since the last write."""
         try:
-            state = visible_state(self.window)
+            state = visible_state(self.window, detail=not self.window.active)
         except RuntimeError:  # the window is being torn down
             return
         text = json.dumps(state, ensure_ascii=False, default=str)

@@ -26,6 +26,7 @@ from tests.gui.xdisplay import REPO, LiveApp, XDisplay, missing_tools, summary
 pytestmark = pytest.mark.slow
 
 SCRIPT = REPO / "docs" / "demo-script.md"
+MODES = ("naive", "partial", "settled")
 SCREENS = {"1280x720": (90, 1280, 720), "1024x768": (89, 1024, 768)}
 MISSING = missing_tools()
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -319,23 +320,27 @@ def walk(app: LiveApp, screen: XDisplay) -> list[str]:
     seq = app.seq
     app.key("ctrl+Return")
     app.wait(lambda s: s["active"], "the compare run started", 60, after=seq)
-    s = app.wait(lambda s: not s["active"], "the compare run finished", 120)
+    s = app.wait(lambda s: not s["active"] and all(metric(s, "Run ended", m) not in ("", "running…") for m in MODES),
+                 "the compare run finished, its figures shown", 120)
     app.shot("3-50-scoreboard")
     no_dialog(s)
     assert number(metric(s, never, "naive")) >= 5, metric(s, never, "naive")
     for name_ in ("partial", "settled"):
         assert number(metric(s, never, name_)) == 0, f"{name_}: {metric(s, never, name_)}"
-    for name_ in ("naive", "partial", "settled"):
+    for name_ in MODES:
         assert "committed" in metric(s, "Run ended", name_), metric(s, "Run ended", name_)
         assert re.search(r"\d", metric(s, "First visible value", name_)), metric(s, "First visible value", name_)
         assert re.search(r"\d", metric(s, "All settled", name_)), metric(s, "All settled", name_)
     check(inside(s["metrics"]["rect"], s["window"]["available"]), "the scoreboard is cut by the screen's edge")
+    named = {"First visible value", "Byte to pixel (p50 / p99)", "All settled", never}  # the rows the script points at
+    check(not named & set(s["metrics"]["hidden_rows"]), f"scoreboard rows the script points at are cut: {s['metrics']['hidden_rows']}")
 
     # -- notes for the presenter: F11 and Esc ---------------------------------------------------------
     app.key("F11")
     s = app.wait(lambda s: s["presenting"], "presentation mode", 30)
     app.shot("notes-presentation")
-    check(inside(s["metrics"]["rect"], s["window"]["available"]), "presentation mode cuts the scoreboard")
+    check(inside(s["metrics"]["rect"], s["window"]["available"]) and not s["metrics"]["hidden_rows"],
+          f"presentation mode cuts the scoreboard (rows {s['metrics']['hidden_rows']})")
     for x in s["lanes"]:
         check(inside(x["rect"], s["window"]["available"]), f"presentation mode cuts lane {x['mode']}")
     app.key("Escape")
@@ -355,7 +360,8 @@ def walk(app: LiveApp, screen: XDisplay) -> list[str]:
     seq = app.seq
     app.key("ctrl+Return")
     app.wait(lambda s: s["active"], "the replay started", 60, after=seq)
-    s = app.wait(lambda s: not s["active"], "the replay finished", 180)
+    s = app.wait(lambda s: not s["active"] and all(metric(s, "Run ended", m) not in ("", "running…") for m in MODES),
+                 "the replay finished, its figures shown", 180)
     app.shot("4-30-replay")
     no_dialog(s)
     assert number(metric(s, never, "naive")) >= 20, metric(s, never, "naive")

@@ -127,7 +127,7 @@ class LiveApp:
             state = self.state()
             try:
                 ok = state and (after is None or state.get("seq", 0) > after) and predicate(state)
-            except (KeyError, IndexError, TypeError):
+            except (KeyError, IndexError, TypeError, StopIteration, AssertionError):  # not there yet
                 ok = False
             if ok:
                 return state
