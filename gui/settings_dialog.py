@@ -17,7 +17,8 @@ edited. A base URL that is not one is refused with one line under the fields tha
 did not change; the field keeps what was typed (marked `invalid`) so that it can be corrected, and
 is left alone by `render()` until it is edited into a base URL or emptied. A vendor's row uses the
 vendor's own host, or the base URL paired with it in the environment (`ANTHROPIC_BASE_URL` /
-`OPENAI_BASE_URL`), as `livefill.wire.keys.key_slot` does.
+`OPENAI_BASE_URL`), as `livefill.wire.keys.key_slot` does. The wrapped lines (`Note`) never break
+an address across lines: a word joiner sits between its characters on screen (`text()` is as said).
 """
 
 from __future__ import annotations
@@ -48,9 +49,43 @@ from livefill.session.session_events import SessionEvent, SettingsChanged
 from livefill.widgets.key_field import KeyField
 from livefill.wire.providers.spec import PROVIDER_SPECS
 
-__all__ = ["SettingsDialog", "key_source_text"]
+__all__ = ["Note", "SettingsDialog", "key_source_text", "unbreakable_urls"]
 
 _BARE_HOST = re.compile(r"(?![Hh][Tt][Tt][Pp][Ss]?:)[A-Za-z0-9.\-]+:(\d{1,5})(/\S*)?").fullmatch  # "localhost:11434", "gpu-box:8080/v1"
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"]*[^\s'\".,;:!?)]")
+_LONGEST_KEPT_WHOLE = 48  # a longer address (one typed in, quoted back) may still wrap
+WORD_JOINER = "\u2060"  # zero width, no line break on either side
+
+
+def unbreakable_urls(text: str) -> str:
+    """`text` with a word joiner between the characters of every address in it (up to
+    _LONGEST_KEPT_WHOLE characters), so that a word-wrapped label never breaks one across lines."""
+    def join(match: re.Match[str]) -> str:
+        url = match.group(0)
+        return WORD_JOINER.join(url) if len(url) <= _LONGEST_KEPT_WHOLE else url
+
+    return _URL.sub(join, text)
+
+
+class Note(QLabel):
+    """A word-wrapped line of the dialog whose addresses stay whole on one line; `text()` returns
+    what was set (without the word joiners shown)."""
+
+    def __init__(self, text: str = "", name: str = "") -> None:
+        super().__init__()
+        self.setObjectName(name)
+        self.setWordWrap(True)
+        self._said = ""
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt naming
+        self._said = text
+        super().setText(unbreakable_urls(text))
+
+    def text(self) -> str:
+        return self._said
+
 
 _ROW_PROVIDER = {"anthropic": "anthropic", "openai": "openai-chat", "compatible": "openai-compatible"}
 """Each key row's provider (OpenAI Chat and Responses share one key)."""
@@ -85,9 +120,7 @@ class SettingsDialog(QDialog):
         self._refused: set[QLineEdit] = set()  # base URL fields holding a refused entry
         layout = QVBoxLayout(self)
 
-        self.keyring_note = QLabel()
-        self.keyring_note.setObjectName("keyringNote")
-        self.keyring_note.setWordWrap(True)
+        self.keyring_note = Note(name="keyringNote")
         layout.addWidget(self.keyring_note)
 
         self.keys: dict[str, KeyField] = {}
@@ -120,9 +153,7 @@ class SettingsDialog(QDialog):
         form.addRow("", _hint(f"Ollama takes no key. Default: {PROVIDER_SPECS['ollama'].base_url_variable}, or {OLLAMA_DEFAULT}."))
         layout.addWidget(box)
 
-        self.error = QLabel()
-        self.error.setObjectName("settingsError")
-        self.error.setWordWrap(True)
+        self.error = Note(name="settingsError")
         self.error.hide()
         layout.addWidget(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -296,7 +327,4 @@ def _line(name: str, placeholder: str) -> QLineEdit:
 
 
 def _hint(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("settingsHint")
-    label.setWordWrap(True)
-    return label
+    return Note(text, "settingsHint")
