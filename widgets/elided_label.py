@@ -7,6 +7,10 @@ around it, off the screen. `ElidedLabel` asks for a few characters of width at l
 text out with `QTextLayout` in whatever width it is given, and paints the first `max_lines` lines,
 the last one elided. `text()` is always the whole text; `elided()` says whether some of it is
 hidden (then the tooltip holds all of it).
+
+A one-line label may be given shorter forms of its text (`set_shorter`: "Scenario: invoice" for
+"Scenario document: invoice"): where the whole text does not fit, the first shorter form that fits
+is shown, else the last one elided. Cut at a word, never mid-word without an "…".
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ class ElidedLabel(QLabel):
         self._shown_tip: str | None = None
         self._elided = False
         self._text = ""
+        self._shorter: tuple[str, ...] = ()
         self.setTextFormat(Qt.TextFormat.PlainText)
         policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(self.max_lines > 1)
@@ -76,10 +81,30 @@ class ElidedLabel(QLabel):
             self._memo.clear()
         super().changeEvent(event)
 
+    def set_shorter(self, *forms: str) -> None:
+        """Shorter forms of the text, longest first, shown (one line only) where it does not fit whole."""
+        if forms == self._shorter:
+            return
+        self._shorter = forms
+        self._memo.clear()
+        self._sync_tip()
+        self.update()
+
+    def form_widths(self) -> list[int]:
+        """The width the whole text and each shorter form need on one line, margins included."""
+        fm = QFontMetrics(self.font())
+        m = self.contentsMargins()
+        pad = m.left() + m.right() + 2 * self.margin() + 1
+        return [fm.horizontalAdvance(form) + pad for form in (self.text(), *self._shorter)]
+
     def setToolTip(self, tip: str) -> None:  # noqa: N802 - Qt API
         """A tooltip of one's own (shown when the text is whole; the whole text is added when elided)."""
         self._own_tip = tip
         self._sync_tip()
+
+    def shown_text(self) -> str:
+        """What is painted now, its lines joined by newlines."""
+        return "\n".join(self._lines(self._content_width(self.width()))[0])
 
     def elided(self) -> bool:
         """True if some of the text is hidden at the current width."""
@@ -90,7 +115,7 @@ class ElidedLabel(QLabel):
     def _lines(self, width: int) -> tuple[list[str], bool]:
         """The lines shown in `width` pixels, and whether the text was cut (remembered for the
         last few texts and widths: a layout, a paint and a tooltip ask the same question)."""
-        key = (self.text(), width)
+        key = (self.text(), width)  # (the memo is cleared when the shorter forms change)
         found = self._memo.get(key)
         if found is None:
             found = self._lay_out(width)
@@ -104,6 +129,11 @@ class ElidedLabel(QLabel):
         if not text or width <= 0:
             return ([text] if text else []), bool(text) and width <= 0
         fm = QFontMetrics(self.font())
+        if self._shorter and self.max_lines == 1 and fm.horizontalAdvance(text) > width:
+            for form in self._shorter:
+                if fm.horizontalAdvance(form) <= width:
+                    return [form], True
+            return [fm.elidedText(self._shorter[-1], Qt.TextElideMode.ElideRight, width)], True
         out: list[str] = []
         cut = False
         paragraphs = text.split("\n")

@@ -2,12 +2,13 @@
 
 How this works
 --------------
-A document laid out in columns (an invoice's table, a ticket's headers: lines of up to about 100
-characters) must not be wrapped at the pane's edge, where its lines would break raggedly. Such a
-document is shown unwrapped, in a font that fits `FIT_COLUMNS` columns in the pane when it can
-(at most the widget's own font size, at least `MIN_SCALE` of it); a line that still does not fit
-scrolls sideways. A document of running prose (most of its lines longer than `PROSE_COLUMNS`)
-wraps at the pane's width in the widget's own font, as text does.
+Every line wraps at the pane's width, at a word boundary (a word longer than the whole width
+breaks where it must): nothing is cut at the pane's edge and nothing scrolls sideways.
+
+A document laid out in columns (an invoice's table, a ticket's headers) is shown in a font that
+fits `FIT_COLUMNS` columns in the pane when it can (at most the widget's own font size, at least
+`MIN_SCALE` of it), so that its rows stay whole lines; a longer line wraps. A document of running
+prose (most of its lines longer than `PROSE_COLUMNS`) is shown in the widget's own font.
 
 The widget's font (set here, or by a style sheet such as presentation mode's) is the largest size
 used; the fitted size is the document's default font, re-chosen when the pane or the font changes.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QEvent
-from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF
+from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF, QTextOption
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 __all__ = ["SourceView", "font_size", "FIT_COLUMNS", "MIN_SCALE", "PROSE_COLUMNS", "is_prose"]
@@ -27,10 +28,10 @@ FIT_COLUMNS = 80
 """A columned document is shown in a font that fits this many columns in the pane, when it can."""
 
 MIN_SCALE = 0.75
-"""The fitted font is never smaller than this share of the widget's font (then lines scroll sideways)."""
+"""The fitted font is never smaller than this share of the widget's font (then longer lines wrap)."""
 
 PROSE_COLUMNS = 100
-"""A document most of whose lines are longer than this is prose: it wraps."""
+"""A document most of whose lines are longer than this is prose: shown in the widget's own font."""
 
 
 def is_prose(text: str) -> bool:
@@ -64,7 +65,8 @@ class SourceView(QPlainTextEdit):
         self.prose = False
         self._columns = FIT_COLUMNS
         self._fitting = False
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
 
     def show_document(self, text: str) -> None:
@@ -72,7 +74,6 @@ class SourceView(QPlainTextEdit):
         self.prose = is_prose(text)
         longest = max((len(line) for line in text.splitlines()), default=0)
         self._columns = max(1, min(FIT_COLUMNS, longest))
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth if self.prose else QPlainTextEdit.LineWrapMode.NoWrap)
         self.setPlainText(text)
         self.fit()
 

@@ -20,6 +20,7 @@ from livefill.gui.compare_view import LANE_MIN_WIDTH, next_mode
 from tests.gui.conftest import arun, wait_until
 from livefill.widgets.elided_label import ElidedLabel
 from livefill.widgets.source_view import MIN_SCALE, SourceView, font_size, is_prose
+from tests.widgets.test_source_wrap import breaks_at_words
 from livefill.widgets.value_tips import cut_text
 
 LONG = ("connection lost: Anthropic Messages: peer closed connection without sending complete message body "
@@ -174,7 +175,8 @@ def test_presentation_fits_small_screens(make_window):
     settle()
     hint = window.minimumSizeHint()
     assert hint.width() <= 1024 and hint.height() <= 720
-    assert window.source_view.lineWrapMode() == SourceView.LineWrapMode.NoWrap
+    # the document wraps at words (it was unwrapped, its lines cut at the pane's edge)
+    assert window.source_view.lineWrapMode() == SourceView.LineWrapMode.WidgetWidth
     window.toggle_presentation()
 
 
@@ -275,21 +277,25 @@ def test_a_value_cut_short_is_whole_in_its_tooltip(qtbot):
 # -- the source document ----------------------------------------------------------------------
 
 
-def _one_line_per_block(view: SourceView) -> bool:
+def _one_line_per_block(view: SourceView, longest: int | None = None) -> bool:
+    """Every block (of at most `longest` characters) laid out on one line."""
     block = view.document().firstBlock()
     while block.isValid():
-        if block.layout() is not None and block.layout().lineCount() > 1:
+        short = longest is None or len(block.text()) <= longest
+        if short and block.layout() is not None and block.layout().lineCount() > 1:
             return False
         block = block.next()
     return True
 
 
 def test_source_document_lines_are_never_broken_raggedly(make_window):
+    # (the rows of its table stay whole lines where 80 columns fit; longer lines wrap at words,
+    # tests/widgets/test_source_wrap.py: they were unwrapped, cut at the pane's edge)
     window = make_window(scenario="invoice")
     sized(window, 1280, 720)
     view = window.source_view
-    assert view.lineWrapMode() == SourceView.LineWrapMode.NoWrap and not view.prose
-    assert _one_line_per_block(view)
+    assert view.lineWrapMode() == SourceView.LineWrapMode.WidgetWidth and not view.prose
+    assert _one_line_per_block(view, longest=80) and breaks_at_words(view)
     base = font_size(view.font())
     assert base * MIN_SCALE - 1 <= font_size(view.text_font()) <= base
     # a wide pane: 80 columns fit in the widget's own size
@@ -302,7 +308,7 @@ def test_source_document_lines_are_never_broken_raggedly(make_window):
     # presentation mode: bigger type, still one line per line
     window.toggle_presentation()
     settle()
-    assert view.lineWrapMode() == SourceView.LineWrapMode.NoWrap and _one_line_per_block(view)
+    assert view.horizontalScrollBar().maximum() == 0 and breaks_at_words(view)
     window.toggle_presentation()
 
 
@@ -358,21 +364,22 @@ def test_presentation_keeps_the_compare_shortcut_and_gives_the_toolbar_back(make
     assert bar.actions() == before
 
 
-def test_a_prose_document_wraps_and_a_columned_one_fits_or_scrolls(qtbot):
+def test_a_prose_document_wraps_and_a_columned_one_fits_or_wraps_at_words(qtbot):
     view = SourceView()
     qtbot.addWidget(view)
     view.resize(500, 300)
     view.show()
     view.show_document("word " * 60 + "\n" + "more words " * 30)
-    assert view.prose and view.lineWrapMode() == SourceView.LineWrapMode.WidgetWidth
+    assert view.prose and view.lineWrapMode() == SourceView.LineWrapMode.WidgetWidth and breaks_at_words(view)
     columned = "\n".join(f"  {i:>3}. SKU-{i:04d}    a product with a name    EUR {i * 3.5:8.2f}    in stock   " for i in range(30))
     view.show_document(columned)
     settle()
-    assert not view.prose and view.lineWrapMode() == SourceView.LineWrapMode.NoWrap and _one_line_per_block(view)
+    assert not view.prose and _one_line_per_block(view)
     base = font_size(view.font())
-    view.resize(200, 300)  # far too narrow for 80 columns: the smallest size, then sideways scrolling
+    view.resize(200, 300)  # far too narrow for 80 columns: the smallest size, then lines wrap at words
     settle()
-    assert abs(font_size(view.text_font()) - base * MIN_SCALE) <= 1 and view.horizontalScrollBar().maximum() > 0
+    assert abs(font_size(view.text_font()) - base * MIN_SCALE) <= 1 and view.horizontalScrollBar().maximum() == 0
+    assert not _one_line_per_block(view) and breaks_at_words(view)
     view.resize(2000, 300)  # wide: the widget's own size, nothing to scroll
     settle()
     assert font_size(view.text_font()) == base and view.horizontalScrollBar().maximum() == 0
