@@ -149,6 +149,7 @@ class MainWindow(QMainWindow):
         self.presentation = Presentation(self, self.run_toolbar, keep=self.presentation_keep,
                                          hide=self.presentation_hide)
         self.presentation.changed.connect(self.presentation_changed)
+        self.presentation.changed.connect(self.present_action.setChecked)  # Esc leaves too: the item unticks
         session.subscribe(self._on_session_event)
         self.setAcceptDrops(True)
         if document is not None:

@@ -15,9 +15,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QMenu, QPushButton, QSizePolicy, QToolBar, QToolButton
+from PySide6.QtWidgets import (
+    QComboBox,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QPushButton,
+    QSizePolicy,
+    QStyle,
+    QStyleOptionComboBox,
+    QStylePainter,
+    QToolBar,
+    QToolButton,
+)
 
 from livefill.extraction.modes import Mode
 from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
@@ -76,6 +88,34 @@ def _structured_choices(provider: str) -> tuple[str, ...]:
     return spec.structured if spec is not None else ("tools",)
 
 
+SCENARIO_CHARS = 12
+"""The scenario picker is this many characters wide, whatever it lists: a long entry ("✎ replay:
+invoice/trace-smollm2.jsonl") ends in "…" in the box (whole in its list and tooltip) instead of
+widening the toolbar, and presentation mode's larger type gives it back at its width."""
+
+
+class ElidingCombo(QComboBox):
+    """A combo box whose shown text ends in "…" when it is longer than the box (its list shows it whole)."""
+
+    def paintEvent(self, _event) -> None:  # noqa: N802, ANN001 - Qt override
+        painter = QStylePainter(self)
+        option = self._option()
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
+
+    def shown_text(self) -> str:
+        """The text the box shows now (elided as painted)."""
+        return self._option().currentText
+
+    def _option(self) -> QStyleOptionComboBox:
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        room = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                           QStyle.SubControl.SC_ComboBoxEditField, self).width()
+        option.currentText = self.fontMetrics().elidedText(option.currentText, Qt.TextElideMode.ElideRight, max(room - 2, 0))
+        return option
+
+
 def _select(combo: QComboBox, data: Any) -> None:
     index = combo.findData(data)
     if index >= 0 and index != combo.currentIndex():
@@ -97,8 +137,11 @@ class RunToolbar(QObject):
         window.addToolBar(bar)
         self.bar = bar
 
-        self.scenario_combo = QComboBox()
+        self.scenario_combo = ElidingCombo()
         self.scenario_combo.setObjectName("scenarioCombo")
+        self.scenario_combo.setMinimumContentsLength(SCENARIO_CHARS)  # its width never follows what it lists
+        self.scenario_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.scenario_combo.setIconSize(QSize(0, 0))  # it shows no icons: no room kept for one
         for name in SCENARIO_NAMES:
             self.scenario_combo.addItem(name, name)
             self.scenario_combo.setItemData(self.scenario_combo.count() - 1, get_scenario(name).title, Qt.ItemDataRole.ToolTipRole)
@@ -247,7 +290,10 @@ class RunToolbar(QObject):
     def show_settings(self, s: RunSettings) -> None:
         """Show `s` on every control (no intent is sent back)."""
         self._show_own_document(s)
-        _select(self.scenario_combo, OWN_DOCUMENT if s.document is not None else s.scenario)
+        combo = self.scenario_combo
+        _select(combo, OWN_DOCUMENT if s.document is not None else s.scenario)
+        combo.setToolTip(str(combo.itemData(combo.currentIndex(), Qt.ItemDataRole.ToolTipRole) or combo.currentText()))
+        combo.view().setMinimumWidth(combo.view().sizeHintForColumn(0) + 24)  # its list shows every entry whole
         self._show_provider(s)
         self._show_live(s)
         _select(self.mode_combo, s.mode.value)
