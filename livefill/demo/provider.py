@@ -111,7 +111,7 @@ def _input_tokens(text: str) -> int:
 def _whole(text: str | None, default: int | None, highest: int, name: str) -> int | None:
     if text is None or text == "":
         return default
-    if not text.isdigit() or len(text) > 12:
+    if not (text.isascii() and text.isdigit()) or len(text) > 12:
         raise BadRequest(f"/_demo/requests: {name} must be a whole number, got {clip(text, 40)!r}")
     return min(int(text), highest)
 

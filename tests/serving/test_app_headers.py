@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parents[2]
 RELAY = "/relay/v1/extract"
 
 
-def _spawn_server(env: dict[str, str]) -> tuple[subprocess.Popen, int]:
+def _spawn_server(env: dict[str, str], *args: str) -> tuple[subprocess.Popen, int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "livefill.cli.server"],
+        [sys.executable, "-m", "livefill.cli.server", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -103,8 +103,11 @@ def _assert_refused(results, tmp_path: Path) -> None:
 @pytest.mark.slow  # a server subprocess
 def test_livefill_server_refuses_the_app_only_headers(tmp_path):
     token = "app-headers-token-0123456789"
-    proc, port = _spawn_server({"LIVEFILL_RELAY_TOKEN": token})
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    proc, port = _spawn_server({"LIVEFILL_RELAY_TOKEN": ""}, "--relay-token-file", str(token_file))
     try:
+        assert token.encode() not in Path(f"/proc/{proc.pid}/cmdline").read_bytes()  # not in `ps`
         _assert_refused(_attempts(f"http://127.0.0.1:{port}", token, tmp_path), tmp_path)
     finally:
         proc.terminate()

@@ -139,8 +139,9 @@ def test_request_log_is_served_in_pages(server):
         oldest = client.get(server.url + f"/_demo/requests?offset={total - PAGE_DEFAULT - 60}&limit=25").json()
         assert [e["id"] for e in oldest] == ids[:25]
         assert len(client.get(server.url + "/_demo/requests?limit=99999999").json()) <= PAGE_MAX
-        bad = client.get(server.url + "/_demo/requests?limit=-1")
-        assert bad.status_code == 400 and "limit" in bad.json()["error"]["message"]
+        for bad_limit in ("-1", "%C2%B2", "x"):  # "²" is a digit to str.isdigit, not to int()
+            bad = client.get(server.url + f"/_demo/requests?limit={bad_limit}")
+            assert bad.status_code == 400 and "limit" in bad.json()["error"]["message"]
 
 
 def test_entries_keep_clipped_text_and_pages_are_capped_in_bytes(server):
