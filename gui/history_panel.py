@@ -51,6 +51,19 @@ from livefill.session.session_events import ActiveChanged, AllDone, SessionEvent
 __all__ = ["HistoryPanel", "RECORD_ALL_KEY"]
 
 RECORD_ALL_KEY = "history_record_all_runs"
+PATH_WIDTH = 460
+"""The widest a path is shown in the delete prompt before the box has laid it out, in pixels."""
+
+
+def _fit_path(box: QMessageBox, path: str) -> None:
+    """Show `path` as the informative line of `box` (shown) at the width the box gives it: whole,
+    or without its middle, never wrapped inside a name (the whole path is the box's tooltip)."""
+    label = box.findChild(QLabel, "qt_msgbox_informativelabel")
+    if label is None or label.contentsRect().width() <= 0:
+        return
+    shown = label.fontMetrics().elidedText(path, Qt.TextElideMode.ElideMiddle, label.contentsRect().width())
+    if shown != box.informativeText():
+        box.setInformativeText(shown)
 COLUMNS = ("When", "Document", "Mode", "Wire", "Outcome")
 
 
@@ -334,14 +347,19 @@ class HistoryPanel(QDockWidget):
         else:  # not a run's record
             what = f"{summary.what}, {summary.outcome},"
         box = QMessageBox(QMessageBox.Icon.Question, "Delete this run?",
-                          f"Delete {what} from {self.history.path}? It cannot be brought back.",
+                          f"Delete {what} from this history file? It cannot be brought back.",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
         box.setObjectName("historyDeleteBox")
+        # the file on a line of its own, never wrapped inside a name: too long, it loses its middle
+        path = str(self.history.path)
+        box.setInformativeText(box.fontMetrics().elidedText(path, Qt.TextElideMode.ElideMiddle, PATH_WIDTH))
+        box.setToolTip(path)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.finished.connect(lambda result: self.delete_entry(key)
                              if result == QMessageBox.StandardButton.Yes else None)
         box.open()  # never a nested event loop under qasync
+        _fit_path(box, path)
         return box
 
     def delete_entry(self, key: str) -> asyncio.Task[bool]:
