@@ -215,7 +215,7 @@ async def load(args: argparse.Namespace, url: str, token: str, demo_url: str) ->
     for o in outcomes:
         counts[o] = counts.get(o, 0) + 1
     async with httpx.AsyncClient() as client:
-        log = [e for e in (await client.get(demo_url + "/_demo/requests")).json() if e.get("knobs", {}).get("seed", 0) >= 1000]
+        log = [e for e in (await client.get(demo_url + "/_demo/requests?limit=2000")).json() if e.get("knobs", {}).get("seed", 0) >= 1000]
     cancels = [await one_cancel(url, token, demo_url, 50_000 + k) for k in range(args.cancels)]
     return {"elapsed": elapsed, "durations": durations, "upstream": log, "runs": runs, **counts}, received, cancels
 

@@ -184,7 +184,7 @@ class Soak:
         async with httpx.AsyncClient(timeout=10) as client:
             while True:
                 self.samples.append((time.monotonic() - t0, rss_kb(self.pid), open_files(self.pid)))
-                for entry in (await client.get(self.url + "/_demo/requests")).json():
+                for entry in (await client.get(self.url + "/_demo/requests?limit=2000")).json():  # a page: the newest
                     self.log[entry["id"]] = entry
                 if stop.is_set():
                     return
