@@ -142,3 +142,21 @@ async def _run_once(window) -> None:
     window.start_button.click()
     await wait_until(lambda: window.controller.last_status is not None)
     await window.wait_runs()
+
+
+def test_in_compare_view_a_start_taken_during_the_warmup_starts_every_lane_once_it_is_done(make_window, qloop):
+    window = make_window(scenario="weather", compare=["naive", "partial"])
+    gate = threading.Event()
+
+    async def scenario() -> None:
+        held = window.warmup = Warmup(gate.wait).start(asyncio.get_running_loop())
+        window.start_button.click()
+        assert _taken(window) and not window.compare_action.isEnabled()
+        gate.set()
+        await held.wait()
+        await wait_until(lambda: all(status is not None for status in window.last_statuses()))
+        await window.wait_runs()
+
+    arun(qloop, scenario())
+    assert [s.phase.value for s in window.last_statuses()] == ["committed", "committed"]
+    assert window.status_line.text().startswith("compare · 2 lanes") and window.start_button.isEnabled()
