@@ -60,8 +60,8 @@ ROWS: tuple[tuple[str, str, Callable[[MetricsSummary], str]], ...] = (
     ("byte_to_pixel", "Byte to pixel (p50 / p99)", _byte_to_pixel),
     ("all_settled", "All settled", lambda s: format_seconds(s.all_settled)),
     ("never_true", "Values shown that were never true", _never),
-    ("provisional_changed", "Provisional, later changed", lambda s: str(s.provisional_changed)),
-    ("displays", "Values shown", lambda s: str(s.displays)),
+    ("provisional_changed", "Provisional, later changed", lambda s: str(s.provisional_changed) if s.started else "—"),
+    ("displays", "Values shown", lambda s: str(s.displays) if s.started else "—"),
     ("outcome", "Run ended", lambda s: _outcome(s)),
 )
 

@@ -10,6 +10,7 @@ figures; Undo of a clear puts the run back with the form.
 from __future__ import annotations
 
 from livefill.session.run_status import Phase
+from livefill.widgets.metrics_table import ROWS
 from tests.gui.conftest import arun, wait_until
 from tests.gui.test_scoreboard_truth import MENU_TEXT, recording_action
 
@@ -42,10 +43,10 @@ def lane_looks_ready(lane) -> list[str]:
 def table_column(view, col: int) -> dict[str, str]:
     view.metrics_table.refresh()
     return {key: view.metrics_table.cell_text(key, col)
-            for key in ("first_value", "all_settled", "never_true", "displays", "outcome")}
+            for key, _, _ in ROWS}
 
 
-EMPTY_COLUMN = {"first_value": "—", "all_settled": "—", "never_true": "—", "displays": "0", "outcome": "— not run yet"}
+EMPTY_COLUMN = {key: "—" for key, _, _ in ROWS} | {"outcome": "— not run yet"}
 
 
 def test_loading_a_recording_leaves_no_lane_saying_committed_and_no_old_figures(make_window, qloop):

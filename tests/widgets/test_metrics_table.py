@@ -53,6 +53,7 @@ def test_a_lane_that_has_not_run_says_so_not_running(qtbot):
     fresh, started = LaneMetrics(final=FINAL), LaneMetrics(final=FINAL)
     table.set_lanes([("naive", fresh), ("partial", started)])
     assert [table.cell_text("outcome", i) for i in range(2)] == ["— not run yet", "— not run yet"]
+    assert [table.cell_text(key, 0) for key in ("never_true", "provisional_changed", "displays")] == ["—"] * 3
     started.start(0.0)
     qtbot.waitUntil(lambda: table.cell_text("outcome", 1) == "running…", timeout=2000)
     assert table.cell_text("outcome", 0) == "— not run yet"
