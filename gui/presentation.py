@@ -5,7 +5,8 @@
 Ctrl+K, is taken off the toolbar instead, so that its shortcut still works), hides the menu bar
 and what `hide()` lists (the run log, the lanes' own controls), applies a larger-type style sheet
 to the window and shows it full screen; `leave()` restores the window's state, geometry and
-visibility exactly. `changed(active)` is emitted after either. `toggle()` is what F11 does; the
+visibility exactly (the geometry as `geometry()` gave it: `restoreGeometry` put a framed X11
+window a frame's width lower). `changed(active)` is emitted after either. `toggle()` is what F11 does; the
 window's Esc leaves it when no run is active.
 """
 
@@ -85,7 +86,7 @@ class Presentation(QObject):
         w = self.window
         saved: dict[str, Any] = {
             "state": w.windowState(),
-            "geometry": w.saveGeometry(),
+            "geometry": w.geometry(),  # not saveGeometry(): restored under X11 it lands a frame's width lower
             "style": w.styleSheet(),
             "hidden": [],
         }
@@ -141,7 +142,7 @@ class Presentation(QObject):
             w.showNormal()
             geometry = saved.get("geometry")
             if geometry is not None:
-                w.restoreGeometry(geometry)
+                w.setGeometry(geometry)
         self._saved = {}
         self.changed.emit(False)
 

@@ -139,6 +139,20 @@ def test_the_window_opens_within_a_real_screen(tmp_path, screen):
         bar = state["status_bar"]["rect"]
         assert bar[1] + bar[3] <= screen[1], f"the status bar {bar} is below the screen"
         assert frame.width() >= screen[0] - 8 and frame.height() >= screen[1] - 40  # and it uses the screen
+        # in and out of presentation mode: back where it was, its frame still within the screen
+        app.key("F11")
+        app.wait(lambda s: s["presenting"] and s["window"]["fullscreen"], "presentation mode")
+        app.key("Escape")
+        app.wait(lambda s: not s["presenting"] and not s["window"]["fullscreen"], "presentation mode left")
+        back = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            back = _x_frame(display)
+            if back == frame:
+                break
+            time.sleep(0.1)
+        app.shot(f"presented-{screen[0]}x{screen[1]}")
+        assert back == frame, f"after presentation mode the window's frame is {back}, not {frame}"
     finally:
         app.stop()
         display.stop()
