@@ -1,8 +1,8 @@
 """A Start pressed while the app still loads its providers: taken at once, run once they are up.
 
-`PendingStart(window, status_line, warmup=..., start=..., ...)` is the window's one Start that waits for the
-warm-up (`livefill.gui.warmup`: the embedded demo server and the provider SDKs load in a
-background thread for the first seconds after launch). `take()` keeps the Start and shows at once
+`PendingStart(window, status_line, warmup=..., start=..., ...)` is the window's one Start that
+waits for the warm-up (`livefill.gui.warmup`: the embedded demo server and the provider SDKs load
+in a background thread for the first seconds after launch). `take()` keeps the Start and shows at once
 that it was taken; `cancel()` (Stop, Esc, opening a past run) drops it and shows the window as it
 was. `waiting` says whether one is kept: the window greys Start and enables Stop meanwhile.
 
@@ -10,8 +10,8 @@ How this works: the kept Start is `warmup.defer(self._begin)`; when the warm-up 
 `_begin` runs on the GUI thread, forgets the wait and calls `start` (the window's real Start).
 While one waits, the main status line says "⇄ starting…" and the status bar says why it waits
 (`WAITING_FOR_WARMUP`). The window's `show_busy()` greys what a run greys while `waiting` (or a
-run is active); its `show_status()` shows the runs' own status line again after. Nothing in the form changes before the
-run begins, so a cancel leaves the form as it was.
+run is active); its `show_status()` shows the runs' own status line again after. Nothing in the
+form changes before the run begins, so a cancel leaves the form as it was.
 """
 
 from __future__ import annotations
