@@ -58,15 +58,16 @@ POSTED_TRACES = 32  # traces POST /_demo/traces keeps; the oldest is dropped pas
 POSTED_TRACE_BYTES = 16 * 1024 * 1024  # their bodies' bytes in all (a parsed trace costs several times its size)
 _RENDER_ON_LOOP = 50  # a /_demo/requests page of more entries is rendered in a worker thread
 
+# (they lead with what to do: a status line too narrow for all of it keeps that part)
 UNKNOWN_DOCUMENT = (
-    "The demo provider knows only its bundled scenarios ({names}); this document is not one of them. "
-    "A live provider extracts any document: choose a live provider and give it an API key."
+    "Choose a live provider and give it an API key to read this document: a live provider extracts any "
+    "document; the demo provider knows only its bundled scenarios ({names}), and this is not one of them."
 )
 
 UNKNOWN_SCHEMA = (
-    "The demo provider knows only its bundled scenarios ({names}); the schema asked for "
-    "(properties {asked}) is not the {scenario} scenario's ({expected}). "
-    "A live provider extracts with any schema: choose a live provider and give it an API key."
+    "Choose a live provider and give it an API key to use this schema: the demo provider knows only its "
+    "bundled scenarios ({names}), and the schema asked for is not the {scenario} scenario's (it asks for "
+    "properties {asked}; the scenario's are {expected})."
 )
 
 def _auth_scheme(request: Request) -> str | None:
@@ -248,7 +249,7 @@ class DemoProvider:
             message = f"the trace is {len(raw)} bytes; this server keeps at most {self.posted.size} bytes of posted traces"
             return JSONResponse({"error": {"type": "too_large", "message": message}}, status_code=413)
         try:
-            trace = parse_trace(raw, name=name)
+            trace = await run_in_threadpool(parse_trace, raw, name=name)  # a big trace: not on the loop
         except TraceError as exc:
             error = {"type": "invalid_trace", "message": clip(str(exc)), "line": exc.line}
             return JSONResponse({"error": error}, status_code=400)
