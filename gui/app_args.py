@@ -4,12 +4,17 @@
 be writable, fault names and the wires they apply to, compare modes, option pairs); a bad one is
 one `livefill: error: ...` line on stderr and exit status 2, before a server, a window or a
 request exists. The app (`livefill.gui.app`) then fills in what the remembered settings decide.
+
+`--screenshot` is a pre-flight check and leaves no trace: the remembered settings are read but not
+written (`preflight_store`), and the run is not added to the history, unless `--settings-file` or
+`--history` names a file for it.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from livefill.cli.arg_types import Parser
 from livefill.errors import TraceError, UsageError
@@ -35,7 +40,13 @@ from livefill.recording.trace import load_trace
 from livefill.wire.keys import base_url_example, normalize_base_url
 from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
 
-__all__ = ["argv_from_app", "build_parser", "parse_args", "USAGE", "DESCRIPTION", "EPILOG", "DEFAULT_SPEED", "DEFAULT_AUTOPLAY_PAUSE"]
+if TYPE_CHECKING:
+    from livefill.session.app_settings import SettingsStore
+
+__all__ = [
+    "argv_from_app", "build_parser", "keeps_history", "parse_args", "preflight_store", "ReadOnlyStore", "USAGE",
+    "DESCRIPTION", "EPILOG", "DEFAULT_SPEED", "DEFAULT_AUTOPLAY_PAUSE",
+]
 
 PROVIDERS: tuple[str, ...] = tuple(name for name, spec in PROVIDER_SPECS.items() if spec.in_app)
 """`--provider`'s choices: the providers the app offers, derived as `livefill.session.settings.PROVIDERS`
@@ -136,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--theme", default=None, choices=["system", "light", "dark"],
                       help="colour theme (default: the one last used, else follow the system)")
     show.add_argument("--screenshot", metavar="PATH.png", type=picture_file,
-                      help="headless: run once, save PATH-mid.png mid-stream and PATH at the end, then exit (1 if the run did not commit)")
+                      help="headless: run once, save PATH-mid.png mid-stream and PATH at the end, then exit (1 if the run "
+                      "did not commit); a check that leaves no trace: no history, no remembered settings written")
     rec = parser.add_argument_group("record and replay")
     rec.add_argument("--record", nargs="?", const="", default=None, metavar="PATH",
                      help="record every run to a trace: PATH (a file or folder), else the recordings folder")
@@ -262,3 +274,34 @@ def argv_from_app(args: argparse.Namespace) -> list[str]:
         if value is not None:
             argv += [f"--{option}", str(value)]
     return argv
+
+
+class ReadOnlyStore:
+    """A SettingsStore that reads `store` and never writes it: what the launch changes is kept in
+    memory and forgotten with the process."""
+
+    def __init__(self, store: SettingsStore) -> None:
+        self.store = store
+        self.changed: dict[str, str | None] = {}  # name -> the value set (None: removed)
+
+    def value(self, name: str) -> str | None:
+        return self.changed[name] if name in self.changed else self.store.value(name)
+
+    def set_value(self, name: str, value: str) -> None:
+        self.changed[name] = value
+
+    def remove(self, name: str) -> None:
+        self.changed[name] = None
+
+    def sync(self) -> None:
+        """(Nothing is written.)"""
+
+
+def preflight_store(args: argparse.Namespace, store: SettingsStore) -> SettingsStore:
+    """The settings store of a launch: `store`, read-only for a `--screenshot` without `--settings-file`."""
+    return ReadOnlyStore(store) if getattr(args, "screenshot", None) and not getattr(args, "settings_file", None) else store
+
+
+def keeps_history(args: argparse.Namespace) -> bool:
+    """Whether the launch's runs go to the history: not a `--screenshot`'s, unless `--history` names a file."""
+    return bool(getattr(args, "history", None)) or not getattr(args, "screenshot", None)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QApplication
 from livefill import switches
 from livefill.embedded.client import embedded_server
 from livefill.embedded.server import EmbeddedServer
+from livefill.gui.app_args import preflight_store
 from livefill.gui.errors import ErrorReporter, show_error
 from livefill.gui.gui_thread_gc import GuiThreadCollector
 from livefill.gui.launch_session import launch_session
@@ -49,7 +50,7 @@ def remember(args: argparse.Namespace) -> SavedSettings:
     its document and schema) is shown again unless the command line names what to show
     (`--scenario`, `--document`, `--replay`). Returns what this launch starts with, so a launch
     that changes nothing writes nothing; the store is kept as `args.store`."""
-    args.store = QSettingsStore(args.settings_file)
+    args.store = preflight_store(args, QSettingsStore(args.settings_file))  # --screenshot writes none
     saved = load_settings(args.store)
     for problem in saved.problems:
         print(f"livefill: {problem}", file=sys.stderr)

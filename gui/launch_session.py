@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from livefill.gui.app_args import keeps_history
 from livefill.recording.history import History
 from livefill.session.app_settings import SavedSettings
 from livefill.session.session import Session
@@ -58,5 +59,5 @@ def launch_session(args: argparse.Namespace, *, base_url: str, relay_token: str 
     )
     settings = first_settings(settings, remembered, live=args.live, live_base_url=args.base_url, model=args.model,
                               structured=args.structured, schema_name=args.schema)
-    history = History(args.history) if args.history else History()
+    history = (History(args.history) if args.history else History()) if keeps_history(args) else None  # not --screenshot's
     return Session(settings, history=history, keys=keys)

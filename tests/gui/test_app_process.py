@@ -52,8 +52,7 @@ def test_screenshot_mode_saves_mid_and_final_pictures(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert mid.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "last run: committed" in proc.stdout
-    history = (tmp_path / "data" / "livefill" / "history.jsonl").read_text(encoding="utf-8")
-    assert history.count("\n") == 1
+    assert not (tmp_path / "data" / "livefill" / "history.jsonl").exists()  # a check leaves no trace
 
 
 HEAVY = ("anthropic", "openai", "httpx", "httpx2", "httpcore", "uvicorn", "starlette", "keyring")
