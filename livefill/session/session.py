@@ -397,9 +397,6 @@ class Session:
         feed.set_fields(fields)
         feed.model.start(t0)
         self._running = True
-        for lane in (self.single, *self.compare_lanes):
-            if lane not in self.lanes:
-                lane.forget_run()  # the other view's last run is no longer the latest
         started: list[SessionLane] = []
         configs, self.record_paths, self.record_notes = lanes_record_configs(
             config, self.lanes, target=self.record_target, comparing=self._comparing,
@@ -419,6 +416,9 @@ class Session:
             for lane in started:
                 lane.stop()
             raise
+        for lane in (self.single, *self.compare_lanes):
+            if lane not in started:
+                lane.forget_run()  # the other view's last run is no longer the latest
         self._emit(ActiveChanged(True))
         return t0
 
