@@ -10,8 +10,23 @@ docs/notes/errors.md.
 from __future__ import annotations
 
 
+def text_safe(text: str) -> str:
+    """`text` with every lone surrogate (half a character, as in JSON's "\\ud800") written as its
+    escape, so any encoder, terminal, file or wire takes it; other text is returned as it is."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 class LivefillError(Exception):
-    """Base of every error livefill raises on purpose."""
+    """Base of every error livefill raises on purpose; its text is always encodable (`text_safe`)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(text_safe(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class ProtocolError(LivefillError, ValueError):
@@ -49,8 +64,8 @@ class RunFailure(LivefillError):
 
     def __init__(self, message: str, *, pointer: str | None = None) -> None:
         super().__init__(message)
-        self.message = message
-        self.pointer = pointer
+        self.message = text_safe(message)
+        self.pointer = None if pointer is None else text_safe(pointer)
 
 
 class UpstreamError(RunFailure):

@@ -29,6 +29,8 @@ import re
 from bisect import bisect_right
 from typing import Any
 
+from livefill.defaults import MAX_NESTING
+
 _ESCAPE = re.compile(r"\\.", re.DOTALL)
 _OUTSIDE = re.compile(r'["{}\[\]\\]')  # what changes the scan state outside a string
 _INSIDE = re.compile(r'["\\]')  # ... and inside one
@@ -151,6 +153,20 @@ def _string_end(body: str) -> int:
         window *= 8  # a run of backslashes reaching past the window: look further back
 
 
+def _too_deep(value: Any) -> bool:
+    """More than MAX_NESTING containers open at once somewhere in `value` (walked without recursion)."""
+    todo = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        children = item.values() if type(item) is dict else item if type(item) is list else ()
+        for child in children:
+            if type(child) in (dict, list):
+                if depth >= MAX_NESTING:
+                    return True
+                todo.append((child, depth + 1))
+    return False
+
+
 def _closers(stack: list[str]) -> str:
     return "".join("}" if b == "{" else "]" for b in reversed(stack))
 
@@ -170,6 +186,8 @@ def _repair(text: str, scanner: _Scanner) -> tuple[str, Any] | None:
         if not body.strip():
             return None
         stack, in_string, _start = scanner.scan(k)
+        if len(stack) > MAX_NESTING:  # deeper than any run takes: not worth a repair (or a RecursionError)
+            return None
         if in_string:  # close the string: text[:a] + '"'
             a, extra = _string_end(body), '"'
             attempt = text[:a] + extra
@@ -190,9 +208,10 @@ def _repair(text: str, scanner: _Scanner) -> tuple[str, Any] | None:
         for tail, tk, tx in tails:
             full = tail + _closers(scanner.scan(tk, tx)[0])
             try:
-                return full, json.loads(full)
-            except ValueError:
+                value = json.loads(full)
+            except (ValueError, RecursionError):  # RecursionError: nested deeper than json takes
                 continue
+            return None if _too_deep(value) else (full, value)
         # cut back to the last structural character outside a string and try again
         cut = _last_cut(body)
         if cut <= 0:

@@ -77,6 +77,7 @@ text, the same however the text was cut.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 import weakref
@@ -474,6 +475,7 @@ def _machine(
     stack: list[list[Any]],
     box: list[Any],
     parser: Callable[[], PrefixParser | None],
+    max_depth: float,
     *,
     # Module constants, helpers and builtins bound once as locals: the loop reads them with
     # LOAD_FAST instead of a global lookup, thousands of times per document.
@@ -716,6 +718,8 @@ def _machine(
                         i += 1
                     else:
                         # ---- a container opens
+                        if len(stack) >= max_depth:
+                            raise _Bad(i, f"the JSON is nested deeper than {max_depth} levels, the most taken here")
                         new: Any = {} if action == _A_OBJECT else []
                         if top is None:
                             root = new
@@ -818,9 +822,12 @@ class PrefixParser:
     Feeding after `close()` or after an error raises `livefill.errors.UsageError`.
     """
 
-    __slots__ = ("_send", "_stack", "_box", "_closed", "_failed", "_state", "_root", "_consumed", "_carry", "_sval", "_leaf", "_vstart", "__weakref__")
+    __slots__ = ("_send", "_stack", "_box", "_closed", "_failed", "_max_depth", "_state", "_root", "_consumed", "_carry", "_sval", "_leaf", "_vstart", "__weakref__")
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_depth: int | None = None) -> None:
+        # max_depth: the most containers open at once; one more is a JSONPrefixError at its bracket
+        # (None: no limit; memory stays O(depth) either way, see "Pointers" above)
+        self._max_depth = math.inf if max_depth is None else max_depth
         self._stack: list[list[Any]] = []  # frames of the open containers, outermost first
         # The machine's state when it last told it (see _sync), in _machine's order:
         self._box: list[Any] = [_VALUE, "", "", None, 0, _MISSING, 0, 0]
@@ -838,10 +845,10 @@ class PrefixParser:
         has a machine of its own."""
         self._sync()
         state = [self._state, self._sval, self._carry, self._leaf, self._vstart, self._root, self._consumed, self._box[7]]
-        return (_restored, (self._stack, state, self._closed, self._failed))
+        return (_restored, (self._stack, state, self._closed, self._failed, self._max_depth))
 
     def _start(self) -> None:
-        machine = _machine(self._stack, self._box, weakref.ref(self))
+        machine = _machine(self._stack, self._box, weakref.ref(self), self._max_depth)
         next(machine)
         self._send: Callable[[Any], Any] = machine.send
 
@@ -1015,9 +1022,10 @@ class PrefixParser:
         return _PROVISIONAL  # an open container
 
 
-def _restored(stack: list[list[Any]], box: list[Any], closed: bool, failed: bool) -> PrefixParser:
+def _restored(stack: list[list[Any]], box: list[Any], closed: bool, failed: bool, max_depth: float = math.inf) -> PrefixParser:
     """A parser from what `PrefixParser.__reduce__` gave."""
     parser = PrefixParser.__new__(PrefixParser)
+    parser._max_depth = max_depth
     parser._stack = stack
     parser._box = box
     parser._closed = closed

@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from livefill.extraction import pointer as jp
+from livefill.defaults import MAX_NESTING
 from livefill.errors import ProtocolError, RunFailure, Truncated, UpstreamError, UsageError, ValidationFailed
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, Stop, StopReason, TextDelta
 from livefill.extraction.form import FieldState
@@ -41,7 +42,7 @@ from livefill.extraction.json_doc import MISSING
 from livefill.extraction.modes import Mode
 from livefill.extraction.naive import NaiveReader
 from livefill.extraction.prefix import Change, JSONPrefixError, PrefixParser, ValueState
-from livefill.extraction.schema import NodeKind, Resolved, SchemaIndex, check
+from livefill.extraction.schema import NodeKind, Resolved, SchemaIndex, SchemaNode, check
 
 __all__ = ["READERS", "ArgsReader", "Changes", "Checked", "Reader", "ReaderFactory", "ReaderOptions", "stop_failure"]
 
@@ -86,9 +87,10 @@ class ArgsReader:
 
     def __init__(self, schema_model: type[BaseModel]) -> None:
         self.index = SchemaIndex(schema_model)
-        self._parser = PrefixParser()
+        self._parser = PrefixParser(max_depth=MAX_NESTING)
         self.block: int | None = None  # the ArgsDelta index the document comes in
         self._settled: set[str] = set()
+        self._scalars: dict[SchemaNode, str | None] = {}  # a leaf's scalar types (None: it may hold a container)
         self.root_valid = False
 
     def feed(self, delta: ArgsDelta, out: list[Checked] | None = None) -> list[Checked]:
@@ -142,6 +144,13 @@ class ArgsReader:
         assert node is not None
         if isinstance(value, (dict, list)):
             _check_shape(res, value)  # before its children: they would not resolve
+            if node.kind is NodeKind.LEAF:  # as it opens: nothing under it is looked at again
+                expected = self._scalars.get(node, MISSING)
+                if expected is MISSING:
+                    expected = self._scalars[node] = _scalar_types(node)
+                if expected:
+                    got = "an array" if isinstance(value, list) else "an object"
+                    raise ValidationFailed(f"expected {expected}, got {got}", pointer=res.pointer)
         if change.state is not ValueState.SETTLED:
             return
         if change.pointer in self._settled:
@@ -158,6 +167,26 @@ class ArgsReader:
             check(self.index, res.pointer, value)
         else:
             deferred.append((res, value))
+
+
+_SCALARS = {"string": "a string", "number": "a number", "integer": "an integer", "boolean": "true or false", "null": "null"}
+
+
+def _scalar_types(node: SchemaNode) -> str | None:
+    """What a leaf takes when its JSON Schema admits no array and no object ("a string or null"),
+    None when it may take one or its schema does not say."""
+    try:
+        schema = node.adapter.json_schema()
+    except Exception:  # a type pydantic cannot describe: nothing to judge by
+        return None
+    names: list[str] = []
+    for arm in schema.get("anyOf") or schema.get("oneOf") or [schema]:
+        kinds = arm.get("type")
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not kinds or not all(kind in _SCALARS for kind in kinds):
+            return None
+        names += [_SCALARS[kind] for kind in kinds if _SCALARS[kind] not in names]
+    return " or ".join(names)
 
 
 def _check_shape(res: Resolved, value: dict | list) -> None:
@@ -296,10 +325,13 @@ class BlockingReader(_StreamReader):
         return []
 
     def _close(self) -> Changes:
+        parser = PrefixParser(max_depth=MAX_NESTING)  # json.loads, with the same depth limit as partial
         try:
-            self._value = json.loads("".join(self._parts))
-        except ValueError as exc:
+            parser.feed("".join(self._parts))
+            parser.close()
+        except JSONPrefixError as exc:
             raise ProtocolError(f"the tool arguments are not JSON: {exc}") from None
+        self._value = parser.value()
         return [("", FieldState.SETTLED, self._value)]
 
     def value(self, draft: Any) -> Any:
@@ -358,9 +390,12 @@ class NaiveBufferReader(_StreamReader):
 
     def _close(self) -> Changes:
         changes = self.flush()
+        parser = PrefixParser(max_depth=MAX_NESTING)  # json.loads, but never deeper than any run takes
         try:
-            self._value = json.loads(self._reader.text)
-        except ValueError:
+            parser.feed(self._reader.text)
+            parser.close()
+            self._value = parser.value()
+        except JSONPrefixError:
             pass  # the naive client does not care
         return changes
 

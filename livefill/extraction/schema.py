@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from livefill.extraction import pointer as jp
-from livefill.errors import UsageError, ValidationFailed
+from livefill.errors import UsageError, ValidationFailed, text_safe
 
 __all__ = [
     "PROSE_MIN_LENGTH",
@@ -446,6 +446,11 @@ def _validate(validator: Any, value: Any, index: SchemaIndex, base: str) -> None
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise ValidationFailed(f"not JSON-serialisable: {exc}", pointer=base or None) from None
+    if not text.isascii() and text_safe(text) is not text:
+        where, half = _lone_surrogate(value, base)
+        raise ValidationFailed(
+            f"holds half of a character (a lone surrogate, \\u{ord(half):04x}): not text", pointer=where or None
+        )
     try:
         if isinstance(validator, TypeAdapter):
             validator.validate_json(text)
@@ -462,6 +467,21 @@ def _validate(validator: Any, value: Any, index: SchemaIndex, base: str) -> None
             pointer = candidate
         got = _short(first.get("input", value))
         raise ValidationFailed(f"{first.get('msg', 'invalid')} (got {got})", pointer=pointer or None) from None
+
+
+def _lone_surrogate(value: Any, base: str) -> tuple[str, str]:
+    """Where in `value` (a pointer under `base`) a string or key holds a lone surrogate, and it."""
+    todo = [(value, base)]
+    while todo:
+        item, pointer = todo.pop()
+        pairs = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        for key, child in pairs:
+            if isinstance(key, str) and text_safe(key) is not key:
+                return pointer, next(c for c in key if "\ud800" <= c <= "\udfff")
+            todo.append((child, jp.child(pointer, str(key))))
+        if isinstance(item, str) and text_safe(item) is not item:
+            return pointer, next(c for c in item if "\ud800" <= c <= "\udfff")
+    return base, "\ud800"  # not reached: the caller found one
 
 
 def _short(value: Any, limit: int = 80) -> str:

@@ -127,7 +127,11 @@ class History:
         """Append `record` as one line; written whole and fsynced before returning.
 
         Raises HistoryWriteError (naming the file and why) when it cannot be written."""
-        data = (json.dumps(dict(record), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        line = json.dumps(dict(record), ensure_ascii=False, separators=(",", ":"))
+        try:
+            data = (line + "\n").encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate somewhere: JSON's own escape keeps it, losslessly
+            data = (json.dumps(dict(record), separators=(",", ":")) + "\n").encode("ascii")
         fd = self._open_locked()
         try:
             size = os.fstat(fd).st_size

@@ -38,7 +38,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from livefill.errors import ProtocolError, RunFailure, Truncated, UpstreamError, UsageError, ValidationFailed, code_of
+from livefill.errors import ProtocolError, RunFailure, Truncated, UpstreamError, UsageError, ValidationFailed, code_of, text_safe
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, ProviderError, Stop, StreamEvent, TextDelta
 from livefill.extraction.modes import Mode, parse_mode
 from livefill.extraction.prefix import IncompleteJSON, ValueState
@@ -263,7 +263,8 @@ class Settler:
         if len(value) <= sent:
             return
         for start in range(sent, len(value), _DELTA_CHARS):
-            out.append(self._make(DeltaRecord, pointer=pointer, text=value[start : start + _DELTA_CHARS]))
+            # a lone surrogate goes as its escape: a record must be text (the value fails when it settles)
+            out.append(self._make(DeltaRecord, pointer=pointer, text=text_safe(value[start : start + _DELTA_CHARS])))
         self._prose_sent[pointer] = len(value)
 
     def _make(self, cls: type, **fields: Any) -> Any:
