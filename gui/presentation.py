@@ -103,7 +103,7 @@ class Presentation(QObject):
                 bar.removeAction(action)
                 saved["removed"].append((action, after))
             else:
-                action.setVisible(False)
+                self._show_action(action, False)
                 saved["hidden"].append(action)
         for widget in self._extra_widgets():
             if widget.isVisibleTo(w):
@@ -132,7 +132,10 @@ class Presentation(QObject):
             self.toolbar.insertAction(after, action)
         for item in saved.get("hidden", []):
             try:
-                item.setVisible(True)
+                if isinstance(item, QAction):
+                    self._show_action(item, True)
+                else:
+                    item.setVisible(True)
             except RuntimeError:  # a lane removed while presenting: its widgets are gone
                 pass
         state = saved.get("state", Qt.WindowState.WindowNoState)
@@ -145,6 +148,16 @@ class Presentation(QObject):
                 w.setGeometry(geometry)
         self._saved = {}
         self.changed.emit(False)
+
+    def _show_action(self, action: QAction, visible: bool) -> None:
+        """Show or hide a toolbar action, its widget staying as enabled as it was (a widget action
+        re-enables its widget on every change: the provider picker came back enabled while a
+        recording, whose provider it shows, was loaded)."""
+        widget = self.toolbar.widgetForAction(action)
+        enabled = widget.isEnabled() if widget is not None else None
+        action.setVisible(visible)
+        if widget is not None and enabled is not None and widget.isEnabled() != enabled:
+            widget.setEnabled(enabled)
 
     def _extra_widgets(self) -> list[QWidget]:
         return [self.window.menuBar(), *self.hidden_too()]

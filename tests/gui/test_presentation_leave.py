@@ -2,7 +2,8 @@
 
 View → Presentation mode stayed ticked after Esc left presentation mode; and after F11 / Esc with
 a recording loaded the scenario box stayed wide (it had re-measured the recording's long name in
-the larger type) and pushed Compare and Save picture into the toolbar's overflow menu. The window
+the larger type) and pushed Compare and Save picture into the toolbar's overflow menu; the pickers
+it had hidden came back enabled (the recording's provider, a running run's settings). The window
 comes back where it was (restoreGeometry put it a frame's width lower under X11: the real program
 on Xvfb is measured in tests/gui/test_screen_fit.py).
 """
@@ -14,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from livefill.gui.recordings import bundled_traces
+from tests.gui.conftest import arun, wait_until
 from tests.gui.test_layout import extension_shown, settle, sized
 
 
@@ -72,3 +74,23 @@ def test_leaving_presentation_with_a_recording_loaded_gives_the_toolbar_back_at_
     assert window.geometry() == geometry  # where and as large as it was
     assert combo.width() == width
     assert _toolbar_shown(window) == {"compare": True, "save picture": True, "overflow": False}
+    assert not window.provider_combo.isEnabled()  # still the recording's provider, greyed
+
+
+def test_leaving_presentation_during_a_run_keeps_the_run_settings_greyed(make_window, qloop):
+    window = make_window(speed=10)
+    _active(window)
+    pickers = (window.provider_combo, window.speed_combo, window.mode_combo, window.faults_button)
+
+    async def scenario():
+        QTest.keyClick(window, Qt.Key.Key_F11)
+        window.start()
+        await wait_until(lambda: window.active)
+        QTest.keyClick(window, Qt.Key.Key_F11)  # leave while the run goes on
+        assert not window.presenting and window.active
+        assert not any(picker.isEnabled() for picker in pickers)
+        window.stop()
+        await window.wait_runs()
+
+    arun(qloop, scenario())
+    assert all(picker.isEnabled() for picker in pickers)
