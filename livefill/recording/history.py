@@ -214,7 +214,9 @@ class History:
                 kept.append(line + b"\n")
             if removed == 0:
                 return 0
-            handle, temp = tempfile.mkstemp(prefix=".history-", suffix=".tmp", dir=self.path.parent)
+            # a history reached through a symlink is rewritten where the link points: the link stays
+            target = Path(os.path.realpath(self.path))
+            handle, temp = tempfile.mkstemp(prefix=".history-", suffix=".tmp", dir=target.parent)
             try:
                 view = memoryview(b"".join(kept))
                 while view:
@@ -224,9 +226,9 @@ class History:
                 os.chmod(temp, mode)
             finally:
                 os.close(handle)
-            os.replace(temp, self.path)
+            os.replace(temp, target)
             temp = None
-            _fsync_dir(self.path.parent)
+            _fsync_dir(target.parent)
             return removed
         except OSError as exc:
             raise HistoryWriteError(self.path, _reason(exc)) from exc

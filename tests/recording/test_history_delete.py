@@ -230,3 +230,21 @@ def test_a_form_snapshot_puts_back_values_states_and_marks_exactly():
     form.begin_run()
     with pytest.raises(UsageError):
         form.put_back(snap)
+
+
+def test_deleting_from_a_symlinked_history_rewrites_the_target_and_keeps_the_link(tmp_path):
+    """Issue 27 item 8: the link stayed a link; the deleted record left the file it points to, and
+    the next append reaches that file."""
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "history.jsonl"
+    link = tmp_path / "history.jsonl"
+    link.symlink_to(target)
+    history = History(link)
+    history.append({"run": "run_a", "extraction": {"secret": "Martine"}})
+    history.append({"run": "run_b"})
+    assert history.delete(["run_a"]) == 1
+    assert link.is_symlink() and link.resolve() == target
+    assert b"Martine" not in target.read_bytes()
+    history.append({"run": "run_c"})
+    assert [r["run"] for r in History(target).read()] == ["run_b", "run_c"]
+    assert not [p for p in (tmp_path / "real").iterdir() if p.name.startswith(".history-")]
