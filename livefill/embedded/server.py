@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from livefill.defaults import HEAD_TIMEOUT
 from livefill.errors import UsageError
 from livefill.serving.runner import LoopbackServer
+from livefill.wire.providers.http_failures import serve_in_process
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -73,6 +74,7 @@ class EmbeddedServer(LoopbackServer):
             relay_token=self.relay_token, defaults=self.defaults, limits=self.limits, app_headers=self.app_headers
         )
         app.state.base_url = url
+        serve_in_process(url)  # failures there are said without this loopback address
         self.defaults = app.state.demo.defaults
         with self._traces_lock:
             for trace, key in self._pending_traces:

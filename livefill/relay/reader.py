@@ -35,7 +35,7 @@ def failure_from_record(record: ErrorRecord) -> RunFailure:
     """The RunFailure an `error` record stands for (`.code`, `.message`, `.pointer`, `.record`).
 
     An `upstream_error` keeps the record's message as it is: the relay wrote the upstream's one
-    line ("the key was refused by api.anthropic.com (401 ...)"), and the client shows that line."""
+    line ("check the API key: api.anthropic.com refused it (401 ...)"), and the client shows that line."""
     text = record.message
     if record.pointer and text.startswith(f"{record.pointer}: "):  # said once, by the failure's own "at /amount"
         text = text[len(record.pointer) + 2:]

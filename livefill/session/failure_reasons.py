@@ -1,7 +1,9 @@
 """Why a run ended without a result, said as one line a person reads (and the relay code for it).
 
 The run's status, the run log, the window's status bar and `livefill extract` all say a failure
-with `describe_failure`; a request the provider refused names the host in its own message.
+with `describe_failure`. A request the provider refused is said by its own message, composed in
+one place (livefill.wire.providers.http_failures): what to do first, then the host, never the
+app's own embedded server ("check the API key: api.anthropic.com refused it (401 ...)").
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ def describe_failure(exc: BaseException) -> tuple[str, str | None]:
     """A person's sentence for why a run ended without a result, and the relay code for it.
 
     One line, never a traceback. A request the provider refused (ProviderHTTPError) or that
-    reached no one (CannotConnect) is said by its own message, which names the host ("the key
-    was refused by api.anthropic.com (401 ...)"); so is the `upstream_error` record of a relay,
-    which carries that same line."""
+    reached no one (CannotConnect) is said by its own message, which leads with what to do
+    ("check the API key: api.anthropic.com refused it (401 ...)"); so is the `upstream_error`
+    record of a relay, which carries that same line."""
     code = getattr(exc, "code", None)
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     message = " ".join(str(message).split())

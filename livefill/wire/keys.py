@@ -78,7 +78,7 @@ class KeySlot:
 
     `account` is the keyring user name ("anthropic", "openai", "server:<normalised base URL>");
     `label` names it for people ("Anthropic", "the server at http://127.0.0.1:8080/v1"); `host`
-    is the host the key is sent to (for "the key was refused by api.anthropic.com"); `env_vars`
+    is the host the key is sent to (for "check the API key: api.anthropic.com refused it"); `env_vars`
     are read in order; `required` is False for a server that may run without a key; `base_url`
     the normalised base URL of a server slot (None for the vendors' own APIs).
     """

@@ -13,11 +13,12 @@ def host(url: str) -> str:
     return url.split("://", 1)[1].rstrip("/")
 
 
+# Each line leads with what to do; the app's own (embedded) demo server's address is never shown.
 CASES = [
-    ("http_401", "anthropic", "partial", "the key was refused by {host} (401 authentication_error: invalid x-api-key)"),
-    ("http_429", "openai-chat", "partial", "rate limited by {host}; retry after 20 s (429 tokens)"),
-    ("overloaded", "ollama", "blocking", "{host} is overloaded (503: server busy, please try again. maximum pending requests exceeded) — try again"),
-    ("http_404", "anthropic", "settled", "model 'claude-sonnet-5' not found at {host} (404 not_found_error: model: claude-sonnet-5)"),
+    ("http_401", "anthropic", "partial", "check the API key: it was refused (401 authentication_error: invalid x-api-key)"),
+    ("http_429", "openai-chat", "partial", "wait 20 s and try again: rate limited (429 tokens)"),
+    ("overloaded", "ollama", "blocking", "try again: the server is overloaded (503: server busy, please try again. maximum pending requests exceeded)"),
+    ("http_404", "anthropic", "settled", "choose another model: 'claude-sonnet-5' was not found (404 not_found_error: model: claude-sonnet-5)"),
 ]
 
 
@@ -42,6 +43,7 @@ def test_an_http_fault_is_one_line_in_the_status_and_the_run_log(make_window, ql
     assert status.phase is Phase.FAILED
     assert status.reason == line
     assert line in window.status_line.text(), window.status_line.text()
+    assert host(demo_server.url) not in window.status_line.text()  # the embedded server is not the problem
     last = window.run_log.lines()[-1]
     assert "failed" in last and line in last, last
     assert "Traceback" not in window.status_line.text() and "\n" not in last

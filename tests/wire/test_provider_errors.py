@@ -30,7 +30,7 @@ from livefill.extraction.form import FormModel
 from livefill.recording.history import History
 from livefill.wire.providers import open_stream
 from livefill.wire.providers.request import DEFAULT_MODELS, ExtractionRequest
-from livefill.wire.providers.http_failures import http_failure, retry_after
+from livefill.wire.providers.http_failures import http_failure, in_process, retry_after
 from livefill.relay.client import open_relay
 from livefill.extraction.modes import Mode
 from livefill.session.failure_reasons import describe_failure
@@ -76,17 +76,23 @@ def expected(provider: str, fault: FaultName, url: str) -> tuple[type[ProviderHT
             "array including every key in properties."
         )
     detail = f"{status}{' ' + kind if kind else ''}: {message}"
+    # Each line leads with what to do; the host comes after, and this process's own server (the
+    # demo provider here) is never named (its loopback address is not the problem).
+    named = not in_process(url)
+    server = h if named else "the server"
     if fault is FaultName.HTTP_400:
-        return RequestRejected, status, message, f"{h} rejected the request (400): {message}"
+        return RequestRejected, status, message, f"{message} ({status}{' ' + kind if kind else ''}{' from ' + h if named else ''})"
     if fault in (FaultName.HTTP_401, FaultName.HTTP_403):
-        return KeyRefused, status, message, f"the key was refused by {h} ({detail})"
+        return KeyRefused, status, message, (f"check the API key: {h} refused it ({detail})" if named else
+                                             f"check the API key: it was refused ({detail})")
     if fault is FaultName.HTTP_404:
-        return ModelNotFound, status, message, f"model '{model}' not found at {h} ({detail})"
+        return ModelNotFound, status, message, f"choose another model: '{model}' was not found{' at ' + h if named else ''} ({detail})"
     if fault is FaultName.HTTP_429:
-        return RateLimited, status, message, f"rate limited by {h}; retry after {RETRY_AFTER_S} s ({status}{' ' + kind if kind else ''})"
+        return RateLimited, status, message, (f"wait {RETRY_AFTER_S} s and try again: rate limited{' by ' + h if named else ''} "
+                                              f"({status}{' ' + kind if kind else ''})")
     if fault is FaultName.HTTP_500:
-        return ProviderUnavailable, status, message, f"{h} had a server error ({detail}) — try again"
-    return ProviderUnavailable, status, message, f"{h} is overloaded ({detail}) — try again"
+        return ProviderUnavailable, status, message, f"try again: {server} had a server error ({detail})"
+    return ProviderUnavailable, status, message, f"try again: {server} is overloaded ({detail})"
 
 
 def request(url: str, provider: str, fault: str | None = None) -> ExtractionRequest:
@@ -250,7 +256,7 @@ async def test_a_relay_nobody_runs_is_nothing_listening(tmp_path):
 async def test_a_wrong_relay_token_is_a_refused_key(demo_server, tmp_path):
     cfg = config(demo_server.url, "anthropic", "settled", relay_token="wrong")
     reason = await fails_restored(primed_form(), cfg, tmp_path)
-    assert reason.startswith(f"the key was refused by {host(demo_server.url)} (401")
+    assert reason.startswith("check the API key: it was refused (401")  # the app's own relay: not named
 
 
 @pytest.mark.parametrize("provider", WIRES)
@@ -321,7 +327,7 @@ async def test_a_100_mb_error_body_is_read_only_to_the_cap(tmp_path, provider):
             await srv.client_left.wait()
     assert srv.written < HUGE // 4, f"the client read {srv.written} bytes of a {HUGE}-byte error body"
     err = info.value
-    assert err.status == 500 and err.message.startswith(f"{host(url)} had a server error (500: ")
+    assert err.status == 500 and err.message.startswith(f"try again: {host(url)} had a server error (500: ")
     assert len(err.message) < 400 and len(err.provider_message) <= 300
 
 
@@ -331,7 +337,7 @@ async def test_a_run_meeting_a_100_mb_error_body_fails_fast_with_one_line(tmp_pa
         started = time.monotonic()
         reason = await fails_restored(primed_form(), config(url, "openai-chat", demo=False), tmp_path)
         timing.record("a run failing on a 100 MB error body", time.monotonic() - started, budget=20.0)
-    assert reason.startswith(f"{host(url)} had a server error (500") and reason.endswith("— try again")
+    assert reason.startswith(f"try again: {host(url)} had a server error (500")
     assert srv.written < HUGE // 4
 
 
@@ -360,25 +366,25 @@ def test_an_http_date_retry_after_is_shown_in_seconds():
     err = http_failure(429, b'{"error":{"message":"slow down","type":"rate_limit_error"}}',
                        url="https://api.anthropic.com/v1/messages", headers={"retry-after": when})
     assert isinstance(err, RateLimited) and 40 <= err.retry_after <= 42
-    assert err.message.startswith("rate limited by api.anthropic.com; retry after 4")
+    assert err.message.startswith("wait 4") and " s and try again: rate limited by api.anthropic.com (429" in err.message
 
 
 @pytest.mark.parametrize(
     ("status", "body", "cls", "line"),
     [
         (401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}, KeyRefused,
-         "the key was refused by api.anthropic.com (401 authentication_error: invalid x-api-key)"),
+         "check the API key: api.anthropic.com refused it (401 authentication_error: invalid x-api-key)"),
         (404, {"detail": "Not Found"}, ProviderHTTPError,
-         "api.anthropic.com has nothing at /v1/messages (404: Not Found) — check the base URL"),
+         "check the base URL: api.anthropic.com has nothing at /v1/messages (404: Not Found)"),
         (404, "<html>404 Not Found</html>", ProviderHTTPError,
-         "api.anthropic.com has nothing at /v1/messages (404: <html>404 Not Found</html>) — check the base URL"),
+         "check the base URL: api.anthropic.com has nothing at /v1/messages (404: <html>404 Not Found</html>)"),
         (529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, ProviderUnavailable,
-         "api.anthropic.com is overloaded (529 overloaded_error: Overloaded) — try again"),
-        (502, b"", ProviderUnavailable, "api.anthropic.com had a server error (502) — try again"),
+         "try again: api.anthropic.com is overloaded (529 overloaded_error: Overloaded)"),
+        (502, b"", ProviderUnavailable, "try again: api.anthropic.com had a server error (502)"),
         (413, {"error": {"type": "request_too_large", "message": "Request exceeds the maximum size"}}, RequestRejected,
-         "api.anthropic.com rejected the request (413): Request exceeds the maximum size"),
+         "Request exceeds the maximum size (413 request_too_large from api.anthropic.com)"),
         (400, {"error": {"type": "invalid_request_error", "message": "line one\nline two"}}, RequestRejected,
-         "api.anthropic.com rejected the request (400): line one line two"),
+         "line one line two (400 invalid_request_error from api.anthropic.com)"),
     ],
 )
 def test_http_failure_lines(status, body, cls, line):

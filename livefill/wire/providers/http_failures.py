@@ -1,6 +1,12 @@
 """What a failed request becomes: the typed livefill.errors for an HTTP error status
-(`http_failure`) or a connection not made (`connect_failure`), each message one line naming the
-host; and the pieces they read (`provider_error`, `retry_after`, `host_of`). No IO, no HTTP stack.
+(`http_failure`) or a connection not made (`connect_failure`), each message one line; and the
+pieces they read (`provider_error`, `retry_after`, `host_of`). No IO, no HTTP stack.
+
+An HTTP failure's line leads with what the user can do ("check the API key: api.anthropic.com
+refused it (401 …)"), or with the provider's own message, which says it ("Choose a live provider
+… (400 from llm.example)"); the host comes after. A server of this very process (the app's
+embedded demo provider and relay, `serve_in_process`) is never named: its loopback address is not
+the problem, and means nothing to the person reading.
 """
 
 from __future__ import annotations
@@ -33,11 +39,15 @@ __all__ = [
     "connect_failure",
     "host_of",
     "http_failure",
+    "in_process",
     "one_line",
     "origin_of",
     "provider_error",
     "retry_after",
+    "serve_in_process",
 ]
+
+_IN_PROCESS: set[str] = set()  # host[:port] of this process's own servers (see serve_in_process)
 
 
 # --- where: the host a message names --------------------------------------------------------------
@@ -54,6 +64,17 @@ def origin_of(url: str) -> str:
     """`scheme://name[:port]` of a URL: what is (or is not) listening."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}" if parts.scheme and parts.netloc else url
+
+
+def serve_in_process(url: str) -> None:
+    """Note that `url` is served by this process (the embedded demo provider and relay): failures
+    there are said without its address."""
+    _IN_PROCESS.add(host_of(url))
+
+
+def in_process(url_or_host: str) -> bool:
+    """Whether a URL (or `name:port`) is one of this process's own servers (`serve_in_process`)."""
+    return (host_of(url_or_host) if "://" in url_or_host else url_or_host) in _IN_PROCESS
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -143,11 +164,13 @@ def http_failure(
     model: str | None = None,
     secret: str | None = None,
 ) -> ProviderHTTPError:
-    """The typed error for an HTTP error `status` from `url`, its message one line naming the host.
+    """The typed error for an HTTP error `status` from `url`, its message one line that leads with
+    what to do (see the module docstring).
 
     `body` is the (capped) error body: bytes, text, or the JSON an SDK already parsed. `secret`
     (the API key sent) is masked wherever the provider's message echoes it."""
     host = host_of(url)
+    named = host not in _IN_PROCESS  # this process's own server: its address is not said
     kind, message, structured = provider_error(body)
     if secret and len(secret) >= 10:  # a real key; not a placeholder such as "demo" or "ollama"
         message = message.replace(secret, "***")
@@ -155,25 +178,30 @@ def http_failure(
     detail = str(status) + (f" {kind}" if kind else "") + (f": {message}" if message else "")
     fields: dict[str, Any] = dict(kind=kind or "http_error", status=status, host=host, provider_message=message, retry_after=wait)
     if status in (401, 403):
-        return KeyRefused(f"the key was refused by {host} ({detail})", **fields)
+        return KeyRefused(f"check the API key: {host} refused it ({detail})" if named else
+                          f"check the API key: it was refused ({detail})", **fields)
     if status == 404:
         about_model = "model" in f"{kind} {message}".lower()
         if structured and (about_model or model is None):
-            said = f"model '{model}' not found at {host}" if model else f"{host} found no such model"
-            return ModelNotFound(f"{said} ({detail})", model=model or "", **fields)
+            said = f"'{model}' was not found" if model else "no such model"
+            at = f" at {host}" if named else ""
+            return ModelNotFound(f"choose another model: {said}{at} ({detail})", model=model or "", **fields)
         path = urlsplit(url).path or "/"
-        return ProviderHTTPError(f"{host} has nothing at {path} ({detail}) — check the base URL", **fields)
+        return ProviderHTTPError(f"check the base URL: {host if named else 'the server'} has nothing at {path} ({detail})", **fields)
     if status == 429:
-        when = f"retry after {_seconds(wait)} s" if wait is not None else "try again later"
-        return RateLimited(f"rate limited by {host}; {when} ({status}{' ' + kind if kind else ''})", **fields)
+        when = f"wait {_seconds(wait)} s and try again" if wait is not None else "try again later"
+        by = f" by {host}" if named else ""
+        return RateLimited(f"{when}: rate limited{by} ({status}{' ' + kind if kind else ''})", **fields)
     if status >= 500:
         overloaded = status in (503, 529) or "overloaded" in kind.lower()
         what = "is overloaded" if overloaded else "had a server error"
         again = f"try again in {_seconds(wait)} s" if wait is not None else "try again"
-        return ProviderUnavailable(f"{host} {what} ({detail}) — {again}", **fields)
+        return ProviderUnavailable(f"{again}: {host if named else 'the server'} {what} ({detail})", **fields)
     if 400 <= status < 500:
-        return RequestRejected(f"{host} rejected the request ({status}): {message}" if message else f"{host} rejected the request ({detail})", **fields)
-    return ProviderHTTPError(f"{host} answered HTTP {detail}", **fields)
+        if message:  # the provider's own words say what is wrong (and often what to do)
+            return RequestRejected(f"{message} ({status}{' ' + kind if kind else ''}{' from ' + host if named else ''})", **fields)
+        return RequestRejected(f"the request was refused{' by ' + host if named else ''} ({detail})", **fields)
+    return ProviderHTTPError(f"unexpected answer{' from ' + host if named else ''}: HTTP {detail}", **fields)
 
 
 # --- why no connection was made ----------------------------------------------------------------------
