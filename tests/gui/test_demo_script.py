@@ -158,6 +158,7 @@ def walk(app: LiveApp, screen: XDisplay) -> list[str]:
     # -- before the audience arrives --------------------------------------------------------------
     s = app.wait(lambda s: s["window"]["active"] and status(s).startswith("○"), "the window, shown and ready", 120)
     app.shot("launched")
+    app.focus_window()
     window = s["window"]
     check(inside(window["frame"], window["available"]),
           f"the window opens larger than the {screen.width} × {screen.height} screen: frame {window['frame']}")
@@ -185,8 +186,8 @@ def walk(app: LiveApp, screen: XDisplay) -> list[str]:
     app.shot("0-00-the-question")
 
     # -- 0:20 your own value, and a real Stop -----------------------------------------------------------
-    app.click(s["fields"]["/customer_name"]["rect"])
-    app.wait(lambda s: (s["focus"] or {}).get("field") == "/customer_name", "the focus in Customer name", 30)
+    app.click_until(s["fields"]["/customer_name"]["rect"], lambda s: (s["focus"] or {}).get("field") == "/customer_name",
+                    "the focus in Customer name")
     app.type("ACME Ltd")
     app.wait(lambda s: s["fields"]["/customer_name"]["editor"] == "ACME Ltd", "ACME Ltd typed", 30)
     app.shot("0-20-typed")
@@ -232,17 +233,17 @@ def walk(app: LiveApp, screen: XDisplay) -> list[str]:
     # -- 1:40 where the bytes came from ---------------------------------------------------------------
     app.key("ctrl+i")
     s = app.wait(lambda s: s["inspector"]["visible"], "the wire inspector open", 30)
-    app.click(s["fields"]["/amount"]["rect"])
+    s = app.click_until(s["fields"]["/amount"]["rect"], lambda s: s["inspector"]["field"] == "/amount",
+                        "the inspector's Field box on /amount")
     quote = script_quote("1:40", "/amount:")
-    s = app.wait(lambda s: s["inspector"]["field"] == "/amount" and shows(s["inspector"]["line"], quote),
-                 f"the inspector on /amount reading {quote!r}", 30)
-    assert "/amount" in s["inspector"]["field_box"]
+    check(shows(s["inspector"]["line"], quote), f"the inspector reads {s['inspector']['line']!r}, the script says {quote!r}")
+    check("/amount" in s["inspector"]["field_box"], f"the Field box reads {s['inspector']['field_box']!r}")
     app.shot("1-40-inspector")
     app.key("ctrl+i")
     app.wait(lambda s: not s["inspector"]["visible"], "the wire inspector closed", 30)
 
     # -- 2:20 when the model gets it wrong ----------------------------------------------------------------
-    app.open(toolbar_item(s, "Fault: none")["rect"], "invalid_value", "the Fault menu")
+    app.open(lambda s: toolbar_item(s, "Fault: none")["rect"], "invalid_value", "the Fault menu")
     app.shot("2-20-fault-menu")
     app.choose("invalid_value", "the Fault menu")
     s = app.wait(lambda s: toolbar_item(s, "Fault: invalid_value") and s["popup"] is None, "Fault: invalid_value", 30)
@@ -255,7 +256,7 @@ def walk(app: LiveApp, screen: XDisplay) -> list[str]:
     assert s["fields"]["/amount"]["text"] == "1200" and s["fields"]["/customer_name"]["text"] == "Martinez SA", (
         f"the form does not show the last good run's values: {summary(s)}")
     no_dialog(s)
-    app.open(toolbar_item(s, "Fault: invalid_value")["rect"], "", "the Fault menu")
+    app.open(lambda s: toolbar_item(s, "Fault: invalid_value")["rect"], "", "the Fault menu")
     first = app.choose("", "the Fault menu")  # "choose no fault (the first entry)"
     assert "no fault" in first["text"], first
     s = app.wait(lambda s: toolbar_item(s, "Fault: none") and s["popup"] is None, "Fault: none again", 30)
@@ -267,7 +268,7 @@ def walk(app: LiveApp, screen: XDisplay) -> list[str]:
     if not all(empty(x["fields"]) for x in s["lanes"]):
         app.key("ctrl+shift+BackSpace")
         s = app.wait(lambda s: all(empty(x["fields"]) for x in s["lanes"]), "the lanes cleared", 30)
-    app.open(toolbar_item(s, "30 tokens/s")["rect"], "10 tokens/s", "the speed box")
+    app.open(lambda s: toolbar_item(s, "30 tokens/s")["rect"], "10 tokens/s", "the speed box")
     app.choose("10 tokens/s", "the speed box")
     s = app.wait(lambda s: toolbar_item(s, "10 tokens/s") and s["popup"] is None, "10 tokens/s", 30)
     app.shot("2-50-compare")
@@ -314,7 +315,7 @@ def walk(app: LiveApp, screen: XDisplay) -> list[str]:
     s = app.wait(lambda s: lane(s, "naive")["fields"]["/amount"]["text"] in ("120", "1200"), "Undo puts naive's values back", 30)
 
     # -- 3:50 the scoreboard -----------------------------------------------------------------------
-    app.open(toolbar_item(s, "10 tokens/s")["rect"], "30 tokens/s", "the speed box")
+    app.open(lambda s: toolbar_item(s, "10 tokens/s")["rect"], "30 tokens/s", "the speed box")
     app.choose("30 tokens/s", "the speed box")
     s = app.wait(lambda s: toolbar_item(s, "30 tokens/s") and s["popup"] is None, "30 tokens/s", 30)
     seq = app.seq
@@ -348,13 +349,11 @@ def walk(app: LiveApp, screen: XDisplay) -> list[str]:
     check(not s["actions"]["present"], "View → Presentation mode is still ticked after Esc")
 
     # -- 4:30 optional: a real model's recording ---------------------------------------------------------
-    s = app.wait(lambda s: any(m["text"] == "File" and inside(m["rect"], s["window"]["frame"]) for m in s["menu_bar"]),
-                 "the menu bar back", 30)
-    app.open(next(m for m in s["menu_bar"] if m["text"] == "File")["rect"], "Recordings", "the File menu")
+    app.open(lambda s: next(m for m in s["menu_bar"] if m["text"] == "File")["rect"], "Recordings", "the File menu")
     app.choose("Recordings", "the File menu")
     app.choose("Real model: invoice (SmolLM2)", "File → Recordings")
     s = app.wait(lambda s: toolbar_item(s, "1×") and s["popup"] is None, "the speed box reading 1×", 60)
-    app.open(toolbar_item(s, "1×")["rect"], "2×", "the speed box")
+    app.open(lambda s: toolbar_item(s, "1×")["rect"], "2×", "the speed box")
     app.choose("2×", "the speed box")
     s = app.wait(lambda s: toolbar_item(s, "2×") and s["popup"] is None, "2×", 30)
     seq = app.seq

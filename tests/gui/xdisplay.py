@@ -45,13 +45,18 @@ class XDisplay:
         self.wm: subprocess.Popen | None = None
         try:
             self._until(lambda: self._run("xprop", "-root", check=False) is not None, "the X server")
-            with self.log.open("a") as log:
-                self.wm = subprocess.Popen(["openbox"], env=self.env, stdout=log, stderr=subprocess.STDOUT)
-            self._until(lambda: "window id" in (self._run("xprop", "-root", "_NET_SUPPORTING_WM_CHECK", check=False) or ""),
-                        "the window manager")
+            self._until(self._window_manager_up, "the window manager")
         except BaseException:
             self.stop()
             raise
+
+    def _window_manager_up(self) -> bool:
+        """True once openbox manages the screen; (re)starts it when it is not running (one started
+        the moment the server came up may not reach it yet)."""
+        if self.wm is None or self.wm.poll() is not None:
+            with self.log.open("a") as log:
+                self.wm = subprocess.Popen(["openbox"], env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        return "window id" in (self._run("xprop", "-root", "_NET_SUPPORTING_WM_CHECK", check=False) or "")
 
     @staticmethod
     def _free(number: int) -> int:
@@ -94,6 +99,7 @@ class LiveApp:
         self.folder = folder
         self.pictures = pictures
         self.state_file = folder / "state.json"
+        self.state_file.unlink(missing_ok=True)  # (a previous run's: never read as this one's)
         self.shots: list[Path] = []
         self.log = folder / "app.log"
         env = dict(display.env, QT_QPA_PLATFORM="xcb", LIVEFILL_STATE_FILE=str(self.state_file),
@@ -158,14 +164,45 @@ class LiveApp:
         self.xdotool("mousemove", "--sync", str(px), str(py))
         self.xdotool("click", *(["--repeat", "2", "--delay", "120"] if double else []), "1")
 
+    def focus_window(self) -> None:
+        """Give the app's window the keyboard (a window manager may leave the focus on the root)."""
+        found = self.display._run("xdotool", "search", "--onlyvisible", "--pid", str(self.proc.pid), check=False)
+        for window in (found or "").split():
+            self.display._run("xdotool", "windowactivate", "--sync", window, check=False)
+            self.display._run("xdotool", "windowfocus", "--sync", window, check=False)
+
+    def click_until(self, rect: Sequence[int], predicate: Callable[[dict[str, Any]], Any], what: str) -> dict[str, Any]:
+        """Click `rect` until `predicate(state)` holds (a click the app missed is tried again)."""
+        for attempt in range(3):
+            self.click(rect)
+            try:
+                return self.wait(predicate, what, timeout=10 if attempt < 2 else 30)
+            except AssertionError:
+                if attempt == 2:
+                    raise
+        raise AssertionError(what)
+
     def hover(self, rect: Sequence[int]) -> None:
         self.xdotool("mousemove", "--sync", str(int(rect[0] + rect[2] / 2)), str(int(rect[1] + rect[3] / 2)))
 
-    def open(self, rect: Sequence[int], text: str, what: str) -> None:
-        """Click `rect` (a menu title, a drop-down button) until a list with an entry starting with
-        `text` is open (a click that lands while the window still moves is tried again)."""
+    def open(self, rect: Sequence[int] | Callable[[dict[str, Any]], Sequence[int]], text: str, what: str) -> None:
+        """Click `rect` (a menu title, a drop-down button; or a function of the state giving it, read
+        again before each try) until a list with an entry starting with `text` is open. The window
+        must have kept its place for a moment first: a rectangle read while the window manager
+        still moves it would land elsewhere (on the title bar's window menu, say)."""
+        def where() -> list[int]:
+            return list(rect(self.state()) if callable(rect) else rect)
+
         for attempt in range(3):
-            self.click(rect)
+            deadline = time.monotonic() + 10
+            seen = where()
+            while time.monotonic() < deadline:  # the same rectangle in states 0.3 s apart
+                time.sleep(0.3)
+                now = where()
+                if now == seen:
+                    break
+                seen = now
+            self.click(seen)
             try:
                 self.wait(lambda s: any(i["text"].startswith(text) for i in (s["popup"] or {}).get("items", [])),
                           f"{what}: an open list with {text!r}", timeout=10 if attempt < 2 else 30)
@@ -173,8 +210,7 @@ class LiveApp:
             except AssertionError:
                 if attempt == 2:
                     raise
-                if self.state().get("popup"):
-                    self.key("Escape")
+                self.key("Escape")  # whatever the click opened instead
 
     def choose(self, text: str, what: str) -> dict[str, Any]:
         """In the open menu or drop-down list, click the entry whose text starts with `text`."""
