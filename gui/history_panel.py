@@ -47,6 +47,7 @@ from livefill.recording.history_entries import RunSummary, newest_first, summari
 from livefill.session.app_settings import SettingsStore
 from livefill.session.session import Session
 from livefill.session.session_events import ActiveChanged, AllDone, SessionEvent
+from livefill.widgets.elided_label import ElidedLabel
 
 __all__ = ["HistoryPanel", "RECORD_ALL_KEY"]
 
@@ -99,7 +100,7 @@ class HistoryPanel(QDockWidget):
         self.folder_button.setObjectName("historyOpenFolder")
         self.folder_button.setToolTip("Show the history file's folder in the file manager")
         self.folder_button.clicked.connect(lambda: open_folder(self.history.path.parent) if self.history else None)
-        self.problems_label = QLabel()
+        self.problems_label = ElidedLabel(max_lines=2)  # cut: "…", whole in the tooltip (never mid-word)
         self.problems_label.setObjectName("historyProblems")
         self.problems_label.setTextFormat(Qt.TextFormat.PlainText)
         self.problems_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -127,7 +128,7 @@ class HistoryPanel(QDockWidget):
         self.preview.setObjectName("historyPreview")
         self.preview.setReadOnly(True)
         self.preview.setPlaceholderText("The values of the run selected above")
-        self.empty_label = QLabel()
+        self.empty_label = ElidedLabel(max_lines=2)  # it was cut mid-word ("every run of the s")
         self.empty_label.setObjectName("historyEmpty")
         self.empty_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
