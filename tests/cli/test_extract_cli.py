@@ -626,7 +626,7 @@ def test_the_console_script_runs_extract_without_importing_qt() -> None:
         (["--scenario", "weather", "--schema", "weather", "--speed", "0"], 0),
         (["--scenario", "weather", "--schema", "weather", "--speed", "0", "--fault", "error"], 1),
         (["--scenario", "weather", "--schema", "nope"], 2),
-        (["--scenario", "weather"], 2),
+        (["--document", "missing.txt"], 2),  # a document needs --schema (a scenario has its own)
     ],
 )
 def test_exit_status_of_the_process(args, status) -> None:  # noqa: ANN001
