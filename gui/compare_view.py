@@ -17,14 +17,15 @@ The view never widens the window: the lanes share the width there is and, when e
 the metrics table share the height in a splitter: the table takes at most `TABLE_SHARE` and
 scrolls, and below `COMPACT_BELOW` the lane headers show only their mode (the figures stay in the
 table), so the forms keep their height on a 720-px screen or with the docks open. "+ lane" adds
-the first mode not shown yet.
+the first mode not shown yet. The lanes' rows line up (`align_lanes`): the headers share the
+tallest one's height and the naive form's banner stays hidden (its header says it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -66,6 +67,14 @@ TABLE_SHARE = 0.25
 """The metrics table takes at most this share of the compare view's height (then it scrolls)."""
 
 
+def _natural_height(widget: QWidget) -> int:
+    """The height `widget`'s layout asks for at its width (whatever minimum height it was given)."""
+    layout = widget.layout()
+    if layout is not None and layout.hasHeightForWidth():
+        return layout.totalHeightForWidth(widget.width())
+    return layout.totalSizeHint().height() if layout is not None else widget.sizeHint().height()
+
+
 def next_mode(shown: Iterable[Mode]) -> Mode:
     """The mode a new lane reads: the first one not shown yet (partial when every mode is)."""
     taken = set(shown)
@@ -101,6 +110,7 @@ class CompareView(QWidget):
         self.lanes: list[Lane] = []
         self._running = False
         self._refit_timer = next_turn_timer(self, self.refit)
+        self._align_timer = next_turn_timer(self, self.align_lanes)
 
         # the lanes share the width there is; when they cannot each have LANE_MIN_WIDTH they
         # scroll sideways instead of widening the window
@@ -267,6 +277,7 @@ class CompareView(QWidget):
             if lane is None:
                 lane = self._make_lane(model)
                 lane.setMinimumWidth(LANE_MIN_WIDTH)
+                lane.installEventFilter(self)  # its layout changed: line the lanes up again
             self.splitter.insertWidget(index, lane)
             lanes.append(lane)
         self.lanes = lanes
@@ -281,6 +292,7 @@ class CompareView(QWidget):
             + ", ".join(lane.title for lane in lanes)
             + ". Same request knobs for every lane (seed, speed, slicing, fault)."
         )
+        self._align_timer.start()
         self.lanesChanged.emit()
 
     def _make_lane(self, model: SessionLane) -> Lane:
@@ -302,6 +314,26 @@ class CompareView(QWidget):
             if lane.form_view is not None:
                 out.extend(lane.form_view.findChildren(QLabel, "naiveBanner"))
         return out
+
+    def align_lanes(self) -> None:
+        """Line the lanes' rows up: every field at the same height in every lane. The lane headers
+        take the tallest one's height (a mode's explanation wraps onto two lines in one lane and
+        not in the next), and the naive form's banner is hidden (its header says "incorrect on
+        purpose" already; the banner pushed its rows below the other lanes')."""
+        headers = [lane.header for lane in self.lanes if lane.header is not None]
+        for lane in self.lanes:
+            if lane.form_view is not None:
+                for banner in lane.form_view.findChildren(QLabel, "naiveBanner"):
+                    banner.setVisible(False)
+        tallest = max((_natural_height(header) for header in headers), default=0)
+        for header in headers:
+            if header.minimumHeight() != tallest:
+                header.setMinimumHeight(tallest)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802, ANN001 - Qt override
+        if event.type() == QEvent.Type.LayoutRequest and obj in self.lanes:
+            self._align_timer.start()  # a new form, a header that grew or shrank
+        return False
 
     def refit(self) -> None:
         """Re-measure what depends on the font and the width (the metrics table's height)."""
@@ -330,9 +362,7 @@ class CompareView(QWidget):
         for lane in self.lanes:
             if lane.header is not None:
                 lane.header.set_compact(compact)
-            if lane.form_view is not None and not self.window().property("presenting"):
-                for banner in lane.form_view.findChildren(QLabel, "naiveBanner"):
-                    banner.setVisible(not compact)  # the lane's header says "incorrect on purpose" already
+        self.align_lanes()
         self.caption.setMaximumHeight(0 if compact else 16777215)  # the lane headers name the modes
         table = self.metrics_table
         bottom = max(table.minimumHeight(), min(table.maximumHeight(), int(height * TABLE_SHARE)))

@@ -4,7 +4,8 @@
 one group of rows per field, one row per lane inside it; the pending span hatched, the
 provisional span filled amber with a dashed outline, an invalid span red and cross-hatched, a
 settle mark (a tick and a diamond) where the value settled, and a marker where each lane stopped
-(red dashed line, "Stop" or "failed"; a lane that committed gets a thin "end" line). The x-axis is seconds
+(red dashed line, "Stop" or "failed"; a lane that committed gets a thin "end" line; lines whose
+words would overlap share one: `place_end_labels`). The x-axis is seconds
 from Start. `export_png(path, title=...)` writes the whole timeline as a PNG under a title row.
 
 How this works
@@ -82,6 +83,30 @@ def _end_word(outcome: str) -> str:
     if outcome.startswith("committed"):
         return "end"
     return "Stop" if outcome.startswith("stopped") else "failed"
+
+
+def place_end_labels(marks: list[tuple[float, str]], advance: Callable[[str], float], left: float, right: float,
+                     gap: float = 4.0) -> list[tuple[float, float, str]]:
+    """The words over the lanes' end lines (`marks`: x, word) as (left, width, text), none
+    overlapping: lines whose words would touch share one label over them ("end", "end / Stop")."""
+    clusters = [[mark] for mark in sorted(marks)]
+
+    def label(cluster: list[tuple[float, str]]) -> tuple[float, float, str]:
+        text = " / ".join(dict.fromkeys(word for _, word in cluster))
+        width = advance(text) + 4
+        centre = (cluster[0][0] + cluster[-1][0]) / 2
+        return max(left, min(centre - width / 2, right - width)), width, text
+
+    merged = True
+    while merged:  # a shared label is wider: it may touch the next one in turn
+        merged, out = False, []
+        for cluster in clusters:
+            if out and label(cluster)[0] < sum(label(out[-1])[:2]) + gap:
+                out[-1], merged = out[-1] + cluster, True
+            else:
+                out.append(cluster)
+        clusters = out
+    return [label(cluster) for cluster in clusters]
 
 
 def _nice_step(span: float, target: int) -> float:
@@ -382,7 +407,7 @@ class TimelineView(QWidget):
         self, p: QPainter, fm: QFontMetrics, lay: TimelineLayout, m: TimelineModel, text: QColor,
         top: float = -math.inf, bottom: float = math.inf, head: bool = True,
     ) -> None:
-        labelled: set[int] = set()
+        ends: list[tuple[float, str]] = []
         for stop in m.stops():
             x = lay.x(stop.t)
             stopped = not stop.outcome.startswith("committed")
@@ -393,17 +418,12 @@ class TimelineView(QWidget):
                 y = lay.rows[(pointer, stop.lane)]
                 if top <= y + _ROW_H and y <= bottom:
                     p.drawLine(QPointF(x, y), QPointF(x, y + _ROW_H))
-            if not head:
-                continue
-            key = round(x)
-            if key in labelled:
-                continue
-            labelled.add(key)
-            word = _end_word(stop.outcome)
-            p.setPen(color)
-            w = fm.horizontalAdvance(word) + 4
-            p.drawText(QRectF(x - w / 2, _TOP - 14, w, 12), Qt.AlignmentFlag.AlignCenter, word)
-            p.drawLine(QPointF(x, _TOP - 3), QPointF(x, _TOP))
+            if head:
+                p.drawLine(QPointF(x, _TOP - 3), QPointF(x, _TOP))
+                ends.append((x, _end_word(stop.outcome)))
+        for x, w, word in place_end_labels(ends, fm.horizontalAdvance, 0.0, float(lay.width)):
+            p.setPen(STATE_COLORS["stop"] if word != "end" else QColor(text))
+            p.drawText(QRectF(x, _TOP - 14, w, 12), Qt.AlignmentFlag.AlignCenter, word)
 
     def _paint_axis(
         self, p: QPainter, fm: QFontMetrics, lay: TimelineLayout, text: QColor, grid: QColor, height: int,
