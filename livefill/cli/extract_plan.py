@@ -20,7 +20,7 @@ from livefill.cli.extract_args import DEMO_WIRE, PROG, UsageProblem, structured_
 from livefill.demo.knobs import DemoDefaults
 from livefill.demo.protocol import DemoKnobs
 from livefill.errors import InputError, LivefillError, TraceError, UsageError
-from livefill.extraction.documents import Document, describe_size, document_from_bytes, load_document
+from livefill.extraction.documents import MAX_BYTES, Document, describe_size, document_from_bytes, load_document
 from livefill.extraction.modes import Mode, parse_mode
 from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 from livefill.extraction.schemas import SCHEMAS, resolve_schema as resolve_user_schema
@@ -92,7 +92,8 @@ def read_document(spec: str, stdin: BinaryIO | None) -> Document:
     """The `--document` (`-`: standard input's bytes)."""
     try:
         if spec == "-":
-            return document_from_bytes((stdin if stdin is not None else sys.stdin.buffer).read())
+            # one byte past the cap is enough to refuse: a gigabyte on stdin is never held whole
+            return document_from_bytes((stdin if stdin is not None else sys.stdin.buffer).read(MAX_BYTES + 1))
         return load_document(spec)
     except InputError as exc:
         raise UsageProblem(f"--document: {one_line(exc)}") from None

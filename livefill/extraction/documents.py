@@ -15,7 +15,8 @@ Text files are decoded strictly: UTF-8 (a leading BOM dropped), or UTF-16 when t
 with a UTF-16 BOM (what Windows Notepad writes as "Unicode"). Anything else fails with the byte,
 its offset and its line, never with replacement characters in the text. PDFs go through pypdf:
 an encrypted PDF opens only if it has no user password (pypdf tries the empty one); pages with
-no text layer are counted, and a PDF where no page has text is refused (a scan needs OCR).
+no text layer are counted, and a PDF where no page has text is refused (a scan needs OCR). pypdf
+runs in a child process with a deadline, a memory ceiling and the text cap (livefill.extraction.pdf_text).
 
 The token estimate is a documented heuristic, shown with "≈": Latin-script characters (U+0000 to
 U+024F: ASCII, accents, punctuation, whitespace) at `CHARS_PER_TOKEN[family]` characters a token
@@ -29,8 +30,6 @@ the document and, where there is one, what to do about it.
 
 from __future__ import annotations
 
-import io
-import logging
 import math
 import os
 import re
@@ -38,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from livefill.errors import InputError
+from livefill.extraction.pdf_text import PDF_MEMORY, PdfRefusal, read_pdf
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -294,36 +294,10 @@ def _decode_text(data: bytes, *, name: str, path: Path | None) -> str:
 
 
 def _from_pdf(data: bytes, *, name: str, path: Path | None, max_bytes: int) -> Document:
-    from pypdf import PasswordType, PdfReader  # lazy: pypdf loads only for a PDF document (750 ms)
-    from pypdf.errors import DependencyError  # lazy: as pypdf, above
-
-    # pypdf reports recoverable damage through logging warnings; the user cannot act on them.
-    pypdf_log = logging.getLogger("pypdf")
-    previous = pypdf_log.level
-    pypdf_log.setLevel(logging.ERROR)
-    try:
-        try:
-            reader = PdfReader(io.BytesIO(data))
-            if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
-                raise EncryptedPDF(
-                    f"{name} is password-protected; save an unprotected copy (or paste its text) and open that.",
-                    name=name, path=path,
-                )
-            page_texts = [(page.extract_text() or "") for page in reader.pages]
-        except DocumentError:
-            raise
-        except DependencyError:
-            raise EncryptedPDF(
-                f"{name} is encrypted with AES, which needs the 'cryptography' package: pip install cryptography.",
-                name=name, path=path,
-            ) from None
-        except Exception as exc:  # pypdf raises many kinds on a damaged file; all mean "cannot read"
-            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise UnreadableDocument(
-                f"{name} is not a PDF livefill can read ({detail}).", name=name, path=path
-            ) from None
-    finally:
-        pypdf_log.setLevel(previous)
+    read = read_pdf(data, max_chars=max_bytes)
+    if isinstance(read, PdfRefusal):
+        raise _refused(read, name=name, path=path, max_bytes=max_bytes)
+    page_texts = read.texts
     if not page_texts:
         raise EmptyDocument(f"{name} has no pages.", name=name, path=path)
     blank = sum(1 for text in page_texts if not text.strip())
@@ -378,6 +352,27 @@ def _round_estimate(tokens: int) -> int:
         return tokens
     scale = 10 ** (len(str(tokens)) - 2)
     return round(tokens / scale) * scale
+
+
+def _refused(refusal: PdfRefusal, *, name: str, path: Path | None, max_bytes: int) -> DocumentError:
+    if refusal.kind == "encrypted":
+        message = f"{name} is password-protected; save an unprotected copy (or paste its text) and open that."
+        return EncryptedPDF(message, name=name, path=path)
+    if refusal.kind == "aes":
+        message = f"{name} is encrypted with AES, which needs the 'cryptography' package: pip install cryptography."
+        return EncryptedPDF(message, name=name, path=path)
+    if refusal.kind == "too_large":
+        if refusal.size:
+            message = (f"{name} is too large: its text is over {format_bytes(refusal.size)} (reading stopped there), "
+                       f"and livefill takes documents up to {format_bytes(max_bytes)}.")
+        else:
+            message = f"{name} is too large: reading it needs more than {format_bytes(PDF_MEMORY)} of memory."
+        return DocumentTooLarge(message, name=name, path=path)
+    if refusal.kind == "too_slow":
+        message = (f"{name} took longer than {refusal.detail} s to read (it expands to far more than its "
+                   "size, or its pages are very complex); paste its text instead.")
+        return UnreadableDocument(message, name=name, path=path)
+    return UnreadableDocument(f"{name} is not a PDF livefill can read ({refusal.detail}).", name=name, path=path)
 
 
 def _too_large(name: str, size: int, cap: int, *, of_text: bool = False) -> str:
