@@ -87,7 +87,7 @@ def key_of(record: Mapping[str, Any], line: bytes) -> str:
 def _parse(line: bytes) -> dict[str, Any] | None:
     try:
         record = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
 
@@ -261,7 +261,7 @@ class History:
                 continue
             try:
                 record = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
                 self._note(end, f"{self.path} line {number}: skipped a torn or damaged record"
                            f" (an app stopped while writing it?): {' '.join(str(exc).split())}")
                 continue

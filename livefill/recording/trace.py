@@ -186,6 +186,8 @@ def parse_trace(data: bytes | str, *, name: str = "<trace>", replayable: bool = 
                 truncated = True  # the writer was stopped in the middle of this line
                 break
             raise fail(number, f"not a JSON line ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise fail(number, "nested deeper than a JSON line can be read") from None
         if not isinstance(obj, dict):
             raise fail(number, f"expected a JSON object, got {type(obj).__name__}")
         if header is None:

@@ -248,3 +248,15 @@ def test_deleting_from_a_symlinked_history_rewrites_the_target_and_keeps_the_lin
     history.append({"run": "run_c"})
     assert [r["run"] for r in History(target).read()] == ["run_b", "run_c"]
     assert not [p for p in (tmp_path / "real").iterdir() if p.name.startswith(".history-")]
+
+
+def test_a_history_line_nested_deeper_than_json_reads_is_skipped_with_a_note(tmp_path):
+    path = tmp_path / "history.jsonl"
+    history = History(path)
+    history.append({"run": "run_a"})
+    with open(path, "ab") as fh:
+        fh.write(b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    history.append({"run": "run_b"})
+    assert [r["run"] for r in history.read()] == ["run_a", "run_b"]
+    assert any("line 2" in note for note in history.new_problems())
+    assert history.delete(["run_a"]) == 1  # the deep line is kept byte for byte, not parsed into a crash

@@ -379,3 +379,10 @@ def test_a_trace_names_its_providers_wire_and_every_providers_wire_replays(fake_
         header = trace_header(invoice_request(fake_key, provider=name))
         assert header["provider"] == name and header["wire"] == spec.wire and header["wire"] in REPLAY_WIRES
         assert header["request"]  # the body the provider's wire sends
+
+
+def test_a_line_nested_deeper_than_json_reads_is_a_trace_error_not_a_crash():
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(TraceError, match="line 1.*nested deeper") as info:
+        parse_trace(deep + "\n", name="deep.jsonl")
+    assert info.value.line == 1
