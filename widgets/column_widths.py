@@ -10,9 +10,9 @@ text (only text columns give or take room) and long text (it takes what is left 
   on one line), or its floor (the title wrapped at words) when the text columns would not fit;
 - when the text columns' natural widths fit in what is left, each gets its natural width and the
   rest goes to the long ones (to every text column when none is long), so the table fills its width;
-- when they do not fit, the short text keeps its natural width (when the long text can still have
-  its floor) and the widest columns share what is left equally (each still at least its floor;
-  they elide, whole in a tooltip); under the floors the table scrolls sideways.
+- when they do not fit, the short text keeps its natural width and the long text shares what is
+  left equally (each still at least its floor; it elides, whole in a tooltip); under the floors
+  the table scrolls sideways.
 The widths always add up to `available` exactly when they fit, so no sideways scroll bar appears.
 """
 
@@ -52,11 +52,11 @@ def fit_columns(columns: list[Column], available: int) -> list[int]:
         for n, i in enumerate(takers):
             widths[i] += extra // len(takers) + (1 if n < extra % len(takers) else 0)
         return widths
-    # too little room: short text whole when the long text keeps its floor, the long text sharing
-    # the rest; else the widest share what the narrow ones leave
+    # too little room: short text (codes) whole, the long text sharing the rest (at least its floor:
+    # under that the table scrolls sideways); with no long text, the widest share what is left
     long = [i for i in text if columns[i].long]
     short = [i for i in text if not columns[i].long]
-    if long and short and sum(widths[i] for i in short) + sum(columns[i].floor for i in long) <= left:
+    if long and short:
         _share(widths, columns, long, left - sum(widths[i] for i in short))
     else:
         _share(widths, columns, text, left)

@@ -112,5 +112,6 @@ def test_fit_columns_shares_the_room_by_need():
     assert fit_columns([code, text, number], 600) == [90, 440, 70]  # the spare room to the long text
     assert fit_columns([code, text, number], 300) == [90, 140, 70]  # short: the code whole, the text cut
     assert fit_columns([code, text, Column(110, 60)], 300) == [90, 150, 60]  # a title wraps before text is cut
-    assert fit_columns([code, text, number], 200) == [72, 72, 70]  # under the floors: it scrolls sideways
+    assert fit_columns([code, text, number], 200) == [90, 72, 70]  # under the floors: it scrolls sideways, codes whole
+    assert fit_columns([Column(90, 72, text=True), Column(95, 72, text=True)], 140) == [72, 72]  # no long text: all at floor
     assert fit_columns([Column(50, 72, text=True), Column(60, 72, text=True)], 301) == [151, 150]  # none long: all share
