@@ -37,6 +37,7 @@ SWITCHES: dict[str, Switch] = {
         Switch("LIVEFILL_REPORT", "1: the app prints launch and run timings to stderr (benchmarks)"),
         Switch("LIVEFILL_CHECK_THREADS", "1: the app reports threads still running at exit (tests)"),
         Switch("LIVEFILL_STATE_FILE", "a file the app writes what its window shows to, as JSON, while it changes (tests; livefill.gui.state_dump)"),
+        Switch("LIVEFILL_DEMO_PICTURES", "a folder the demo script's walk on a real X server also saves its pictures to (tests)"),
         Switch("LIVEFILL_LLAMA_MODEL", "path of the GGUF model the real-server tests use"),
         Switch("LIVEFILL_MODEL_CACHE", "scripts/install-llama-server.sh: where the model goes"),
         Switch("LIVEFILL_WHEEL_CACHE", "scripts/install-llama-server.sh: where built wheels are kept"),
