@@ -43,8 +43,9 @@ ROOT_ONLY = frozenset({"$schema", "$id", "$defs", "definitions"})
 BY_TYPE: dict[str, frozenset[str]] = {
     "object": frozenset({"properties", "required", "additionalProperties"}),
     "string": frozenset({"minLength", "maxLength", "pattern", "format"}),
-    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
-    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
+    # a number's format ("int32", "double", as OpenAPI writes them) is an annotation, kept upstream
+    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"}),
+    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"}),
     "boolean": frozenset(),
     "array": frozenset({"items", "minItems", "maxItems"}),
 }

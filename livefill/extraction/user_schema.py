@@ -374,6 +374,11 @@ class _Builder:
                 return Annotated[base, AfterValidator(_format_check(conforms, called)), Field(**constraints)]
         else:
             constraints["strict"] = True
+            fmt = node.get("format")
+            if fmt is not None:  # an annotation for a number: sent upstream as is, not checked
+                if not isinstance(fmt, str):
+                    self.fail(jp.child(pointer, "format"), f"format must be a string, not {json_type(fmt)}", "format")
+                constraints["json_schema_extra"] = {"format": fmt}
             for key, arg in NUMBER_BOUNDS.items():
                 if key in node:
                     value = node[key]

@@ -92,6 +92,7 @@ def fails_at(model: Any, value: Any) -> str | None:
         ({"type": "string", "format": "uri"}, ["https://example.com/x?y=1", "urn:isbn:0451450523"], ["example.com", "/x", "a b:c"]),
         ({"type": "string", "format": "email", "maxLength": 8}, ["a@b.com"], ["ana@example.com", "abcdefgh"]),
         ({"type": "string", "format": "phone"}, ["", "not a phone"], [1, None]),  # unknown: an annotation
+        ({"type": "integer", "format": "int32", "minimum": 0}, [0, 7], [-1, 1.5, "7"]),  # OpenAPI's: an annotation
         ({"type": "string", "enum": ["a", "b"]}, ["a", "b"], ["c", 1]),
         ({"enum": [1, 2, "three"]}, [1, 2, "three"], [3, "1"]),
         ({"const": "fixed"}, ["fixed"], ["other"]),
@@ -256,13 +257,14 @@ def test_a_format_is_accepted_checked_when_known_and_sent_upstream_as_written():
             "mail": {"type": "string", "format": "email", "description": "Contact address"},
             "home": {"type": ["string", "null"], "format": "uri"},
             "phone": {"type": "string", "format": "phone", "minLength": 3},
+            "count": {"type": "integer", "format": "int64"},
         },
         "required": ["mail", "phone"],
     }
     src = resolve_schema(schema)
     props = src.json_schema["properties"]
     assert props["mail"]["format"] == "email" and props["phone"]["format"] == "phone"
-    assert props["home"]["anyOf"][0]["format"] == "uri"
+    assert props["home"]["anyOf"][0]["format"] == "uri" and props["count"]["anyOf"][0]["format"] == "int64"
     check_document(src.model, {"mail": "ana@example.com", "home": None, "phone": "+34 600"})
     with pytest.raises(ValidationFailed) as info:
         check_document(src.model, {"mail": "ana at example.com", "phone": "+34 600"})
