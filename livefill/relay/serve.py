@@ -27,12 +27,11 @@ from typing import Any
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
-from livefill.defaults import HEAD_TIMEOUT
+from livefill.defaults import H11_HEAD_BUFFER, HEAD_TIMEOUT
 from livefill.errors import UsageError
 from livefill.loopback import is_loopback_host
 from livefill.relay.settings import RelaySettings
 from livefill.serving.connection import install_quiet_logs, protocol_class
-from livefill.serving.guard import H11_HEAD_BUFFER
 
 __all__ = ["uvicorn_settings", "main", "PROTOCOL", "APP"]
 

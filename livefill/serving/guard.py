@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from livefill import switches
+from livefill.defaults import MAX_HEAD_BYTES
 from livefill.loopback import is_loopback_host
 
 __all__ = [
@@ -45,17 +46,9 @@ __all__ = [
     "RefusalLog",
     "JSON_PATHS",
     "DEFAULT_MAX_BODY_BYTES",
-    "MAX_HEAD_BYTES",
-    "H11_HEAD_BUFFER",
 ]
 
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
-#: The largest request head (path, query and headers) any local server takes: beyond it, 431.
-MAX_HEAD_BYTES = 16 * 1024
-#: uvicorn's h11 buffer for a head still arriving (livefill.serving.runner, livefill.relay.serve):
-#: above MAX_HEAD_BYTES, so that a head a little too long reaches the Guard and its clear 431
-#: (h11 itself answers a bare 400 and closes, which a client may see as a reset).
-H11_HEAD_BUFFER = 4 * MAX_HEAD_BYTES
 
 JSON_PATHS = frozenset(
     {

@@ -29,9 +29,8 @@ from collections.abc import Callable
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Self
 
-from livefill.defaults import HEAD_TIMEOUT
+from livefill.defaults import H11_HEAD_BUFFER, HEAD_TIMEOUT
 from livefill.errors import UsageError
-from livefill.serving.guard import H11_HEAD_BUFFER
 
 if TYPE_CHECKING:
     import uvicorn

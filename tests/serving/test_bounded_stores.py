@@ -23,7 +23,7 @@ from livefill.demo.protocol import MAX_LABEL_CHARS
 from livefill.demo.provider import POSTED_TRACES
 from livefill.demo.request_log import LOG_ENTRIES, PAGE_BYTES, PAGE_DEFAULT, PAGE_MAX, SENT_MS_MAX, TEXT_CHARS, RequestLog
 from livefill.embedded.server import EmbeddedServer
-from livefill.serving.guard import MAX_HEAD_BYTES
+from livefill.defaults import MAX_HEAD_BYTES
 
 JSON = {"content-type": "application/json"}
 
