@@ -6,8 +6,10 @@ How this works
 would show: a field (a scalar, or an empty list/object) whose state is provisional or settled and
 whose (state, value) differs from what was last reported for it. Containers are reported only
 when they settle empty (their leaves are reported otherwise), the root never, nor a field going
-back to pending or empty (the final line says how the run ended). Each change goes to a sink
-with its time in ms since the run's t0.
+back to pending or empty (the final line says how the run ended). A long provisional string is
+reported as it grows by half again, not at every delta (`REPORT_EVERY_UP_TO`, `GROWTH`), so the
+output stays linear in the value's length. Each change goes to a sink with its time in ms since
+the run's t0.
 
 Two sinks:
 
@@ -117,7 +119,7 @@ class FormWatcher:
         self.emit = emit
         self.clock = clock
         self.t0 = t0
-        self._last: dict[str, tuple[str, str]] = {}  # pointer -> (state, value as JSON)
+        self._last: dict[str, tuple[str, type, Any]] = {}  # pointer -> (state, type, value) last reported
         #: the schema's order of fields: changes of one update are reported in it
         self.order = schema_order(form.fields)
         self._unsubscribe = form.subscribe(self._on_update)
@@ -138,11 +140,28 @@ class FormWatcher:
             value = form.value(pointer)
             if not _shown(value, field_state):
                 continue
-            key = (state, json.dumps(value, sort_keys=True))
-            if self._last.get(pointer) == key:
+            # type beside value: 1, 1.0 and true differ; shown containers are empty, so compare whole
+            key = (state, type(value), value)
+            last = self._last.get(pointer)
+            if last == key or (last is not None and _coalesced(last, key)):
                 continue
             self._last[pointer] = key
             self.emit(Change(t_ms, pointer, state, value))
+
+
+#: A provisional string up to this long is reported at every change; a longer one when it has
+#: grown by GROWTH times since it was last reported (and always when it settles), so what is
+#: printed for a value stays proportional to its length instead of its square.
+REPORT_EVERY_UP_TO = 256
+GROWTH = 1.5
+
+
+def _coalesced(last: tuple[str, type, Any], new: tuple[str, type, Any]) -> bool:
+    """`new` (a provisional string that only grew) can wait for more growth before it is reported."""
+    state, kind, value = new
+    if state != "provisional" or kind is not str or last[:2] != new[:2] or len(value) <= REPORT_EVERY_UP_TO:
+        return False
+    return len(value) < GROWTH * len(last[2]) and value.startswith(last[2])
 
 
 def _dumps(data: Any) -> str:
