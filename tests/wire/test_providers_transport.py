@@ -526,3 +526,16 @@ async def test_http_error_statuses_carry_status_kind_and_message(odd_server: str
         await collect(odd(odd_server, provider, mode))
     assert (info.value.status, info.value.kind) == (status, kind)
     assert text in info.value.message
+
+
+def test_openai_gets_only_the_string_formats_it_accepts():
+    schema = {"type": "object", "properties": {
+        "email": {"type": "string", "format": "email"},
+        "home": {"type": "string", "format": "uri"},
+        "format": {"type": "string", "format": "phone"},  # a property named "format" is kept
+    }}
+    subset = openai_subset(schema)
+    assert subset["properties"]["email"] == {"type": "string", "format": "email"}
+    assert subset["properties"]["home"] == {"type": "string"}
+    assert subset["properties"]["format"] == {"type": "string"}
+    assert schema["properties"]["home"]["format"] == "uri"  # a copy: the schema itself is untouched

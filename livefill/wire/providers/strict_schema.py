@@ -15,11 +15,17 @@ from typing import Any
 
 from livefill.errors import UsageError
 
-__all__ = ["OPENAI_UNSUPPORTED", "openai_subset", "strict_json_schema"]
+__all__ = ["OPENAI_FORMATS", "OPENAI_UNSUPPORTED", "openai_subset", "strict_json_schema"]
 
 #: Validation keywords OpenAI's strict structured outputs do not support.
 OPENAI_UNSUPPORTED: frozenset[str] = frozenset(
     {"minLength", "maxLength", "minProperties", "maxProperties", "uniqueItems", "contains", "minContains", "maxContains"}
+)
+
+#: String formats OpenAI's strict structured outputs accept; any other `format` is dropped (it is an
+#: annotation in JSON Schema: livefill still checks the ones it knows when a value settles).
+OPENAI_FORMATS: frozenset[str] = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 )
 
 # Keywords whose value is a map of names to schemas, and those whose value is a schema or a list.
@@ -145,23 +151,24 @@ def _nullable(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def openai_subset(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of `schema` without the OPENAI_UNSUPPORTED keywords (property *names* are kept)."""
-    return _drop(schema, OPENAI_UNSUPPORTED)
+    """A copy of `schema` without the OPENAI_UNSUPPORTED keywords and without a `format` outside
+    OPENAI_FORMATS (property *names* are kept)."""
+    return _drop(schema, OPENAI_UNSUPPORTED, OPENAI_FORMATS)
 
 
-def _drop(node: Any, names: frozenset[str]) -> Any:
+def _drop(node: Any, names: frozenset[str], formats: frozenset[str]) -> Any:
     if not isinstance(node, Mapping):
         return copy.deepcopy(node)
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in names:
+        if key in names or (key == "format" and value not in formats):
             continue
         if key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            out[key] = {name: _drop(sub, names) for name, sub in value.items()}
+            out[key] = {name: _drop(sub, names, formats) for name, sub in value.items()}
         elif key in _SCHEMA_VALUES and isinstance(value, Mapping):
-            out[key] = _drop(value, names)
+            out[key] = _drop(value, names, formats)
         elif key in _SCHEMA_LISTS and isinstance(value, list):
-            out[key] = [_drop(sub, names) for sub in value]
+            out[key] = [_drop(sub, names, formats) for sub in value]
         else:
             out[key] = copy.deepcopy(value)
     return out
