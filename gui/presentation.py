@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMainWindow, QToolBar, QWidget
 
+from livefill.gui.window_body import frame_of
 from livefill.widgets.field_base import LABEL_WIDTH, FieldWidget
 from livefill.widgets.form_view import WIDGETS
 
@@ -86,7 +87,9 @@ class Presentation(QObject):
         w = self.window
         saved: dict[str, Any] = {
             "state": w.windowState(),
-            "geometry": w.geometry(),  # not saveGeometry(): restored under X11 it lands a frame's width lower
+            # not saveGeometry(): restored under X11 it lands a frame's width lower; and none before
+            # the window manager has framed the window (--present): it puts the window back itself
+            "geometry": w.geometry() if not frame_of(w).isNull() else None,
             "style": w.styleSheet(),
             "hidden": [],
         }

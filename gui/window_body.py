@@ -22,7 +22,7 @@ from livefill.widgets.run_log import RunLog
 from livefill.widgets.source_view import SourceView
 from livefill.widgets.status_line import StatusLine
 
-__all__ = ["WindowBody", "initial_size", "fit_to_screen", "fit_frame", "DEFAULT_SIZE", "MINIMUM_HEIGHT"]
+__all__ = ["WindowBody", "initial_size", "fit_to_screen", "fit_frame", "frame_of", "DEFAULT_SIZE", "MINIMUM_HEIGHT"]
 
 DEFAULT_SIZE = (1280, 820)
 
@@ -41,7 +41,7 @@ def _available(window: QWidget) -> QRect | None:
     return screen.availableGeometry() if screen is not None else None
 
 
-def _frame(window: QWidget) -> QMargins:
+def frame_of(window: QWidget) -> QMargins:
     """The frame around `window`'s geometry as the window system reports it (zero before it is shown)."""
     outer, inner = window.frameGeometry(), window.geometry()
     return QMargins(inner.left() - outer.left(), inner.top() - outer.top(),
@@ -64,7 +64,7 @@ def initial_size(window: QWidget, available: QRect | None = None, frame: QMargin
         if available is None:
             return width, height
     if frame is None:
-        frame = _frame(window)
+        frame = frame_of(window)
         if frame.isNull():
             frame = FRAME_GUESS
     room = _room(available, frame)
@@ -79,7 +79,7 @@ def fit_frame(window: QWidget, available: QRect | None = None, frame: QMargins |
     available = available if available is not None else _available(window)
     if available is None:
         return False
-    frame = frame if frame is not None else _frame(window)
+    frame = frame if frame is not None else frame_of(window)
     room = _room(available, frame)
     if window.minimumHeight() > room.height():
         window.setMinimumHeight(room.height())
@@ -107,10 +107,11 @@ class _FrameFit(QObject):
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if event.type() in (QEvent.Type.Move, QEvent.Type.Resize, QEvent.Type.Show) and isinstance(obj, QWidget):
-            if obj.isVisible() and not _frame(obj).isNull():
+            # a window shown full screen first (--present) is fitted once it leaves full screen
+            if obj.isVisible() and not frame_of(obj).isNull() and not (obj.isFullScreen() or obj.isMaximized()):
                 obj.removeEventFilter(self)
                 self.deleteLater()
-                if obj.size() == self.guessed and not (obj.isFullScreen() or obj.isMaximized()):
+                if obj.size() == self.guessed:
                     obj.resize(*initial_size(obj))
                 fit_frame(obj)
         return False

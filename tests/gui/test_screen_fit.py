@@ -156,3 +156,29 @@ def test_the_window_opens_within_a_real_screen(tmp_path, screen):
     finally:
         app.stop()
         display.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(MISSING) and not IN_CI, reason=f"needs a real X server: install {', '.join(MISSING)} (.ci/run does)")
+def test_a_window_started_presenting_leaves_presentation_within_the_screen(tmp_path):
+    # `livefill --present` goes full screen before the window manager has framed it: leaving put
+    # the window's title bar above the screen (its pre-frame geometry restored).
+    display = XDisplay(393, 1280, 720, tmp_path)
+    app = LiveApp(display, tmp_path, ["--scenario", "invoice", "--present"])
+    try:
+        app.wait(lambda s: s["presenting"] and s["window"]["fullscreen"] and s["window"]["active"], "presentation mode", timeout=90)
+        app.key("Escape")
+        app.wait(lambda s: not s["presenting"] and not s["window"]["fullscreen"], "presentation mode left")
+        screen_rect, frame = QRect(0, 0, 1280, 720), None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            frame = _x_frame(display)
+            if frame is not None and screen_rect.contains(frame) and frame.height() >= 680:
+                break
+            time.sleep(0.1)
+        app.shot("left-presentation")
+        assert frame is not None and screen_rect.contains(frame), f"the window's frame {frame} is not within the screen"
+        assert frame.height() >= 680  # and it uses the screen
+    finally:
+        app.stop()
+        display.stop()
