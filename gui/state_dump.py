@@ -139,6 +139,12 @@ def _toolbar(window: Any) -> list[dict[str, Any]]:
     return items
 
 
+def _more(window: Any) -> dict[str, Any] | None:
+    """The toolbar's ›› button (the items that do not fit are behind it), when it is shown."""
+    button = window.run_toolbar.findChild(QAbstractButton, "qt_toolbar_ext_button")
+    return {"rect": _rect(button)} if button is not None and button.isVisible() else None
+
+
 def _lane(lane: Any, detail: bool) -> dict[str, Any]:
     header = lane.header
     entry = {
@@ -255,6 +261,7 @@ def visible_state(window: Any, detail: bool = True) -> dict[str, Any]:
         "document": _label(window.document_bar.name_label),
         "source": window.source_view.toPlainText()[:300],
         "toolbar": _toolbar(window) if detail else [],
+        "toolbar_more": _more(window) if detail else None,
         "menu_bar": [{"text": a.text().replace("&", ""), "rect": _box_global(window.menuBar(), a)}
                      for a in window.menuBar().actions() if a.isVisible()] if detail else [],
         "fields": _fields(window.form_view, detail) if not window.comparing else {},
