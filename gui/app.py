@@ -1,7 +1,7 @@
-"""The `livefill` console script: `livefill extract`, `livefill animate`, or the window.
+"""The `livefill` console script: `livefill extract`, `livefill compare`, `livefill animate`, or the window.
 
-`main()` sends `extract` and `animate` to their commands without importing Qt; otherwise it parses
-the window's options (a bad one: one line, exit 2, before anything starts), checks that Qt can
+`main()` sends `extract`, `compare` and `animate` to their commands without importing Qt;
+otherwise it parses the window's options (a bad one: one line, exit 2, before anything starts), checks that Qt can
 start, and hands over to `livefill.gui.launch`. What the options do: docs/notes/launch.md.
 """
 
@@ -30,6 +30,10 @@ def main(argv: list[str] | None = None, *, leaving: bool = False) -> int:
         from livefill.cli.extract import main as extract_main  # lazy: only `livefill extract` needs it (420 ms)
 
         return extract_main(argv[1:])
+    if argv[:1] == ["compare"]:  # several lanes at once in the terminal: no Qt imported
+        from livefill.cli.compare import main as compare_main  # lazy: only `livefill compare` needs it
+
+        return compare_main(argv[1:])
     if argv[:1] == ["animate"]:  # a recorded run rendered headless to a GIF / MP4
         return _animate(argv[1:])
     # Until the window is shown, Python's automatic collector would run some 80 times (40-60 ms of
@@ -77,7 +81,7 @@ def run() -> None:
     records are fsynced as each run commits, the settings are synced when the window closes,
     the runs' streams and the server are closed. What is left is the interpreter's teardown of
     tens of thousands of objects (seconds, with the SDKs loaded), which no one waits for."""
-    if sys.argv[1:2] in (["extract"], ["animate"]):  # not the window: the ordinary exit
+    if sys.argv[1:2] in (["extract"], ["compare"], ["animate"]):  # not the window: the ordinary exit
         sys.exit(main())
     code = main(leaving=True)
     logging.shutdown()

@@ -51,6 +51,8 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("livefill.wire.providers", "livefill.wire.providers.transport"): "the SDKs and HTTP stack only when a stream opens: ~4,150 ms",
     ("livefill.gui.animate", "livefill.gui.animate_render"): "Qt and the window, not for `animate --help` or a bad trace: 1,150 ms",
     ("livefill.gui.app", "livefill.cli.extract"): "only `livefill extract` needs it: 420 ms",
+    ("livefill.gui.app", "livefill.cli.compare"): "only `livefill compare` needs it (as extract, above)",
+    ("livefill.cli.compare", "livefill.cli.compare_run"): "`compare --help` and bad options skip the run's modules (as extract's)",
     ("livefill.gui.app", "livefill.gui.app_args"): "`livefill extract` does not pay for the window's options: 55 ms",
     ("livefill.gui.app", "livefill.gui.launch"): "Qt and the window, not for --help or a bad option: 1,100 ms",
     ("livefill.gui.app", "livefill.gui.animate"): "only `livefill animate` needs it: 190 ms",

@@ -43,7 +43,7 @@ from livefill.session.settings import RunSettings
 from livefill.wire.keys import KeyStore
 from livefill.wire.redaction import install_log_redaction
 
-__all__ = ["run_extract", "run_plan"]
+__all__ = ["log_redaction", "prewarm", "run_extract", "run_plan"]
 
 
 def run_extract(
@@ -59,7 +59,7 @@ def run_extract(
     """Plan the run `args` asks for, start the embedded server when it needs one, run it and print
     it; the exit status (`livefill.cli.extract.main` says what the arguments are)."""
     keys = keys if keys is not None else KeyStore()
-    with _log_redaction(keys):
+    with log_redaction(keys):
         try:
             plan = make_plan(args, keys=keys, stdin=stdin, err=err, environ=environ)
         except UsageProblem as exc:
@@ -74,7 +74,7 @@ def run_extract(
         interrupted = False
         try:
             url = relay_token = None
-            warm = threading.Thread(target=_prewarm, name="livefill-prewarm", daemon=True)
+            warm = threading.Thread(target=prewarm, name="livefill-prewarm", daemon=True)
             warm.start()  # the SDK's imports, while the demo server starts: t_ms counts the run only
             if plan.provider is None or parse_mode(plan.mode).needs_relay:
                 if server is None:
@@ -231,7 +231,7 @@ async def _tick(sink: Sink, session: Session) -> None:
 
 
 @contextlib.contextmanager
-def _log_redaction(keys: KeyStore) -> Iterator[None]:
+def log_redaction(keys: KeyStore) -> Iterator[None]:
     """Every log record redacted of the known keys while the run lasts."""
     root = logging.getLogger()
     redacting = install_log_redaction(keys.known_secrets, root)
@@ -243,7 +243,7 @@ def _log_redaction(keys: KeyStore) -> Iterator[None]:
             handler.removeFilter(redacting)
 
 
-def _prewarm() -> None:
+def prewarm() -> None:
     """The provider SDKs' imports, on a thread of their own beside the server's start (t_ms counts
     the run only)."""
     import livefill.relay.client  # noqa: F401  # lazy: on the prewarm thread, beside the server (8000-11000 ms)

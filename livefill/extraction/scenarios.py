@@ -1,9 +1,15 @@
-"""The bundled demo scenarios: a source document, the schema to extract, and the model's output.
+"""The bundled demo scenarios: a source document, the schema to extract, the model's output and
+the right answer.
 
 Each scenario lives in `assets/scenarios/<name>/`:
 
 - `document.txt`  the text a person would extract from (the request's user text),
 - `output.json`   the exact JSON text the "model" writes (one trailing newline is not part of it),
+- `expected.json` the right answer: the fields of the document that have one right value (checked
+                  by hand against `document.txt`; catalog rows mechanically). Prose (`x-prose`
+                  fields) and judgement calls (a ticket's title and tags, a card's city and address
+                  split, a catalog row's tags) are left out: they are not scored
+                  (livefill.session.scoring),
 - `scenario.json` `{"title", "schema", "tool_name", "invalid_value": {"pointer", "value"}}`; the
                   invalid value is what the demo provider's `invalid_value` fault writes at that
                   pointer instead of the real value (a value the schema rejects).
@@ -42,6 +48,7 @@ class Scenario:
     output: Any
     invalid_pointer: str
     invalid_value: Any
+    expected: Any = None  # the right answer (expected.json): the fields scored against it
 
     @property
     def invalid_output_text(self) -> str:
@@ -76,6 +83,7 @@ def _read(name: str) -> Scenario:
         output=json.loads(output_text),
         invalid_pointer=invalid["pointer"],
         invalid_value=invalid["value"],
+        expected=json.loads((folder / "expected.json").read_text(encoding="utf-8")),
     )
 
 

@@ -1,0 +1,130 @@
+"""Scoring an extraction against the right answer: each expected field right, wrong or missing.
+
+The expected answer is a JSON value (a bundled scenario's `expected.json`, or a person's file:
+`load_expected`). Its fields are its leaves (`livefill.session.metrics.leaves`): every scalar by
+its JSON Pointer, a table's cells by row index (`/line_items/0/sku`), a list of strings item by
+item (`/tags/2`), an empty list or object as one field. Only the expected answer's fields are
+scored: a field it leaves out (prose, a judgement call) is not counted, and a field the
+extraction has beyond it is listed in `Score.extra` but counts neither way.
+
+How two values compare:
+- numbers as numbers: 1200 == 1200.0 (a bool is not a number: true != 1);
+- strings exactly, after trimming leading and trailing whitespace (" EUR" == "EUR"; case,
+  inner spacing and Unicode form count: "eur" != "EUR");
+- anything else (true / false / null, an empty list or object) by equality;
+- a field the extraction lacks (or has as a different shape) is missing or wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from livefill.errors import InputError
+from livefill.session.metrics import leaves
+
+__all__ = ["FieldScore", "Score", "Verdict", "load_expected", "same_answer", "score"]
+
+
+class Verdict(Enum):
+    RIGHT = "right"
+    WRONG = "wrong"
+    MISSING = "missing"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FieldScore:
+    """One expected field: its pointer, the expected and the actual value (None when missing)."""
+
+    pointer: str
+    verdict: Verdict
+    expected: Any
+    actual: Any = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Score:
+    """Every expected field's verdict, in the expected answer's order; `extra`: the pointers of
+    the extraction's leaves the expected answer does not have (not scored)."""
+
+    fields: tuple[FieldScore, ...]
+    extra: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> int:
+        return len(self.fields)
+
+    @property
+    def right(self) -> int:
+        return sum(1 for f in self.fields if f.verdict is Verdict.RIGHT)
+
+    def of(self, verdict: Verdict) -> tuple[FieldScore, ...]:
+        """The fields with `verdict`."""
+        return tuple(f for f in self.fields if f.verdict is verdict)
+
+    def verdicts(self) -> dict[str, Verdict]:
+        """pointer -> verdict."""
+        return {f.pointer: f.verdict for f in self.fields}
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def same_answer(actual: Any, expected: Any) -> bool:
+    """Whether one extracted value is the expected one (the rules in the module docstring)."""
+    if _is_number(actual) and _is_number(expected):
+        return actual == expected
+    if isinstance(actual, str) and isinstance(expected, str):
+        return actual.strip() == expected.strip()
+    if type(actual) is not type(expected):
+        return False
+    return bool(actual == expected)
+
+
+def score(expected: Any, actual: Any) -> Score:
+    """Score `actual` (an extracted object; None: nothing extracted) against `expected`."""
+    got = dict(leaves(actual)) if actual is not None else {}
+    fields: list[FieldScore] = []
+    for pointer, want in leaves(expected):
+        if pointer not in got:
+            verdict = Verdict.WRONG if _has_prefix(got, pointer) else Verdict.MISSING
+            fields.append(FieldScore(pointer=pointer, verdict=verdict, expected=want))
+            continue
+        value = got[pointer]
+        verdict = Verdict.RIGHT if same_answer(value, want) else Verdict.WRONG
+        fields.append(FieldScore(pointer=pointer, verdict=verdict, expected=want, actual=value))
+    wanted = {f.pointer for f in fields}
+    extra = tuple(p for p in got if p not in wanted and not _covers(wanted, p))
+    return Score(fields=tuple(fields), extra=extra)
+
+
+def _has_prefix(got: dict[str, Any], pointer: str) -> bool:
+    """The extraction has something deeper at `pointer` (a list where a scalar was expected)."""
+    return any(p.startswith(pointer + "/") for p in got)
+
+
+def _covers(wanted: Iterable[str], pointer: str) -> bool:
+    """An expected field sits under `pointer` (the extraction has a scalar where a list was)."""
+    return any(w.startswith(pointer + "/") for w in wanted)
+
+
+def load_expected(path: str | Path) -> Any:
+    """The expected answer in the JSON file `path`; InputError (one line) if it cannot be read."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{path}: the expected answer must be a JSON object, like the extraction")
+    return value
