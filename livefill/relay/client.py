@@ -180,7 +180,7 @@ async def open_relay(
     `keepalive_span` seconds after the last record; bytes of a record trickled in never do.
     A non-200 answer raises its ProviderHTTPError (a wrong token: KeyRefused) with the relay's
     message and `.status`, its body read at most 64 KB; a relay that cannot be reached raises its
-    CannotConnect ("nothing is listening at http://..."). Leaving the
+    CannotConnect ("start the server, …: nothing is listening at http://..."). Leaving the
     context closes the response. `client` lets the caller share a connection pool. A response is
     read at most `body_limit` decoded bytes and `max_records` records (ProtocolError past either).
 

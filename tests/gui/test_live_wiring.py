@@ -339,7 +339,7 @@ def test_the_app_restores_the_last_document_at_launch(tmp_path):
     proc, _document, _settings = _launch_remembering_a_document(tmp_path)
     assert "Cannot enter into task" not in proc.stderr, proc.stderr
     # the remembered document was read: the demo provider says it knows only its scenarios
-    assert proc.returncode == 1 and "this document is not one of them" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "and this is not one of them" in proc.stdout, proc.stdout + proc.stderr
     from PySide6.QtGui import QImage
 
     assert QImage(str(tmp_path / "shot.png")).width() == 1280  # the long error line did not widen the window

@@ -240,7 +240,7 @@ async def test_a_host_whose_every_address_refuses_says_nothing_is_listening(monk
     url = f"http://twice.test:{port}"
     with pytest.raises(NothingListening) as info:
         await open_httpx(url, body={}, headers={}, expect=None, what="test")
-    assert info.value.message == f"nothing is listening at {url}"
+    assert info.value.message == f"start the server, or check the address: nothing is listening at {url}"
 
 
 

@@ -238,7 +238,8 @@ async def test_connection_refused_says_nothing_is_listening(tmp_path, provider):
     url = f"http://127.0.0.1:{closed_port()}"
     with pytest.raises(NothingListening) as info:
         await drain(request(url, provider))
-    line = f"Ollama is not running at {url}" if provider == "ollama" else f"nothing is listening at {url}"
+    line = (f"start Ollama, or check its address: it is not running at {url}" if provider == "ollama" else
+            f"start the server, or check the address: nothing is listening at {url}")
     assert info.value.message == line and info.value.url == url and info.value.host == host(url)
     assert info.value.code == "upstream_error"
     assert await fails_restored(primed_form(), config(url, provider), tmp_path) == line
@@ -246,11 +247,12 @@ async def test_connection_refused_says_nothing_is_listening(tmp_path, provider):
 
 async def test_a_relay_nobody_runs_is_nothing_listening(tmp_path):
     url = f"http://127.0.0.1:{closed_port()}"
-    with pytest.raises(NothingListening, match=f"^nothing is listening at {url}$"):
+    line = f"start the server, or check the address: nothing is listening at {url}"
+    with pytest.raises(NothingListening, match=f"^{line}$"):
         async with open_relay(url, "token", {"scenario": "invoice", "mode": "settled"}) as records:
             [r async for r in records]
     cfg = config(url, "anthropic", "settled", relay_token="token")
-    assert await fails_restored(primed_form(), cfg, tmp_path) == f"nothing is listening at {url}"
+    assert await fails_restored(primed_form(), cfg, tmp_path) == line
 
 
 async def test_a_wrong_relay_token_is_a_refused_key(demo_server, tmp_path):
@@ -266,10 +268,10 @@ async def test_a_host_that_does_not_resolve_says_so_quickly(tmp_path, provider, 
     with pytest.raises(HostNotFound) as info:
         await drain(request(url, provider))
     timing.record(f"{provider}: a host that does not resolve, said", time.monotonic() - started, budget=10.0)
-    assert info.value.message.startswith("cannot resolve livefill-no-such-host.invalid")
+    assert info.value.message.startswith("check the address: cannot resolve livefill-no-such-host.invalid")
     assert info.value.host == "livefill-no-such-host.invalid:8080"
     reason = await fails_restored(primed_form(), config(url, provider), tmp_path)
-    assert reason.startswith("cannot resolve livefill-no-such-host.invalid")
+    assert reason.startswith("check the address: cannot resolve livefill-no-such-host.invalid")
 
 
 @pytest.mark.parametrize("provider", WIRES)
@@ -277,7 +279,7 @@ async def test_tls_to_a_plain_http_server_is_a_failed_handshake(demo_server, tmp
     url = demo_server.url.replace("http://", "https://")
     with pytest.raises(TLSFailed) as info:
         await drain(request(url, provider))
-    line = f"TLS handshake with {host(url)} failed: wrong version number (is it a plain http:// server?)"
+    line = f"check the address: the TLS handshake with {host(url)} failed: wrong version number (is it a plain http:// server?)"
     assert info.value.message == line and isinstance(info.value, CannotConnect)
     assert await fails_restored(primed_form(), config(url, provider), tmp_path) == line
 
@@ -412,7 +414,8 @@ def test_a_certificate_that_does_not_verify_is_named():
     exc.__cause__ = cause
     err = connect_failure(exc, "https://llm.example.test:8443/v1/chat/completions")
     assert isinstance(err, TLSFailed) and err.url == "https://llm.example.test:8443"
-    assert err.message == "TLS handshake with llm.example.test:8443 failed: certificate verify failed: self-signed certificate"
+    assert err.message == ("check the address: the TLS handshake with llm.example.test:8443 failed: "
+                           "certificate verify failed: self-signed certificate")
     assert connect_failure(httpx.ConnectError("no cause"), "http://x") is None
 
 

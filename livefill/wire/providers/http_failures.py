@@ -218,16 +218,19 @@ def _ssl_reason(err: ssl.SSLError) -> str:
 
 def connect_failure(exc: BaseException, url: str, *, service: str | None = None) -> CannotConnect | None:
     """The typed error for a connection that could not be made to `url` (None: not a connect
-    failure this knows). `service` names the server software ("Ollama") when it is known."""
+    failure this knows), its line leading with what to do, then the address (which is the problem
+    here). `service` names the server software ("Ollama") when it is known."""
     host, origin = host_of(url), origin_of(url)
     for err in _chain(exc):
         if isinstance(err, ssl.SSLError):
-            return TLSFailed(f"TLS handshake with {host} failed: {one_line(_ssl_reason(err))}", host=host, url=origin)
+            return TLSFailed(f"check the address: the TLS handshake with {host} failed: {one_line(_ssl_reason(err))}",
+                             host=host, url=origin)
         if isinstance(err, socket.gaierror):
             name = urlsplit(url).hostname or host
-            return HostNotFound(f"cannot resolve {name} ({one_line(err.strerror or str(err))})", host=host, url=origin)
+            return HostNotFound(f"check the address: cannot resolve {name} ({one_line(err.strerror or str(err))})",
+                                host=host, url=origin)
         if isinstance(err, ConnectionRefusedError):
             if service:
-                return NothingListening(f"{service} is not running at {origin}", host=host, url=origin)
-            return NothingListening(f"nothing is listening at {origin}", host=host, url=origin)
+                return NothingListening(f"start {service}, or check its address: it is not running at {origin}", host=host, url=origin)
+            return NothingListening(f"start the server, or check the address: nothing is listening at {origin}", host=host, url=origin)
     return None
