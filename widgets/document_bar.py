@@ -8,7 +8,7 @@ receipt.schema.json"); `show_loading(name)` while a file is read. Its Open… an
 Where the bar is narrow (presentation mode, the History panel open) the name goes last: first it
 loses its prefix ("Scenario: invoice…", then "invoice…"), then the size its bytes ("≈359 tokens"),
 then the schema line goes, then the size when that lets the name be whole; only then is the name
-elided with "…" (the size staying while the name keeps half the bar). Every label cut or shortened
+elided with "…" (the size staying while the name keeps two thirds of the bar). Every label cut or shortened
 shows its whole text in its tooltip; none is ever cut mid-word.
 """
 
@@ -131,8 +131,8 @@ class DocumentBar(QWidget):
         schema = self.schema_label.form_widths()[0] + layout.spacing() if self._schema_shown else 0
         plans = [(n, sizes[0], schema) for n in names] + [(names[-1], sizes[-1], schema), (names[-1], sizes[-1], 0), (names[-1], 0, 0)]
         size, schema = next(((s, c) for n, s, c in plans if n + s + c <= room), (0, 0))
-        if size == 0 and sizes[-1] <= room // 2:
-            size = sizes[-1]  # the name is elided in any case: the size stays while the name keeps half the bar
+        if size == 0 and 3 * sizes[-1] <= room:
+            size = sizes[-1]  # the name is elided in any case: the size stays while the name keeps 2/3 of the bar
         self.size_label.setMaximumWidth(size)
         self.size_label.setVisible(size > 0)
         self.schema_label.setMaximumWidth(max(0, schema - layout.spacing()))
