@@ -34,11 +34,31 @@ MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 @dataclass(frozen=True)
 class Picture:
     """Pictures made by one run of the app: `outputs` (repository paths), `argv` (after `livefill`;
-    OUT stands for the first output, LLAMA for the model server's /v1 address)."""
+    OUT stands for the first output, LLAMA for the model server's /v1 address). A `--screenshot`
+    run takes its mid-stream picture (OUT-mid.png) at the `moment` the docs describe (MOMENTS),
+    rather than at the first provisional value; `leftovers` are written but shown nowhere."""
 
     outputs: tuple[str, ...]
     argv: tuple[str, ...]
+    moment: str | None = None
     needs_llama: bool = False
+    leftovers: tuple[str, ...] = ()
+
+
+def _settled_but(fields: dict, pointer: str) -> bool:
+    return fields[pointer]["state"] == "provisional" and all(
+        f["state"] == "settled" for p, f in fields.items() if p != pointer)
+
+
+#: The mid-stream moment each picture's text describes, as a test of the window's visible state
+#: (livefill.gui.state_dump): README / using.md "the notes field is still being written";
+#: using.md "the naive lane shows 120 for an amount that will be 1200, unmarked; partial shows
+#: the same digits marked still arriving".
+MOMENTS = {
+    "notes": lambda s: _settled_but(s["fields"], "/notes"),
+    "amount-120": lambda s: [lane["fields"]["/amount"]["text"] for lane in s["lanes"]][:2] == ["120", "120…"]
+    and s["lanes"][1]["fields"]["/amount"]["state"] == "provisional",
+}
 
 
 SCREENSHOT = ("--settings-file", "{tmp}/settings.ini", "--history", "{tmp}/history.jsonl")
@@ -49,16 +69,18 @@ PICTURES: tuple[Picture, ...] = (
              "--fps", "10", "--width", "1280")),
     # README "What you see", docs/using.md: mid-stream (app-mid.png) and committed (app.png)
     Picture(("docs/screenshots/app.png", "docs/screenshots/app-mid.png"),
-            ("--screenshot", "OUT", "--scenario", "invoice", "--mode", "partial", "--speed", "30", *SCREENSHOT)),
+            ("--screenshot", "OUT", "--scenario", "invoice", "--mode", "partial", "--speed", "30", *SCREENSHOT),
+            moment="notes"),
     # docs/using.md "Compare view": partial shows numbers before they settle, marked (the text says so)
     Picture(("docs/screenshots/compare.png", "docs/screenshots/compare-mid.png"),
             ("--screenshot", "OUT", "--scenario", "invoice", "--compare", "naive,partial,settled",
-             "--show-provisional-numbers", "--speed", "30", *SCREENSHOT)),
+             "--show-provisional-numbers", "--speed", "30", *SCREENSHOT),
+            moment="amount-120"),
     # docs/providers.md: a real model (SmolLM2-135M on llama.cpp) filling the weather form
     Picture(("docs/screenshots/live-llama.png",),
             ("--screenshot", "OUT", "--live", "--provider", "openai-compatible", "--base-url", "LLAMA",
              "--model", "smollm2", "--scenario", "weather", "--idle-timeout", "60", *SCREENSHOT),
-            needs_llama=True),
+            needs_llama=True, leftovers=("docs/screenshots/live-llama-mid.png",)),
 )
 
 
@@ -100,8 +122,45 @@ def start_llama(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 def command(picture: Picture, tmp: Path, llama: str = "LLAMA") -> list[str]:
     out = picture.outputs[0]  # (the app runs in the repository)
-    return [sys.executable, "-m", "livefill.gui.app",
+    runner = ["-m", "livefill.gui.app"] if picture.moment is None else [__file__, "--at", picture.moment]
+    return [sys.executable, *runner,
             *(a.replace("OUT", out).replace("LLAMA", llama).replace("{tmp}", str(tmp)) for a in picture.argv)]
+
+
+def run_at(moment: str, argv: list[str]) -> int:
+    """`livefill ARGV` (a --screenshot run) whose mid-stream picture is taken at `moment`."""
+    import livefill.gui.launch as launch
+    from livefill.gui.app import main as app_main
+    from livefill.gui.state_dump import visible_state
+
+    wanted = MOMENTS[moment]
+    first_pictures = launch._screenshots
+
+    async def screenshots(window, path: Path) -> int:
+        import asyncio
+
+        def grab_when_seen() -> None:
+            window.refresh_now()
+            try:
+                if not grabbed and wanted(visible_state(window, detail=False)):
+                    grabbed.append(window.grab())
+            except (KeyError, IndexError):
+                pass
+
+        grabbed: list = []
+        task = asyncio.get_running_loop().create_task(first_pictures(window, path))
+        while not task.done():
+            grab_when_seen()
+            await asyncio.sleep(0.005)
+        code = task.result()
+        if grabbed and grabbed[0].save(str(launch.mid_path(path))):
+            return code
+        print(f"docs_pictures: the moment {moment!r} was not seen; {launch.mid_path(path)} is the first provisional value",
+              file=sys.stderr)
+        return 1
+
+    launch._screenshots = screenshots
+    return app_main(argv)
 
 
 def make(picture: Picture, tmp: Path) -> bool:
@@ -121,6 +180,8 @@ def make(picture: Picture, tmp: Path) -> bool:
         print("making", ", ".join(picture.outputs), flush=True)
         proc = subprocess.run(command(picture, tmp, llama), cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
         stale = [p for p in picture.outputs if not (REPO / p).exists() or (REPO / p).stat().st_mtime == before[p]]
+        for leftover in picture.leftovers:
+            (REPO / leftover).unlink(missing_ok=True)
         if proc.returncode != 0 or stale:
             print(f"  failed (exit {proc.returncode}; not written: {stale}):\n{proc.stdout}{proc.stderr}", file=sys.stderr)
             return False
@@ -132,6 +193,9 @@ def make(picture: Picture, tmp: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--at"]:
+        return run_at(argv[1], argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="only the pictures whose path contains one of these")
     parser.add_argument("--list", action="store_true", help="list the pictures and their commands, make none")
