@@ -297,6 +297,7 @@ class CompareView(QWidget):
 
     def _make_lane(self, model: SessionLane) -> Lane:
         lane = Lane(self.session, model, chrome=True)
+        lane.fit_width = self._narrowest_form  # every lane puts its labels over its values, or none does
         lane.statusChanged.connect(self.statusChanged)
         lane.finished.connect(lambda status, lane=lane: self._on_lane_finished(lane, status))
         lane.activeChanged.connect(self._on_lane_active)
@@ -316,12 +317,14 @@ class CompareView(QWidget):
         return out
 
     def align_lanes(self) -> None:
-        """Line the lanes' rows up: every field at the same height in every lane. The lane headers
+        """Line the lanes' rows up: every field at the same height in every lane. The labels go
+        over the values in every lane when the narrowest lane needs it; the lane headers
         take the tallest one's height (a mode's explanation wraps onto two lines in one lane and
         not in the next), and the naive form's banner is hidden (its header says "incorrect on
         purpose" already; the banner pushed its rows below the other lanes')."""
         headers = [lane.header for lane in self.lanes if lane.header is not None]
         for lane in self.lanes:
+            lane.fit_fields()  # labels over values in every lane if the narrowest needs it
             if lane.form_view is not None:
                 for banner in lane.form_view.findChildren(QLabel, "naiveBanner"):
                     banner.setVisible(False)
@@ -330,9 +333,13 @@ class CompareView(QWidget):
             if header.minimumHeight() != tallest:
                 header.setMinimumHeight(tallest)
 
+    def _narrowest_form(self) -> int:
+        """The width of the narrowest lane's form (its viewport's)."""
+        return min((lane.form_view.viewport().width() for lane in self.lanes if lane.form_view is not None), default=0)
+
     def eventFilter(self, obj, event) -> bool:  # noqa: N802, ANN001 - Qt override
-        if event.type() == QEvent.Type.LayoutRequest and obj in self.lanes:
-            self._align_timer.start()  # a new form, a header that grew or shrank
+        if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Resize) and obj in self.lanes:
+            self._align_timer.start()  # a new form, a header that grew or shrank, a lane dragged wider
         return False
 
     def refit(self) -> None:

@@ -13,6 +13,7 @@ measures tells its metrics when a value is first painted settled (byte-to-pixel 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -85,6 +86,7 @@ class Lane(QFrame):
         self._unsubscribe = lane.subscribe(self._on_lane_event)
 
         self._fit_timer = next_turn_timer(self, self.fit_fields)
+        self.fit_width: Callable[[], int] | None = None  # the compare view's: its narrowest lane's, so rows line up
         self._layout = QVBoxLayout(self)
         self.header: LaneHeader | None = None
         if chrome:
@@ -255,7 +257,8 @@ class Lane(QFrame):
         view = self.form_view
         if not self.chrome or view is None:
             return
-        above = view.viewport().width() < BESIDE_CHARS * view.fontMetrics().averageCharWidth()
+        width = self.fit_width() if self.fit_width is not None else view.viewport().width()
+        above = width < BESIDE_CHARS * view.fontMetrics().averageCharWidth()
         for widget in view.fields.values():
             widget.set_label_above(above)
 

@@ -66,3 +66,22 @@ def test_rows_stay_lined_up_through_a_run_of_five_lanes(make_window, qloop):
     settle(12)
     assert all(status.phase.value == "committed" for status in window.last_statuses())
     assert misaligned(window) == {}
+
+
+def test_rows_stay_lined_up_when_one_lane_is_dragged_narrower(make_window):
+    # A lane dragged narrower put its labels over its values while the wider lanes kept theirs
+    # beside them (every row of its form lower), and its header wrapped onto more lines. (A table's
+    # column titles may still wrap in the narrow lane alone: the rows after the table are not compared.)
+    window = make_window(compare=FIVE)
+    sized(window, 1920, 1080)
+    splitter = window.compare_view.splitter
+    sizes = splitter.sizes()
+    splitter.setSizes([sizes[0] + 2 * sizes[3] // 3, *sizes[1:3], sizes[3] // 3, sizes[4]])
+    settle(12)
+    widths = [lane.form_view.viewport().width() for lane in window.compare_view.lanes]
+    assert max(widths) > 1.8 * min(widths)
+    above_the_table = ["/customer_name", "/invoice_number", "/amount", "/currency", "/issue_date", "/due_date", "/paid", "/line_items"]
+    off = misaligned(window)
+    assert {p: {lane: top for lane, (top, _height) in off[p].items()} for p in above_the_table if p in off
+            and len({top for top, _ in off[p].values()}) > 1} == {}
+    assert not any(p in off for p in above_the_table[:-1])  # heights too
