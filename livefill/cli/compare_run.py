@@ -1,12 +1,12 @@
 """Running `livefill compare`: every lane at once, each its own request, then one `LaneResult` each.
 
-Each lane is a `SessionLane` (livefill.session.lane, as the window's compare lanes are) showing a
+`run_compare` plans the lanes (`compare_plan`), starts the embedded demo provider + relay when a
+lane needs it (as `livefill extract` does, with its log redaction and SDK prewarm), runs them
+(`run_lanes`) and prints them (`compare_output`). Each lane is a `SessionLane` (livefill.session.lane, as the window's compare lanes are) showing a
 form of its own, started with its own `RunConfig` (livefill.cli.compare_plan) at one shared t0
 on one event loop: the lanes' streams are independent (stopping one closes only its connection:
-`run_lanes(..., on_started=...)` hands the lanes out so a caller may). A lane's figures come from
-its `LaneMetrics` (judged against the lane's own final values), its run's status (deltas,
-records, bytes), a `UsageTap` on its wire (tokens, where the provider reports them) and the
-scoring of its committed object against the expected answer (livefill.session.scoring).
+`run_lanes(..., on_started=...)` hands the lanes out so a caller may). Each lane has a `UsageTap`
+on its wire (livefill.wire.usage); its figures are `compare_result.lane_result`'s.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from livefill.cli.compare_plan import ComparePlan, lane_config, make_compare_pla
 from livefill.cli.extract_args import EXIT_COMMITTED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageProblem
 from livefill.cli.extract_plan import one_line
 from livefill.cli.extract_run import log_redaction, prewarm
+from livefill.cli.compare_result import LaneResult, lane_result
 from livefill.embedded.client import embedded_server
 from livefill.embedded.server import EmbeddedServer
-from livefill.cli.compare_result import LaneResult, lane_result
 from livefill.session.lane import LaneError, LaneEvent, SessionLane
 from livefill.session.run_config import RunConfig
 from livefill.wire.keys import KeyStore

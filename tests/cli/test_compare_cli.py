@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -47,6 +48,17 @@ def run_compare(capsys, argv: list[str], demo_server=None, **kwargs) -> tuple[in
     code = main(argv, server=demo_server, **kwargs)
     captured = capsys.readouterr()
     return code, captured.out.split("\n")[:-1], captured.err.split("\n")[:-1]
+
+
+def server_outcomes(demo_server, before: int) -> list[dict]:  # noqa: ANN001
+    """The demo server's log entries since `before`, once none is still being written (the server
+    sees a client go away at its next write)."""
+    for _ in range(250):
+        entries = demo_server.requests()[before:]
+        if all(e["outcome"] not in ("pending", "streaming") for e in entries):
+            return entries
+        time.sleep(0.02)
+    return demo_server.requests()[before:]
 
 
 def lanes_of(out: list[str]) -> list[dict]:
@@ -105,7 +117,7 @@ def test_a_disconnected_lane_does_not_commit_the_others_do_exit_1(capsys, demo_s
     assert cut["first_value_s"] is not None  # it showed values before the cut
     assert err == [f"livefill compare: lane 1: {cut['outcome']}: {cut['reason']}"]
     # three requests, each its own; only the cut one was aborted by the server
-    entries = demo_server.requests()[before:]
+    entries = server_outcomes(demo_server, before)
     assert sorted(e["outcome"] for e in entries) == ["aborted", "finished", "finished"]
 
 
@@ -229,9 +241,38 @@ def test_stopping_one_lane_cancels_only_its_request(demo_server) -> None:
     stopped, other = results
     assert stopped.outcome == "cancelled" and other.outcome == "committed"
     assert other.fields_right == other.fields_total
-    entries = {e["wire"]: e for e in demo_server.requests()[before:]}
+    entries = {e["wire"]: e for e in server_outcomes(demo_server, before)}
     assert entries["anthropic"]["outcome"] == "disconnected"  # the server saw this client go away
     assert entries["openai-chat"]["outcome"] == "finished"
+
+
+def test_ctrl_c_stops_every_lane_and_each_request_is_cancelled(demo_server) -> None:
+    import signal
+
+    args = build_parser().parse_args(
+        ["--scenario", "invoice", "--lane", "provider=anthropic,speed=40", "--lane", "provider=ollama,speed=40"]
+    )
+    keys = key_store()
+    plan = make_compare_plan(args, keys=keys, err=sys.stderr, environ={})
+    configs = lane_configs(plan, url=demo_server.url, relay_token=demo_server.relay_token, keys=keys)
+    before = len(demo_server.requests())
+
+    def interrupt_when_both_stream(lanes) -> None:  # noqa: ANN001
+        loop = asyncio.get_running_loop()
+
+        def check() -> None:
+            if all(one.status is not None and one.status.deltas_received >= 2 for one in lanes):
+                os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends
+            else:
+                loop.call_later(0.02, check)
+
+        check()
+
+    results, interrupted = asyncio.run(run_lanes(plan, configs, on_started=interrupt_when_both_stream))
+    assert interrupted
+    assert [r.outcome for r in results] == ["cancelled", "cancelled"]
+    outcomes = sorted(e["outcome"] for e in server_outcomes(demo_server, before))
+    assert outcomes == ["disconnected", "disconnected"]  # the server saw both clients go away
 
 
 # ---------------------------------------------------------------------------------------------
