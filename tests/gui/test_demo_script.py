@@ -107,12 +107,21 @@ def inside(rect: list[int], area: list[int]) -> bool:
             and rect[0] + rect[2] <= area[0] + area[2] and rect[1] + rect[3] <= area[1] + area[3])
 
 
-def behind_more(app: LiveApp, s: dict[str, Any], start: str) -> None:
-    """If the toolbar item `start` does not fit (a narrow screen), open the toolbar's ›› first."""
+def behind_more(app: LiveApp, s: dict[str, Any], start: str) -> bool:
+    """If the toolbar item `start` does not fit (a narrow screen), open the toolbar's ›› first
+    (True: it did)."""
     if any(t["visible"] and t["text"].strip().startswith(start) for t in s["toolbar"]):
-        return
+        return False
     assert s["toolbar_more"], f"{start!r} is neither in the toolbar nor behind ››: {toolbar_text(s)}"
     app.click_until(s["toolbar_more"]["rect"], lambda s: toolbar_item(s, start), f"{start!r} shown by ››")
+    return True
+
+
+def fold_more(app: LiveApp, start: str) -> None:
+    """Click ›› again, so that the items behind it stop covering the window under the toolbar."""
+    s = app.state()
+    app.click_until(s["toolbar_more"]["rect"], lambda s: not any(
+        t["visible"] and t["text"].strip().startswith(start) for t in s["toolbar"]), "the toolbar's ›› folded")
 
 
 def no_dialog(s: dict[str, Any]) -> None:
@@ -257,11 +266,13 @@ def walk(app: LiveApp, screen: XDisplay, problems: list[str]) -> None:
     app.wait(lambda s: not s["inspector"]["visible"], "the wire inspector closed", 30)
 
     # -- 2:20 when the model gets it wrong ----------------------------------------------------------------
-    behind_more(app, s, "Fault: none")
+    unfolded = behind_more(app, s, "Fault: none")
     app.open(lambda s: toolbar_item(s, "Fault: none")["rect"], "invalid_value", "the Fault menu")
     app.shot("2-20-fault-menu")
     app.choose("invalid_value", "the Fault menu")
     s = app.wait(lambda s: toolbar_item(s, "Fault: invalid_value") and s["popup"] is None, "Fault: invalid_value", 30)
+    if unfolded:
+        fold_more(app, "Fault: invalid_value")
     seq = app.seq
     app.key("ctrl+Return")
     s = app.wait(lambda s: not s["active"] and status(s).startswith("✗"), "the run failed", 60, after=seq)
@@ -271,11 +282,14 @@ def walk(app: LiveApp, screen: XDisplay, problems: list[str]) -> None:
     assert s["fields"]["/amount"]["text"] == "1200" and s["fields"]["/customer_name"]["text"] == "Martinez SA", (
         f"the form does not show the last good run's values: {summary(s)}")
     no_dialog(s)
-    behind_more(app, s, "Fault: invalid_value")
+    unfolded = behind_more(app, s, "Fault: invalid_value")
     app.open(lambda s: toolbar_item(s, "Fault: invalid_value")["rect"], "", "the Fault menu")
     first = app.choose("", "the Fault menu")  # "choose no fault (the first entry)"
     assert "no fault" in first["text"], first
     s = app.wait(lambda s: toolbar_item(s, "Fault: none") and s["popup"] is None, "Fault: none again", 30)
+    if unfolded:
+        fold_more(app, "Fault: none")
+        s = app.state()
 
     # -- 2:50 three ways of reading the same stream ------------------------------------------------
     app.key("ctrl+k")
@@ -349,6 +363,15 @@ def walk(app: LiveApp, screen: XDisplay, problems: list[str]) -> None:
         assert re.search(r"\d", metric(s, "First visible value", name_)), metric(s, "First visible value", name_)
         assert re.search(r"\d", metric(s, "All settled", name_)), metric(s, "All settled", name_)
     check(inside(s["metrics"]["rect"], s["window"]["available"]), "the scoreboard is cut by the screen's edge")
+
+    def fresh(s: dict[str, Any], after: str) -> None:
+        """Lanes emptied by a change show no figures of the run before it (nothing stale)."""
+        if all(empty(x["fields"]) for x in s["lanes"]):
+            stale = {m: metric(s, "Run ended", m) for m in MODES if "committed" in metric(s, "Run ended", m)}
+            check(not stale, f"{after}: the lanes are empty but the scoreboard still shows the last run: {stale}")
+            said = {x["mode"]: (x["status"] or {}).get("text", "") for x in s["lanes"]
+                    if (x["status"] or {}).get("text", "").startswith("✓")}
+            check(not said, f"{after}: the lanes are empty but still say {said}")
     named = {"First visible value", "Byte to pixel (p50 / p99)", "All settled", never}  # the rows the script points at
     check(not named & set(s["metrics"]["hidden_rows"]), f"scoreboard rows the script points at are cut: {s['metrics']['hidden_rows']}")
 
@@ -369,6 +392,7 @@ def walk(app: LiveApp, screen: XDisplay, problems: list[str]) -> None:
     app.choose("Recordings", "the File menu")
     app.choose("Real model: invoice (SmolLM2)", "File → Recordings")
     s = app.wait(lambda s: toolbar_item(s, "1×") and s["popup"] is None, "the speed box reading 1×", 60)
+    fresh(s, "a recording loaded")
     app.open(lambda s: toolbar_item(s, "1×")["rect"], "2×", "the speed box")
     app.choose("2×", "the speed box")
     s = app.wait(lambda s: toolbar_item(s, "2×") and s["popup"] is None, "2×", 30)
@@ -390,4 +414,5 @@ def walk(app: LiveApp, screen: XDisplay, problems: list[str]) -> None:
     assert close, f"no {script_section('4:30').split(' beside `')[0][-1]} beside the replay note: {s['status_bar']}"
     app.click(close[0]["rect"])
     s = app.wait(lambda s: not any(shows(w["text"], replay) for w in s["status_bar"]["widgets"]), "the replay ended", 30)
+    fresh(s, "the replay ended")
     app.shot("4-30-replay-ended")
