@@ -95,6 +95,11 @@ def test_clear_all_lanes_empties_the_scoreboard_and_undo_puts_the_run_back(make_
     window = make_window(compare=["naive", "partial"], provider="anthropic")
     view = window.compare_view
     run_to_the_end(window, qloop)
+
+    async def noted():  # the server's own count comes a moment after the run ends
+        await wait_until(lambda: all("server finished" in lane.status_label.text() for lane in view.lanes))
+
+    arun(qloop, noted())
     before = [table_column(view, i) for i in range(2)]
     statuses = [lane.status_label.text() for lane in view.lanes]
     assert before[0]["outcome"].startswith("committed")
