@@ -30,6 +30,7 @@ from livefill.session.metrics import LaneMetrics
 from livefill.gui.controller import RunController
 from livefill.gui.errors import reporting
 from livefill.gui.field_picker import FieldPicker
+from livefill.gui.run_toolbar import ElidingCombo
 from livefill.widgets.field_base import FieldWidget, repolish
 from livefill.widgets.form_view import FormView
 from livefill.widgets.elided_label import ElidedLabel
@@ -100,7 +101,7 @@ class Lane(QFrame):
         self.setProperty("role", "lane")
         self.setProperty("mode", lane.mode.value)
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.mode_combo = QComboBox(self)
+        self.mode_combo = ElidingCombo(self)  # a narrow lane shows "naive — incorrect o…", never cut mid-word
         self.mode_combo.setObjectName("laneMode")
         for m in Mode:
             self.mode_combo.addItem(m.label, m.value)

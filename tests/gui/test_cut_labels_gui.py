@@ -57,3 +57,15 @@ def test_the_document_bar_in_presentation_mode_keeps_the_name(make_window, qloop
     assert name in ("Your document: letter.txt", "Yours: letter.txt", "✎ letter.txt"), name
     window.toggle_presentation()
     settle()
+
+
+def test_a_narrow_lanes_mode_box_ends_in_an_ellipsis_not_mid_word(make_window, qloop):
+    # A five-lane compare at 1,280 px read "naive — incorrect on purpo" in the naive lane's box.
+    window = make_window(compare=["naive", "partial", "settled", "blocking", "hybrid"])
+    sized(window, 1280, 720)
+    combo = window.compare_view.lane(0).mode_combo
+    full = combo.currentText()
+    assert full.startswith("naive") and len(full) > 20
+    combo.resize(120, combo.height())
+    shown = combo.shown_text()
+    assert shown != full and shown.endswith("…") and full.startswith(shown[:-1])
