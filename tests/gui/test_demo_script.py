@@ -366,14 +366,20 @@ def walk(app: LiveApp, screen: XDisplay, problems: list[str]) -> None:
         assert re.search(r"\d", metric(s, "All settled", name_)), metric(s, "All settled", name_)
     check(inside(s["metrics"]["rect"], s["window"]["available"]), "the scoreboard is cut by the screen's edge")
 
+    def stale(s: dict[str, Any]) -> dict[str, str]:
+        """What the scoreboard and the lanes still say of a run no lane shows (lanes empty)."""
+        if not all(empty(x["fields"]) for x in s["lanes"]):
+            return {}
+        said = {f"scoreboard {m}": metric(s, "Run ended", m) for m in MODES if "committed" in metric(s, "Run ended", m)}
+        return said | {x["mode"]: (x["status"] or {}).get("text", "") for x in s["lanes"]
+                       if (x["status"] or {}).get("text", "").startswith("✓")}
+
     def fresh(s: dict[str, Any], after: str) -> None:
-        """Lanes emptied by a change show no figures of the run before it (nothing stale)."""
-        if all(empty(x["fields"]) for x in s["lanes"]):
-            stale = {m: metric(s, "Run ended", m) for m in MODES if "committed" in metric(s, "Run ended", m)}
-            check(not stale, f"{after}: the lanes are empty but the scoreboard still shows the last run: {stale}")
-            said = {x["mode"]: (x["status"] or {}).get("text", "") for x in s["lanes"]
-                    if (x["status"] or {}).get("text", "").startswith("✓")}
-            check(not said, f"{after}: the lanes are empty but still say {said}")
+        """Lanes emptied by a change show no figures or status of the run before it."""
+        try:
+            app.wait(lambda s: not stale(s), f"{after}: nothing stale", 10)
+        except AssertionError:
+            check(False, f"{after}: the lanes are empty but still say {stale(app.state())}")
     named = {"First visible value", "Byte to pixel (p50 / p99)", "All settled", never}  # the rows the script points at
     check(not named & set(s["metrics"]["hidden_rows"]), f"scoreboard rows the script points at are cut: {s['metrics']['hidden_rows']}")
 
