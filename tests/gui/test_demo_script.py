@@ -147,7 +147,7 @@ def launch_command(folder: Path) -> list[str]:
     return [str(folder / Path(a).name) if a.startswith("/tmp/") else a for a in argv]
 
 
-def test_the_demo_script_as_a_presenter_walks_it(screen, tmp_path, request):
+def test_the_demo_script_as_a_presenter_walks_it(screen, tmp_path):
     pictures = os.environ.get("LIVEFILL_DEMO_PICTURES")
     size = f"{screen.width}x{screen.height}"
     app = LiveApp(screen, tmp_path, launch_command(tmp_path),
@@ -172,6 +172,7 @@ def walk(app: LiveApp, screen: XDisplay, problems: list[str]) -> None:
         if not ok:
             problems.append(message)
             app.shot("problem")
+
     # -- before the audience arrives --------------------------------------------------------------
     s = app.wait(lambda s: s["window"]["active"] and status(s).startswith("○"), "the window, shown and ready", 120)
     app.shot("launched")
