@@ -2,14 +2,16 @@
 
 `GuiThreadCollector` switches automatic collection off and collects from a timer on the GUI
 thread, as the interpreter would; `hold()` / `release(freeze=True)` keep it off while the warm-up
-imports the SDKs and then move them out of its sight; `collect_between()` guards a block of code
-(a test). Why (Qt objects destroyed off the GUI thread crash it): docs/notes/gui-thread-gc.md.
+imports the SDKs and then move them out of its sight; `busy` (the window's "a run is active")
+puts a full collection due during a run off to the first check after it; `collect_between()`
+guards a block of code (a test). Why (Qt objects destroyed off the GUI thread crash it):
+docs/notes/gui-thread-gc.md.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from PySide6.QtCore import QObject, QTimer
@@ -24,6 +26,10 @@ class GuiThreadCollector(QObject):
         self._was_enabled = gc.isenabled()
         self._held = False
         self.frozen = False
+        # while this says True (a run streams), a full collection due is put off: a young one runs
+        # instead, and the full one at the first check after (it walks everything made since the
+        # freeze: tens of ms or more on the GUI thread, a stutter in the middle of a run)
+        self.busy: Callable[[], bool] | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.check)
@@ -52,6 +58,8 @@ class GuiThreadCollector(QObject):
         if c0 <= t0:
             return -1
         generation = 2 if c2 >= t2 and c1 >= t1 else 1 if c1 >= t1 else 0
+        if generation == 2 and self.busy is not None and self.busy():
+            generation = 1
         if generation == 2 and not self.frozen:
             self.freeze_survivors()
             return 2

@@ -150,6 +150,7 @@ async def _amain(args: argparse.Namespace, server: EmbeddedServer, warmup: Warmu
             compare=args.compare,
         )
         window.warmup = warmup
+        collector.busy = lambda: window is not None and window.active  # no full collection mid-run
         install_state_dump(window)  # LIVEFILL_STATE_FILE: what the window shows, for tests driving this process
         ErrorReporter(window, keys.redact).install(asyncio.get_running_loop())
         closed = asyncio.Event()

@@ -277,6 +277,7 @@ async def bench(args: argparse.Namespace, server: EmbeddedServer) -> list[dict[s
         window = MainWindow(Session(RunSettings(base_url=server.url, relay_token=server.relay_token, scenario=args.scenario,
                                                 mode="partial", provider=args.provider, speed=args.speed)))
         window.show()
+        collector.busy = lambda: window.active  # as the app does (livefill.gui.launch), where the collector has it
         if args.latency:
             measure_latency(window.session.single)
         await asyncio.sleep(0.3)

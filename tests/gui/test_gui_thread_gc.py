@@ -92,3 +92,20 @@ def test_the_first_full_collection_due_freezes_the_survivors(qapp, monkeypatch):
         assert collector.frozen and gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_a_full_collection_due_during_a_run_waits_for_its_end(qapp, monkeypatch):
+    # A full collection walks everything made since the freeze (a session's recordings too): not
+    # in the middle of a run. A young one runs instead; the full one at the first check after.
+    collector = GuiThreadCollector()
+    collector.frozen = True  # as after the launch's freeze
+    t0, t1, t2 = collector._thresholds  # noqa: SLF001
+    monkeypatch.setattr(gc, "get_count", lambda: (t0 + 1, t1 + 1, t2 + 1))  # every generation due
+    collected: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda generation=2: collected.append(generation) or 0)
+    running = [True]
+    collector.busy = lambda: running[0]
+    assert collector.check() == 1
+    running[0] = False
+    assert collector.check() == 2
+    assert collected == [1, 2]

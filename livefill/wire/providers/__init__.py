@@ -209,6 +209,11 @@ class EventStream:
         return dict(self._body.headers)
 
     @property
+    def pending(self) -> bool:
+        """More events of the read the last one came from are queued (a run tells its counts once, after them)."""
+        return bool(self._queue)
+
+    @property
     def finished(self) -> bool:
         """True once the wire's terminal arrived (the body may still be read to its end)."""
         return self._decoder.finished
