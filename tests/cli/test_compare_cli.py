@@ -275,6 +275,30 @@ def test_ctrl_c_stops_every_lane_and_each_request_is_cancelled(demo_server) -> N
     assert outcomes == ["disconnected", "disconnected"]  # the server saw both clients go away
 
 
+def test_the_demo_scripts_which_provider_act_runs_and_says_what_it_shows(capsys, demo_server, tmp_path) -> None:
+    import re
+    import shlex
+
+    from livefill.cli.compare_args import parse_lane
+
+    text = (REPO / "docs" / "demo-script.md").read_text(encoding="utf-8")
+    act = text[text.index("## Encore — Which provider?"):]
+    first, live = (shlex.split(c)[2:] for c in re.findall(r"```\n(livefill compare [^\n]+)\n```", act))
+    argv = [a + ",speed=0" if a.startswith("provider=") else a for a in first]  # (as fast as possible)
+    code, out, err = run_compare(capsys, [*argv, "--json"], demo_server)
+    assert code == 0, err
+    lanes = lanes_of(out)
+    assert len(lanes) == 5 and all(x["fields_right"] == x["fields_total"] == 19 for x in lanes)  # "19/19"
+    buffered, *per_token = [x["deltas"] for x in lanes[:4]]
+    assert 30 <= buffered <= 50 and all(200 <= d <= 220 for d in per_token)  # "about 40", "about 210"
+    assert 15 <= lanes[4]["never_true"] <= 25 and lanes[4]["mode"] == "naive"  # "about 20"
+    answer = tmp_path / "invoice.expected.json"
+    answer.write_text("{}", encoding="utf-8")
+    live = [str(answer) if a == answer.name else a for a in live]
+    args = build_parser().parse_args(live)  # the live command is a valid one
+    assert [parse_lane(t).live for t in args.lane] == [True, True] and args.document == "invoice.pdf"
+
+
 # ---------------------------------------------------------------------------------------------
 # usage
 
