@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--expected", metavar="FILE.json", type=existing_file, default=None,
         help="the right answer to score every lane against (a JSON object like the extraction; "
-        "default with --scenario: the scenario's own), e.g. --expected invoice.expected.json",
+        "default: the scenario's own, or NAME.expected.json beside --document), e.g. --expected invoice.expected.json",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per lane instead of the table")
     parser.add_argument(

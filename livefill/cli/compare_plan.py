@@ -6,7 +6,9 @@ the run's config by the session's `settings_config` with `comparing` on (one see
 demo lane): a demo lane is the embedded demo provider at the server's URL, speaking its
 provider's wire; a live lane is the real provider at its base URL with its key from the
 `KeyStore`, read through the embedded relay in settled and hybrid modes. The document and schema
-are read as `livefill extract` reads them (livefill.cli.extract_plan). Anything wrong is a
+are read as `livefill extract` reads them (livefill.cli.extract_plan); the expected answer is
+`--expected`, else a scenario's own, else the `NAME.expected.json` beside the document (when there
+is one: livefill.session.scoring.expected_beside). Anything wrong is a
 `UsageProblem`: one line, exit 2, nothing sent.
 """
 
@@ -26,7 +28,7 @@ from livefill.extraction.documents import describe_size
 from livefill.extraction.modes import parse_mode
 from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 from livefill.session.run_config import RunConfig
-from livefill.session.scoring import load_expected
+from livefill.session.scoring import expected_beside, load_expected
 from livefill.session.session_config import settings_config, settings_schema_name
 from livefill.session.settings import RunSettings, base_url_setting, fault_problem, model_setting
 from livefill.wire.keys import KeyStore, base_url_example, normalize_base_url
@@ -72,9 +74,13 @@ def make_compare_plan(
         doc = read_document(args.document, None)
         print(f"livefill compare: document {doc.name} · {describe_size(doc)}", file=err, flush=True)
         document, document_name, what, expected = doc.text, doc.name, doc.name, None
-    if args.expected is not None:
+    source = args.expected
+    if source is None and args.document is not None and expected_beside(args.document).is_file():
+        source = expected_beside(args.document)
+        print(f"livefill compare: the expected answer is {source}", file=err, flush=True)
+    if source is not None:
         try:
-            expected = load_expected(args.expected)
+            expected = load_expected(source)
         except InputError as exc:
             raise UsageProblem(f"--expected {one_line(exc)}") from None
     settings = tuple(

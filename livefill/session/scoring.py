@@ -1,7 +1,8 @@
 """Scoring an extraction against the right answer: each expected field right, wrong or missing.
 
 The expected answer is a JSON value (a bundled scenario's `expected.json`, or a person's file:
-`load_expected`). Its fields are its leaves (`livefill.session.metrics.leaves`): every scalar by
+`load_expected`; for a document of one's own, `expected_beside` names the file looked for beside
+it: `invoice.pdf` -> `invoice.expected.json`). Its fields are its leaves (`livefill.session.metrics.leaves`): every scalar by
 its JSON Pointer, a table's cells by row index (`/line_items/0/sku`), a list of strings item by
 item (`/tags/2`), an empty list or object as one field. Only the expected answer's fields are
 scored: a field it leaves out (prose, a judgement call) is not counted, and a field the
@@ -27,7 +28,7 @@ from typing import Any
 from livefill.errors import InputError
 from livefill.session.metrics import leaves
 
-__all__ = ["FieldScore", "Score", "Verdict", "load_expected", "same_answer", "score"]
+__all__ = ["FieldScore", "Score", "Verdict", "expected_beside", "load_expected", "same_answer", "score"]
 
 
 class Verdict(Enum):
@@ -128,3 +129,9 @@ def load_expected(path: str | Path) -> Any:
     if not isinstance(value, dict):
         raise InputError(f"{path}: the expected answer must be a JSON object, like the extraction")
     return value
+
+
+def expected_beside(document: str | Path) -> Path:
+    """Where the expected answer of `document` is looked for: beside it, `NAME.expected.json`."""
+    path = Path(document)
+    return path.with_name(path.stem + ".expected.json")

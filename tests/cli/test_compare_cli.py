@@ -177,6 +177,19 @@ def test_a_document_of_ones_own_is_scored_only_against_an_expected_file(capsys, 
     assert (lane["fields_right"], lane["wrong_fields"], lane["fields_total"]) == (0, ["/city"], 1)
 
 
+def test_the_expected_answer_beside_a_document_is_used_without_expected(capsys, demo_server, tmp_path) -> None:
+    doc = tmp_path / "lisbon.txt"
+    doc.write_text(get_scenario("weather").document, encoding="utf-8")
+    (tmp_path / "lisbon.expected.json").write_text('{"city": "Lisbon"}', encoding="utf-8")
+    code, out, err = run_compare(
+        capsys, ["--document", str(doc), "--schema", "weather", "--json", "--lane", "provider=ollama,speed=0"], demo_server
+    )
+    assert code == 0, err
+    (lane,) = lanes_of(out)
+    assert (lane["fields_right"], lane["fields_total"], lane["wrong_fields"]) == (1, 1, [])
+    assert f"livefill compare: the expected answer is {tmp_path / 'lisbon.expected.json'}" in err
+
+
 def test_the_table_has_a_row_per_lane_saying_who_and_how(capsys, demo_server) -> None:
     code, out, err = run_compare(capsys, ["--scenario", "weather", *FOUR_WIRES], demo_server)
     assert code == 0, err

@@ -12,7 +12,7 @@ from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 from livefill.extraction.schemas import schema_model
 from livefill.resources import SCENARIOS_DIR
 from livefill.session.metrics import leaves
-from livefill.session.scoring import Verdict, load_expected, same_answer, score
+from livefill.session.scoring import Verdict, expected_beside, load_expected, same_answer, score
 
 
 @pytest.mark.parametrize("name", SCENARIO_NAMES)
@@ -109,3 +109,8 @@ def test_load_expected_reads_a_json_object_and_says_in_one_line_what_is_wrong(tm
         assert "\n" not in str(info.value)
     with pytest.raises(InputError, match="missing.json"):
         load_expected(tmp_path / "missing.json")
+
+
+def test_a_documents_expected_answer_is_looked_for_beside_it() -> None:
+    assert str(expected_beside("/docs/invoice.pdf")) == "/docs/invoice.expected.json"
+    assert str(expected_beside("mail.txt")) == "mail.expected.json"
