@@ -1,8 +1,8 @@
 """How `livefill compare` prints its lanes: JSON lines (`--json`), or a table for people.
 
 One JSON object per lane, one per line, in lane order (`LaneResult.as_json`: every figure, null
-where unknown). The table has one row per lane and says under it what was wrong and why a lane
-did not commit.
+where unknown). The table has one row per lane and says under it which fields a committed lane
+got wrong (why a lane did not commit goes to stderr, `livefill.cli.compare_run`).
 """
 
 from __future__ import annotations
@@ -49,17 +49,15 @@ def _row(r: LaneResult) -> tuple[str, ...]:
 
 
 def print_table(results: Sequence[LaneResult], out: TextIO) -> None:
-    """The lanes as a table, then a line for each lane that was wrong somewhere or did not commit."""
+    """The lanes as a table, then a line for each committed lane that got a field wrong."""
     rows = [_HEADERS, *(_row(r) for r in results)]
     widths = [max(len(row[c]) for row in rows) for c in range(len(_HEADERS))]
     for n, row in enumerate(rows):
         out.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() + "\n")
         if n == 0:
             out.write("  ".join("-" * w for w in widths) + "\n")
-    for r in results:
-        if not r.committed:
-            out.write(f"lane {r.lane}: {r.outcome}: {r.reason}\n")
-        elif r.wrong_fields:
+    for r in results:  # (why a lane did not commit is said on stderr)
+        if r.committed and r.wrong_fields:
             shown = ", ".join(r.wrong_fields[:5]) + (f" and {len(r.wrong_fields) - 5} more" if len(r.wrong_fields) > 5 else "")
             out.write(f"lane {r.lane}: not right: {shown}\n")
     out.flush()
