@@ -100,12 +100,36 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
+#: A `sitecustomize` for each run: an editable install (`pip install -e`) maps livefill.gui,
+#: livefill.widgets and livefill.assets (package-dir in pyproject.toml) to the checkout it was made
+#: from, whatever is first on PYTHONPATH, so a baseline's GUI benchmark would run the current Qt code.
+#: It points those mappings at the run's tree (FIGURES_TREE).
+_SITE = """import os, sys
+_tree = os.environ.get("FIGURES_TREE")
+for _name, _module in list(sys.modules.items()):
+    _mapping = getattr(_module, "MAPPING", None) if _name.startswith("__editable__") else None
+    if _tree and isinstance(_mapping, dict) and "livefill" in _mapping:
+        _root = os.path.dirname(_mapping["livefill"])
+        for _key, _path in list(_mapping.items()):
+            if _path.startswith(_root + os.sep):
+                _mapping[_key] = os.path.join(_tree, os.path.relpath(_path, _root))
+"""
+
+
+def _site_dir() -> Path:
+    site = Path(tempfile.gettempdir()) / f"livefill-figures-site-{os.getuid()}"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(_SITE, encoding="utf-8")
+    return site
+
+
 def run_bench(tree: Tree, bench: str, timeout: float) -> None:
     script = tree.root / "tests" / "benchmarks" / bench
     if not script.exists():
         tree.failures.setdefault(bench, []).append(f"{bench} does not exist in this tree")
         return
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree.root), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    path = [str(_site_dir()), str(tree.root), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path).rstrip(os.pathsep), FIGURES_TREE=str(tree.root))
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     print(f"  {tree.label}: {bench} …", file=sys.stderr, flush=True)
     try:
