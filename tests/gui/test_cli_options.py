@@ -162,5 +162,5 @@ def test_a_screenshot_of_a_failed_run_says_why_it_exits_1(tmp_path):
     out = tmp_path / "shot.png"
     proc = _run(["-m", "livefill.gui.app", "--screenshot", str(out), "--fault", "http_429", "--speed", "0"], tmp_path, timeout=90)
     assert proc.returncode == 1
-    assert "livefill: --screenshot: the run failed: rate limited" in proc.stderr, proc.stderr
+    assert "livefill: --screenshot: the run failed: wait 20 s and try again: rate limited" in proc.stderr, proc.stderr  # what to do first
     assert out.exists() and out.with_name("shot-mid.png").exists()
