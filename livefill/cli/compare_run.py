@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import contextlib
 import signal
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TextIO
@@ -24,10 +23,8 @@ from livefill.cli.compare_args import PROG
 from livefill.cli.compare_output import print_json, print_table
 from livefill.cli.compare_plan import ComparePlan, lane_config, make_compare_plan
 from livefill.cli.extract_args import EXIT_COMMITTED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageProblem
-from livefill.cli.extract_plan import one_line
-from livefill.cli.extract_run import log_redaction, prewarm
+from livefill.cli.extract_run import ServerDidNotStart, local_server, log_redaction
 from livefill.cli.compare_result import LaneResult, lane_result
-from livefill.embedded.client import embedded_server
 from livefill.embedded.server import EmbeddedServer
 from livefill.session.lane import LaneError, LaneEvent, SessionLane
 from livefill.session.run_config import RunConfig
@@ -55,29 +52,17 @@ def run_compare(
         except UsageProblem as exc:
             print(f"{PROG}: {keys.redact(str(exc))}", file=err, flush=True)
             return EXIT_USAGE
-        own_server = None
         try:
-            warm = threading.Thread(target=prewarm, name="livefill-prewarm", daemon=True)
-            warm.start()  # the SDKs' imports, while the demo server starts
-            url = relay_token = None
-            if plan.needs_server:
-                if server is None:
-                    own_server = server = embedded_server()
-                    try:
-                        server.start()
-                    except (OSError, RuntimeError) as exc:
-                        print(f"{PROG}: the demo provider could not start: {one_line(exc)}", file=err, flush=True)
-                        return EXIT_FAILED
-                url, relay_token = server.url, server.relay_token
-            warm.join()
-            configs = lane_configs(plan, url=url, relay_token=relay_token, keys=keys)
-            results, interrupted = asyncio.run(run_lanes(plan, configs))
+            with local_server(plan.needs_server, server) as local:
+                url, relay_token = (local.url, local.relay_token) if local is not None else (None, None)
+                configs = lane_configs(plan, url=url, relay_token=relay_token, keys=keys)
+                results, interrupted = asyncio.run(run_lanes(plan, configs))
+        except ServerDidNotStart as exc:
+            print(f"{PROG}: {exc}", file=err, flush=True)
+            return EXIT_FAILED
         except KeyboardInterrupt:
             print(f"{PROG}: interrupted before the lanes started", file=err, flush=True)
             return EXIT_INTERRUPTED
-        finally:
-            if own_server is not None:
-                own_server.stop()
     results = [replace(r, reason=keys.redact(r.reason)) for r in results]
     (print_json if args.json else print_table)(results, out)
     for r in results:

@@ -43,7 +43,7 @@ from livefill.session.settings import RunSettings
 from livefill.wire.keys import KeyStore
 from livefill.wire.redaction import install_log_redaction
 
-__all__ = ["log_redaction", "prewarm", "run_extract", "run_plan"]
+__all__ = ["ServerDidNotStart", "local_server", "log_redaction", "prewarm", "run_extract", "run_plan"]
 
 
 def run_extract(
@@ -70,31 +70,19 @@ def run_extract(
             sink = LiveTable(out, tty=_isatty(out), expected=plan.expected_fields)
         else:
             sink = JsonLines(out)
-        own_server = None
         interrupted = False
         try:
-            url = relay_token = None
-            warm = threading.Thread(target=prewarm, name="livefill-prewarm", daemon=True)
-            warm.start()  # the SDK's imports, while the demo server starts: t_ms counts the run only
-            if plan.provider is None or parse_mode(plan.mode).needs_relay:
-                if server is None:
-                    own_server = server = embedded_server()
-                    try:
-                        server.start()
-                    except (OSError, RuntimeError) as exc:
-                        print(f"{PROG}: the demo provider could not start: {one_line(exc)}", file=err, flush=True)
-                        return EXIT_FAILED
-                url, relay_token = server.url, server.relay_token
-            trace_id = server.add_trace(plan.replay) if server is not None and plan.replay is not None else None
-            warm.join()
-            outcome, interrupted = asyncio.run(
-                run_plan(plan, url=url, relay_token=relay_token, sink=sink, keys=keys, trace_id=trace_id)
-            )
+            with local_server(plan.provider is None or parse_mode(plan.mode).needs_relay, server) as local:
+                url, relay_token = (local.url, local.relay_token) if local is not None else (None, None)
+                trace_id = local.add_trace(plan.replay) if local is not None and plan.replay is not None else None
+                outcome, interrupted = asyncio.run(
+                    run_plan(plan, url=url, relay_token=relay_token, sink=sink, keys=keys, trace_id=trace_id)
+                )
+        except ServerDidNotStart as exc:
+            print(f"{PROG}: {exc}", file=err, flush=True)
+            return EXIT_FAILED
         except KeyboardInterrupt:  # before the run (or its signal handler) was up
             outcome, interrupted = Outcome("stopped", "interrupted before the request was made"), True
-        finally:
-            if own_server is not None:
-                own_server.stop()
         sink.finish(outcome)
         if outcome.result != "committed":
             print(f"{PROG}: {outcome.result}: {outcome.reason}", file=err, flush=True)
@@ -241,6 +229,33 @@ def log_redaction(keys: KeyStore) -> Iterator[None]:
         root.removeFilter(redacting)
         for handler in root.handlers:
             handler.removeFilter(redacting)
+
+
+class ServerDidNotStart(Exception):
+    """The embedded demo provider + relay could not start (its message is the line to print)."""
+
+
+@contextlib.contextmanager
+def local_server(needed: bool, server: EmbeddedServer | None) -> Iterator[EmbeddedServer | None]:
+    """The embedded demo provider + relay a run needs, started (None when it needs none): `server`
+    when one is given, else one started here and stopped on leaving. The provider SDKs import on
+    a thread of their own meanwhile (`prewarm`), and have when this yields: t_ms counts the run
+    only. ServerDidNotStart when it cannot start."""
+    warm = threading.Thread(target=prewarm, name="livefill-prewarm", daemon=True)
+    warm.start()
+    own: EmbeddedServer | None = None
+    try:
+        if needed and server is None:
+            own = server = embedded_server()
+            try:
+                server.start()
+            except (OSError, RuntimeError) as exc:
+                raise ServerDidNotStart(f"the demo provider could not start: {one_line(exc)}") from None
+        warm.join()
+        yield server if needed else None
+    finally:
+        if own is not None:
+            own.stop()
 
 
 def prewarm() -> None:
