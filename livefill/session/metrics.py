@@ -102,11 +102,7 @@ class MetricsSummary:
 
 _NOTHING = object()
 _MAX_EXAMPLES = 5
-_SHELVED = (  # what one run's figures are made of (`LaneMetrics.shelve`)
-    "_start", "_started", "_final", "_required", "read_time", "_log", "_last", "_replaced", "_last_pos",
-    "_first", "_counts", "_examples", "_outcome", "_end", "_ok", "_awaiting", "_settled_once",
-    "_latencies", "_latency_log", "_sorted",
-)
+_NOT_SHELVED = frozenset({"_observers", "_fixed"})  # the lane's own; every other attribute is one run's
 
 
 def same_value(shown: Any, final: Any) -> bool:
@@ -231,7 +227,7 @@ class LaneMetrics:
 
     def shelve(self) -> object:
         """Everything measured of the last run, for `unshelve` (a form cleared, then put back)."""
-        return {name: getattr(self, name) for name in _SHELVED}
+        return {name: value for name, value in vars(self).items() if name not in _NOT_SHELVED}
 
     def unshelve(self, shelved: object) -> None:
         """Show again what `shelve` kept (its containers were left alone: `clear` makes new ones)."""
