@@ -48,7 +48,7 @@ class ProseField(FieldWidget):
 
     def _fit(self) -> None:
         edit: QPlainTextEdit = self.editor  # type: ignore[assignment]
-        lines = max(MIN_LINES, min(MAX_LINES, edit.document().lineCount() + _wrapped_extra(edit)))
+        lines = max(MIN_LINES, min(MAX_LINES, edit.document().blockCount() + _wrapped_extra(edit)))
         height = int(edit.fontMetrics().lineSpacing() * lines + 14)
         if edit.height() != height:
             edit.setFixedHeight(height)
@@ -57,6 +57,8 @@ class ProseField(FieldWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         if watched is self.editor and event.type() == QEvent.Type.FocusOut:
             self._edited()
+        elif watched is self.editor and event.type() == QEvent.Type.Resize:
+            self._fit()  # a new width re-wraps the text
         return super().eventFilter(watched, event)
 
     def _edited(self) -> None:
@@ -68,8 +70,15 @@ class ProseField(FieldWidget):
 
 
 def _wrapped_extra(edit: QPlainTextEdit) -> int:
-    """Visual lines beyond the text's own lines (soft wrapping)."""
-    width = max(50, edit.viewport().width() - 8)
+    """Visual lines beyond the text's own lines, its blocks (soft wrapping).
+
+    Estimated from the text and the width alone, so that the same text at the same width always
+    gets the same height (compare lanes' rows line up): the document's own line count follows its
+    layout, which re-wraps later than a resize, and the viewport narrows while a scroll bar shows.
+    So: the width inside the frame less a scroll bar's, whether one shows or not.
+    """
+    bar = edit.verticalScrollBar().sizeHint().width()
+    width = max(50, edit.contentsRect().width() - bar - 8)
     metrics = edit.fontMetrics()
     extra = 0
     block = edit.document().firstBlock()

@@ -183,6 +183,28 @@ def test_prose_grows_with_its_text(qtbot):
     assert view.field("/summary").property("displayValue").endswith("…")
 
 
+def test_prose_fits_its_text_again_when_its_width_changes(qtbot):
+    # Its height was fitted only when the text changed: text that arrived while the lane was
+    # narrow kept the extra wrapped line after the lane widened, and the rows below it sat lower
+    # than in the other compare lanes (tests/gui/test_compare_alignment.py, one run in six).
+    form = FormModel(SCHEMAS["ticket"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    view.resize(300, 800)
+    view.show()
+    form.begin_run()
+    form.apply("/summary", S.SETTLED, "word " * 40)
+    view.signals.flush()
+    QApplication.processEvents()
+    narrow = view.field("/summary").editor.height()
+    view.resize(1400, 800)
+    qtbot.waitUntil(lambda: view.field("/summary").editor.height() < narrow, timeout=2000)
+    wide = view.field("/summary").editor.height()
+    view.resize(300, 800)
+    qtbot.waitUntil(lambda: view.field("/summary").editor.height() == narrow, timeout=2000)
+    assert wide < narrow
+
+
 def test_user_edits_go_to_the_model(view, qtbot):
     amount = view.field("/amount").editor
     qtbot.keyClicks(amount, "1,200")
