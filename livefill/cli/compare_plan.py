@@ -19,20 +19,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
-from livefill.cli.compare_args import LaneSpec, parse_lane
+from livefill.cli.compare_args import parse_lane
 from livefill.cli.extract_args import UsageProblem
 from livefill.cli.extract_plan import default_base_url, one_line, read_document, resolve_schema
 from livefill.demo.knobs import DemoDefaults
 from livefill.errors import InputError
 from livefill.extraction.documents import describe_size
-from livefill.extraction.modes import parse_mode
 from livefill.extraction.scenarios import SCENARIO_NAMES, get_scenario
 from livefill.session.run_config import RunConfig
 from livefill.session.scoring import expected_beside, load_expected
 from livefill.session.session_config import settings_config, settings_schema_name
-from livefill.session.settings import RunSettings, base_url_setting, fault_problem, model_setting
+from livefill.session.lane_settings import LaneSettings, LaneSettingsError, lane_run_settings
+from livefill.session.settings import RunSettings
 from livefill.wire.keys import KeyStore, base_url_example, normalize_base_url
-from livefill.wire.providers.spec import PROVIDER_SPECS
 
 __all__ = ["ComparePlan", "lane_config", "make_compare_plan"]
 
@@ -42,7 +41,8 @@ class ComparePlan:
     """The lanes (parsed) and their settings without the server's address (`lane_config` adds it),
     the schema, and the expected answer (None: none, so nothing is scored)."""
 
-    lanes: tuple[LaneSpec, ...]
+    lanes: tuple[LaneSettings, ...]
+    texts: tuple[str, ...]  # each lane's --lane text, as given
     settings: tuple[RunSettings, ...]
     schema_name: str
     what: str  # the scenario's name or the document's
@@ -84,57 +84,47 @@ def make_compare_plan(
         except InputError as exc:
             raise UsageProblem(f"--expected {one_line(exc)}") from None
     settings = tuple(
-        _lane_settings(i, lane, args, document, document_name, schema_name, environ) for i, lane in enumerate(lanes)
+        _lane_settings(text, lane, args, document, document_name, schema_name, environ)
+        for text, lane in zip(args.lane, lanes)
     )
     for i, s in enumerate(settings):  # the keys, before anything is sent (the server's address comes later)
         if s.live:
             try:
                 settings_config(s, comparing=True, keys=keys)
             except InputError as exc:  # MissingKey names the variable to set
-                raise UsageProblem(f"--lane {lanes[i].text}: {keys.redact(one_line(exc))}") from None
+                raise UsageProblem(f"--lane {args.lane[i]}: {keys.redact(one_line(exc))}") from None
     needs_server = any(not s.live or s.mode.needs_relay for s in settings)
-    return ComparePlan(lanes, settings, settings_schema_name(settings[0]), what, expected, needs_server)
+    return ComparePlan(lanes, tuple(args.lane), settings, settings_schema_name(settings[0]), what, expected, needs_server)
 
 
 def _lane_settings(
-    index: int, lane: LaneSpec, args: argparse.Namespace, document: str | None, document_name: str | None,
+    text: str, lane: LaneSettings, args: argparse.Namespace, document: str | None, document_name: str | None,
     schema_name: str | None, environ: Mapping[str, str],
 ) -> RunSettings:
-    mode = parse_mode(lane.mode)
-    changes: dict[str, Any] = {}
+    """The lane's RunSettings: the command's own (the document, the demo provider's default knobs)
+    with the lane's keys put in, as a window's compare lane has the session's with its own
+    (livefill.session.lane_settings.lane_run_settings)."""
+    provider = lane.provider or "anthropic"
     if lane.live:
-        raw = lane.base_url if lane.base_url is not None else default_base_url(lane.provider, environ)
+        raw = lane.base_url if lane.base_url is not None else default_base_url(provider, environ)
         try:
-            url = normalize_base_url(raw, example=base_url_example(lane.provider)) if raw else ""
+            url = normalize_base_url(raw, example=base_url_example(provider)) if raw else ""
         except InputError as exc:
-            raise UsageProblem(f"--lane {lane.text}: base_url: {one_line(exc)}") from None
-        changes[base_url_setting(lane.provider)] = url
-        changes[model_setting(lane.provider)] = lane.model
-    else:
-        why = fault_problem(lane.fault, lane.provider)
-        if why:
-            raise UsageProblem(f"--lane {lane.text}: fault={lane.fault}: {why}")
-        changes["model"] = lane.model
+            raise UsageProblem(f"--lane {text}: base_url: {one_line(exc)}") from None
+        lane = lane.with_(base_url=url)
     try:
-        return RunSettings(
+        base = RunSettings(
             scenario=args.scenario or "invoice",  # (a document of one's own replaces the scenario's)
             document=document,
             document_name=document_name,
             schema_name=schema_name,
-            provider=lane.provider,
-            live=lane.live,
-            mode=mode,
-            speed=DemoDefaults().speed if lane.speed is None else lane.speed,
-            seed=lane.seed,
-            slicing=lane.slice or "event",
-            fault=lane.fault,
-            structured=lane.structured or PROVIDER_SPECS[lane.provider].structured[0],
-            fine_grained=lane.fine_grained,
+            provider=provider,
+            speed=DemoDefaults().speed,
             idle_timeout=args.idle_timeout,
-            **changes,
         )
-    except ValueError as exc:
-        raise UsageProblem(f"--lane {lane.text}: {one_line(exc)}") from None
+        return lane_run_settings(base, lane)
+    except (LaneSettingsError, ValueError) as exc:
+        raise UsageProblem(f"--lane {text}: {one_line(exc)}") from None
 
 
 def lane_config(

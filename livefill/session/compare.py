@@ -1,9 +1,12 @@
-"""The compare view's lanes: 2 to 5 of them, left to right, each read in its own mode.
+"""The compare view's lanes: 2 to 5 of them, left to right, each with its own run settings.
 
 `CompareLanes` keeps the lanes of a session's compare view (livefill.session.session.Session
-owns one and tells its subscribers what changed): it names new lanes, titles them by their mode
-("partial", "partial 2"), keeps the timeline feed they report to, and judges a lane that did not
-commit against the run's first committed result (`judge`). `parse_modes` reads a `--compare` list.
+owns one and tells its subscribers what changed): it names new lanes, keeps each lane's
+`LaneSettings` (overrides over the session's settings: provider, model, wire, knobs;
+livefill.session.lane_settings) beside its mode, titles them by what differs between them
+("partial", "partial 2"; "anthropic · fine-grained", "ollama"), keeps the timeline feed they
+report to, and judges a lane that did not commit against the run's first committed result
+(`judge`). `parse_modes` reads a `--compare` list.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from typing import Any
 from livefill.extraction.json_doc import MISSING
 from livefill.extraction.modes import Mode, parse_mode
 from livefill.session.lane import SessionLane
+from livefill.session.lane_settings import LaneSettings, LaneSettingsError, lane_run_settings, lane_titles
 from livefill.session.request_notes import request_notes
 from livefill.session.run_status import Phase
+from livefill.session.settings import RunSettings
 from livefill.session.timeline import TimelineModel
 from livefill.session.timeline_feed import TimelineFeed
 
@@ -41,49 +46,80 @@ LaneMaker = Callable[[str, Mode, TimelineFeed], SessionLane]
 
 
 class CompareLanes:
-    """The compare lanes, left to right, and the timeline feed they report to."""
+    """The compare lanes, left to right, each lane's settings, and the timeline feed they report to."""
 
     def __init__(self, make_lane: LaneMaker) -> None:
         self.lanes: list[SessionLane] = []
         self.feed = TimelineFeed(TimelineModel())
         self._make_lane = make_lane
         self._counter = 0
+        self._overrides: dict[str, LaneSettings] = {}  # by lane name; the mode is the lane's own
 
     @property
     def modes(self) -> list[Mode]:
         """The lanes' modes, left to right."""
         return [lane.mode for lane in self.lanes]
 
+    def settings_of(self, lane: SessionLane) -> LaneSettings:
+        """`lane`'s own settings (its overrides over the session's, and its mode)."""
+        return self._overrides.get(lane.name, LaneSettings()).with_(mode=lane.mode)
+
+    @property
+    def lane_settings(self) -> list[LaneSettings]:
+        """Every lane's own settings, left to right."""
+        return [self.settings_of(lane) for lane in self.lanes]
+
+    def set_overrides(self, lane: SessionLane, settings: LaneSettings) -> None:
+        """Give `lane` these settings (its mode included)."""
+        self._overrides[lane.name] = settings
+        lane.set_mode(settings.mode)
+
     def set_modes(self, modes: Iterable[Mode | str]) -> None:
-        """Replace the lanes with one per mode (2 to 5; ValueError otherwise)."""
-        wanted = [parse_mode(m) for m in modes]
+        """Replace the lanes with one per mode (2 to 5; ValueError otherwise), the session's settings each."""
+        self.set_lanes([LaneSettings(mode=parse_mode(m)) for m in modes])
+
+    def set_lanes(self, lanes: Iterable[LaneSettings]) -> None:
+        """Replace the lanes with one per `LaneSettings` (2 to 5; ValueError otherwise)."""
+        wanted = list(lanes)
         if not MIN_LANES <= len(wanted) <= MAX_LANES:
             raise ValueError(f"compare needs {MIN_LANES} to {MAX_LANES} lanes, got {len(wanted)}")
         for lane in list(self.lanes):
             self.drop(lane)
-        for mode in wanted:
-            self.add(mode)
+        for settings in wanted:
+            self.add(settings.mode, settings)
 
-    def add(self, mode: Mode) -> SessionLane:
+    def add(self, mode: Mode, settings: LaneSettings | None = None) -> SessionLane:
         """A new lane on the right (call `retitle` once the lanes are as wanted)."""
         self._counter += 1
         lane = self._make_lane(f"lane{self._counter}", mode, self.feed)
+        self._overrides[lane.name] = (settings or LaneSettings()).with_(mode=mode)
         self.lanes.append(lane)
         return lane
 
     def drop(self, lane: SessionLane) -> None:
         """Remove `lane` and let go of its form."""
         self.lanes.remove(lane)
+        self._overrides.pop(lane.name, None)
         lane.release()
 
-    def retitle(self) -> tuple[str, ...]:
-        """Title every lane by its mode ("partial", "partial 2", ...) and give the feed a timeline
-        of these lanes; the lanes' names, left to right."""
-        counts: dict[str, int] = {}
-        for lane in self.lanes:
-            base = lane.mode.value
-            counts[base] = counts.get(base, 0) + 1
-            lane.title = base if counts[base] == 1 else f"{base} {counts[base]}"
+    def run_settings(self, base: RunSettings) -> list[RunSettings]:
+        """Each lane's RunSettings: `base` with its overrides (LaneSettingsError for one that cannot be)."""
+        return [lane_run_settings(base, self.settings_of(lane)) for lane in self.lanes]
+
+    def titles(self, base: RunSettings) -> list[str]:
+        """What each lane would be called with `base` the session's settings (what differs between them)."""
+        try:
+            return lane_titles(self.run_settings(base))
+        except LaneSettingsError:  # a lane the session's settings no longer allow: say its own keys
+            return [self.settings_of(lane).text() for lane in self.lanes]
+
+    def retitle(self, base: RunSettings | None = None) -> tuple[str, ...]:
+        """Title every lane by what differs from the others ("partial", "partial 2", "ollama"; by
+        its mode alone without `base`) and give the feed a timeline of these lanes; the lanes'
+        names, left to right."""
+        titles = self.titles(base) if base is not None else lane_titles([RunSettings(mode=m) for m in self.modes])
+        for lane, title in zip(self.lanes, titles):
+            lane.title = title
         model = TimelineModel()
         for lane in self.lanes:
             model.add_lane(lane.name, lane.title)

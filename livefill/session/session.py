@@ -14,18 +14,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from livefill.extraction.form import FormModel, FormSnapshot
 from livefill.extraction.json_doc import MISSING
-from livefill.extraction.modes import Mode, parse_mode
+from livefill.extraction.modes import Mode
 from livefill.observers import Observers
 from livefill.recording.history import History, TaggedHistory
 from livefill.recording.history_entries import run_fields
 from livefill.recording.wiretap import DEFAULT_MAX_BYTES
 from livefill.session.cleared_forms import ClearedForms
-from livefill.session.compare import DEFAULT_MODES, MAX_LANES, MIN_LANES, CompareLanes
+from livefill.session.compare import CompareLanes
 from livefill.session.lane import LaneEvent, LaneFinished, LaneModeChanged, SessionLane
 from livefill.session.replay import (
     RecordChanged, ReplayChanged, ReplaySource, lanes_record_configs, record_label, replayed_file, trace_settings,
@@ -33,12 +33,14 @@ from livefill.session.replay import (
 from livefill.session.request_notes import spec_leaves
 from livefill.session.run_config import RunConfig, Source
 from livefill.session.run_status import RunStatus
+from livefill.session.scoreboard import Scoreboard
+from livefill.session.session_lanes import LaneIntents
 from livefill.session.session_config import (
     expected_output, live_address, live_endpoint, settings_config, settings_document, settings_schema_name,
 )
 from livefill.session.session_events import (
-    DOCUMENT_FIELDS, ActiveChanged, AllDone, LaneDone, LanesChanged, NotesReady, SessionEvent, SettingsChanged,
-    UndoChanged, ViewChanged, ends_undo,
+    DOCUMENT_FIELDS, ActiveChanged, AllDone, LaneDone, NotesReady, SessionEvent, SettingsChanged, UndoChanged,
+    ends_undo,
 )
 from livefill.session.settings import RunSettings, fault_problem
 from livefill.session.timeline import TimelineModel
@@ -51,7 +53,7 @@ SINGLE = "single"
 """The name of the single form's lane (in the inspector and the timeline)."""
 
 
-class Session:
+class Session(LaneIntents):
     """The settings and the lanes of one window (see the module docstring).
 
     `history` receives the single form's committed runs; compare lanes and autoplay runs only
@@ -100,6 +102,7 @@ class Session:
         #: compare and autoplay runs reach the history too (off: only the single form's runs do)
         self.record_all_runs = False
         self.autoplaying = False  # set by the app's autoplay loop while it runs
+        self.scoreboard = Scoreboard(self)  # each lane against the right answer; wire counts, tokens, cost
 
     # -- record and replay ----------------------------------------------------------------------
 
@@ -278,6 +281,8 @@ class Session:
             self.single.title = settings.mode.value
             self.single_feed.model.add_lane(SINGLE, self.single.title)
         self._emit(SettingsChanged(settings, old, changed))
+        if self.compare_lanes and self.compare.titles(settings) != [lane.title for lane in self.compare_lanes]:
+            self._lanes_changed()  # what the lanes differ in changed with the session's settings
         return settings
 
     def show_document(self) -> None:
@@ -286,63 +291,7 @@ class Session:
         for lane in (self.single, *self.compare_lanes):
             lane.show(key, schema)
 
-    # -- lane intents ---------------------------------------------------------------------------
-
-    def enter_compare(self, modes: Iterable[Mode | str] | None = None) -> None:
-        """Show the compare lanes (one per mode of `modes`, if given; else the ones kept, or the
-        default three)."""
-        self._require_idle()
-        if modes is not None:
-            wanted = [parse_mode(m) for m in modes]
-            if wanted != self.modes:
-                self.set_modes(wanted)
-        elif not self.compare_lanes:
-            self.set_modes(DEFAULT_MODES)
-        if not self._comparing:
-            self._comparing = True
-            self._emit(ViewChanged(True))
-
-    def leave_compare(self) -> None:
-        """Show the single form again (the compare lanes are kept for the next time)."""
-        self._require_idle()
-        if self._comparing:
-            self._comparing = False
-            self._emit(ViewChanged(False))
-
-    def set_modes(self, modes: Iterable[Mode | str]) -> None:
-        """Replace the compare lanes with one per mode (2 to 5, ValueError otherwise), left to right."""
-        self._require_idle()
-        self.compare.set_modes(modes)
-        self._lanes_changed()
-
-    def add_lane(self, mode: Mode | str | None = None) -> SessionLane | None:
-        """Add a compare lane on the right (default mode: partial); None if there are 5 already."""
-        self._require_idle()
-        if len(self.compare_lanes) >= MAX_LANES:
-            return None
-        lane = self.compare.add(parse_mode(mode) if mode is not None else Mode.PARTIAL)
-        self._lanes_changed()
-        return lane
-
-    def remove_lane(self, name: str) -> bool:
-        """Remove compare lane `name` (False if only two are left)."""
-        self._require_idle()
-        if len(self.compare_lanes) <= MIN_LANES:
-            return False
-        lane = self.lane(name)
-        if lane is self.single:
-            raise ValueError("the single form's lane cannot be removed")
-        self.compare.drop(lane)
-        self._lanes_changed()
-        return True
-
-    def set_lane_mode(self, name: str, mode: Mode | str) -> None:
-        """Read lane `name`'s next run in `mode` (the single lane: the settings' mode)."""
-        lane = self.lane(name)
-        if lane is self.single:
-            self.replace(mode=parse_mode(mode))
-            return
-        lane.set_mode(mode)
+    # -- lanes (the intents: livefill.session.session_lanes) ----------------------------------
 
     def _require_idle(self) -> None:
         if self.active:
@@ -357,9 +306,6 @@ class Session:
         lane.subscribe(lambda event, lane=lane: self._on_lane_event(lane, event))
         lane.show(self.document_key(), self.schema_name())
         return lane
-
-    def _lanes_changed(self) -> None:
-        self._emit(LanesChanged(self.compare.retitle()))
 
     # -- runs -----------------------------------------------------------------------------------
 
@@ -382,12 +328,25 @@ class Session:
         (`settings`: the snapshot to read, default the current one)."""
         return live_endpoint(settings if settings is not None else self._settings, self.keys, require_key=require_key)
 
-    def start(self, config: RunConfig | None = None) -> float | None:
-        """Start every lane shown at one shared t0 (returned) with `config` (default: the one the
-        settings make); None (nothing started) while a run is active."""
+    def lane_configs(self) -> list[RunConfig]:
+        """The RunConfig of each lane shown for the next run: a compare lane's from its own
+        settings (livefill.session.lane_settings; a replay: the trace, in each lane's mode),
+        else `run_config()`. A live lane's key is read here (the keyring may wait)."""
+        if not self._comparing or self.replay is not None:
+            return [self.run_config() for _ in self.lanes]
+        return [
+            settings_config(s, comparing=True, keys=self.keys) for s in self.compare.run_settings(self._settings)
+        ]
+
+    def start(self, config: RunConfig | None = None, *, configs: list[RunConfig] | None = None) -> float | None:
+        """Start every lane shown at one shared t0 (returned) with `config` for every lane, or
+        `configs` one per lane (default: `lane_configs()`, each compare lane its own); None
+        (nothing started) while a run is active."""
         if self.active:
             return None
-        config = config if config is not None else self.run_config()
+        if configs is None:
+            configs = [config for _ in self.lanes] if config is not None else self.lane_configs()
+        config = configs[0]
         t0 = self.clock()
         self.t0, self.t0_wall, self.config = t0, time.time(), config
         self.last_seed = config.demo.seed if config.demo is not None else None
@@ -398,16 +357,22 @@ class Session:
         feed.model.start(t0)
         self._running = True
         started: list[SessionLane] = []
-        configs, self.record_paths, self.record_notes = lanes_record_configs(
-            config, self.lanes, target=self.record_target, comparing=self._comparing,
-            label=record_label(self._settings, self.replay),
-        )
+        label = record_label(self._settings, self.replay)
+        self.record_paths, self.record_notes, planned = {}, [], []
+        for lane, lane_config in zip(self.lanes, configs):
+            recorded, paths, notes = lanes_record_configs(
+                lane_config, [lane], target=self.record_target, comparing=self._comparing, label=label,
+            )
+            planned.append(recorded[0])
+            self.record_paths.update(paths)
+            self.record_notes.extend(notes)
         try:
-            for lane, lane_config in zip(self.lanes, configs):
-                history = self._history_for(lane, config)
+            for lane, lane_config in zip(self.lanes, planned):
+                history = self._history_for(lane, lane_config)
                 if self._comparing:
-                    label = f"{config.label} · lane {lane.title}" if config.label else f"lane {lane.title}"
-                    lane.start(lane_config, t0, label=label, final=final, history=history)
+                    what = lane_config.label
+                    lane.start(lane_config, t0, label=f"{what} · lane {lane.title}" if what else f"lane {lane.title}",
+                               final=final, history=history)
                 else:
                     lane.start(lane_config, t0, final=final, history=history)
                 started.append(lane)
@@ -481,9 +446,11 @@ class Session:
             self._running = False
             config = self.config
             if self._comparing:
-                self.compare.judge(shared=config is not None and config.demo is not None)
-                if self.fetch_notes and config is not None and config.demo is not None and config.base_url:
-                    self._notes_task = asyncio.ensure_future(self._fetch_notes(config.base_url))
+                runs = [lane.run.config for lane in self.compare_lanes if lane.run is not None]
+                self.compare.judge(shared=bool(runs) and all(c.demo is not None for c in runs))
+                demo = next((c for c in runs if c.demo is not None and c.base_url), None)
+                if self.fetch_notes and demo is not None:
+                    self._notes_task = asyncio.ensure_future(self._fetch_notes(demo.base_url))
             self._emit(ActiveChanged(False))
             self._emit(AllDone(tuple(self.statuses())))
 
