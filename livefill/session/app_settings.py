@@ -10,7 +10,7 @@ How this works
 `SavedSettings` is the remembered part of a session's `RunSettings` — provider, model, the
 OpenAI-compatible server's and Ollama's base URL and model, and exactly what was shown: the
 scenario, the document of one's own (its file; none when a scenario was shown) and the schema
-chosen — plus the colour theme. It has no field for a key, so a key cannot be saved; every value also goes through
+chosen, and the price table (livefill.session.prices: JSON text) — plus the colour theme. It has no field for a key, so a key cannot be saved; every value also goes through
 `redact` (a `KeyStore.redact`) before it reaches the store, so a key pasted into a URL field is
 not written either.
 
@@ -30,6 +30,7 @@ from typing import Protocol
 from livefill.errors import InputError
 from livefill.extraction.scenarios import SCENARIO_NAMES
 from livefill.extraction.schemas import resolve_schema
+from livefill.session.prices import Price, parse_prices, prices_json
 from livefill.session.settings import PROVIDERS, RunSettings
 from livefill.wire.providers.base_urls import DEFAULT_HOST
 
@@ -57,6 +58,7 @@ KEYS: dict[str, str] = {
     "scenario": "document/scenario",
     "last_document": "document/last_path",
     "schema": "document/schema",
+    "prices": "prices/table",
     "theme": "window/theme",
 }
 
@@ -114,6 +116,7 @@ class SavedSettings:
     scenario: str | None = None
     last_document: str | None = None
     schema: str | None = None
+    prices: tuple[Price, ...] = ()
     theme: str | None = None
     problems: tuple[str, ...] = ()
 
@@ -134,6 +137,7 @@ class SavedSettings:
             scenario=settings.scenario,
             last_document=settings.document_path if settings.document is not None else None,
             schema=settings.schema_name if reopenable else None,
+            prices=settings.prices,
             theme=theme,
         )
 
@@ -152,6 +156,8 @@ class SavedSettings:
             changes["scenario"] = self.scenario
         if self.schema:
             changes["schema_name"] = self.schema
+        if self.prices:
+            changes["prices"] = self.prices
         return replace(settings, **changes)
 
 
@@ -166,6 +172,8 @@ def save_settings(
     saved = SavedSettings.of(settings, theme=theme)
     for attr, name in KEYS.items():
         value = getattr(saved, attr)
+        if attr == "prices":
+            value = prices_json(value) if value else None
         if value is None or value == "":
             store.remove(name)
             continue
@@ -198,6 +206,12 @@ def load_settings(store: SettingsStore) -> SavedSettings:
             problems.append(f"the saved schema {values['schema']} cannot be used ({' '.join(str(exc).split())}); "
                             "using the scenario's")
             values["schema"] = None
+    prices: tuple[Price, ...] = ()
+    if values["prices"] is not None:
+        try:
+            prices = parse_prices(values["prices"])
+        except ValueError as exc:
+            problems.append(f"the saved prices cannot be read ({exc}); no prices")
     return SavedSettings(
         provider=values["provider"],
         model=values["model"],
@@ -208,6 +222,7 @@ def load_settings(store: SettingsStore) -> SavedSettings:
         scenario=values["scenario"],
         last_document=values["last_document"],
         schema=values["schema"],
+        prices=prices,
         theme=values["theme"],
         problems=tuple(problems),
     )

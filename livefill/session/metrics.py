@@ -14,7 +14,9 @@ Until then only what the run itself has contradicted counts, "so far": a display
 replaced with a different value (`MetricsSummary.final_known` False; a widget must not accuse).
 
 It also times "byte to pixel": from the network read that carried a value's settling byte to the
-first paint of its widget showing it settled. What counts as a display, how a field settles and
+first paint of its widget showing it settled. Beside the values, each run's `RunFacts` (wire
+counts, tokens from the `usage` tap on its wire, score, cost: livefill.session.run_facts) are kept
+here too, set by the scoreboard (`set_facts`) and forgotten with the run. What counts as a display, how a field settles and
 how the latency is measured: docs/notes/lane-metrics.md. The form's side is
 livefill.session.form_probe.
 """
@@ -24,12 +26,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
 from livefill.extraction import pointer as jp
 from livefill.observers import Observers
+from livefill.session.run_facts import RunFacts
+from livefill.wire.usage import UsageTap
 
 __all__ = [
     "Display",
@@ -74,7 +78,9 @@ class MetricsSummary:
     lane runs, else how it ended ("committed", "stopped", "failed: ..."); `elapsed` the run time.
     `byte_to_pixel`: (p50, p99, max) seconds from the read carrying a value's settling byte to the
     paint showing it settled, over `painted` values (None: none measured); `unpainted`: values
-    shown settled in the form whose paint was not (yet) seen.
+    shown settled in the form whose paint was not (yet) seen. `first_settled`: seconds from start
+    to the first value shown unmarked that is its field's final value (None: none, or final
+    values unknown). `facts`: the run's wire counts, tokens, score and cost.
     """
 
     first_value: float | None
@@ -92,6 +98,8 @@ class MetricsSummary:
     byte_to_pixel: tuple[float, float, float] | None = None
     painted: int = 0
     unpainted: int = 0
+    first_settled: float | None = None
+    facts: RunFacts = field(default_factory=RunFacts)
 
     @property
     def accuses(self) -> bool:
@@ -236,6 +244,13 @@ class LaneMetrics:
             setattr(self, name, value)
         self._notify()
 
+    def set_facts(self, **changes: Any) -> None:
+        """Change some of this run's `RunFacts` (deltas=..., fields_right=...)."""
+        facts = replace(self._facts, **changes)
+        if facts != self._facts:
+            self._facts = facts
+            self._notify()
+
     def set_final(self, document: Any) -> None:
         """The run's final values: the whole extracted object (its committed value, or what the
         scenario is known to produce). Every display of the run is judged again."""
@@ -318,7 +333,25 @@ class LaneMetrics:
             byte_to_pixel=self.byte_to_pixel(),
             painted=len(self._latencies),
             unpainted=len(self._awaiting),
+            first_settled=self._first_settled(),
+            facts=self.facts,
         )
+
+    @property
+    def facts(self) -> RunFacts:
+        """This run's facts, with the tokens its wire reported so far."""
+        usage = self.usage.usage
+        if usage is None:
+            return self._facts
+        return replace(self._facts, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out)
+
+    def _first_settled(self) -> float | None:
+        final = self._final
+        if final is None:
+            return None
+        t = next((d.t for d in self._log  # in time order: the first is the soonest
+                  if not d.provisional and d.pointer in final and same_value(d.value, final[d.pointer])), None)
+        return None if t is None else t - self._start
 
     def byte_to_pixel(self) -> tuple[float, float, float] | None:
         """(p50, p99, max) seconds from settling read to paint (None: nothing measured)."""
@@ -369,6 +402,9 @@ class LaneMetrics:
         self._latencies: list[float] = []
         self._latency_log: list[tuple[str, float, float]] = []
         self._sorted: list[float] | None = None
+        self._facts = RunFacts()
+        #: the tokens the run's provider reports (a tap on the lane's wire, one per run)
+        self.usage = UsageTap()
 
     def _display_leaf(self, pointer: str, value: Any, provisional: bool, t: float) -> None:
         final = self._final_of(pointer)

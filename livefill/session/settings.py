@@ -20,6 +20,7 @@ from livefill.demo.protocol import FaultName, KnobError, SliceMode, fault_refusa
 from livefill.demo.protocol import parse_slicing as _parse_slicing
 from livefill.extraction.modes import Mode, parse_mode
 from livefill.extraction.schemas import resolve_schema
+from livefill.session.prices import Price, check_prices
 from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
 
 __all__ = [
@@ -175,6 +176,8 @@ class RunSettings:
     fine_grained: bool = False
     # A replayed trace's speed (1 = as recorded, 0.5 = half, 0 = as fast as possible).
     replay_speed: float = 1.0
+    # What the person pays per model (livefill.session.prices): none unless they say so.
+    prices: tuple[Price, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", parse_mode(self.mode))
@@ -191,6 +194,7 @@ class RunSettings:
         if self.replay_speed < 0:
             raise ValueError(f"replay speed must be >= 0, got {self.replay_speed:g}")
         check_slicing(self.slicing)
+        object.__setattr__(self, "prices", check_prices(self.prices))
         object.__setattr__(self, "fault", check_fault(self.fault))
         if self.schema_name is not None:
             resolve_schema(self.schema_name)  # InputError (a ValueError) naming what is wrong

@@ -1,0 +1,99 @@
+"""Each lane's run against the right answer, with its wire counts, tokens and cost: `Scoreboard`.
+
+A `Session` has one (`session.scoreboard`). It follows every lane (the single form's and the
+compare lanes) and puts into the lane's `LaneMetrics` (`set_facts`, livefill.session.run_facts)
+what the scoreboard table shows beside the values: the deltas, relay records and bytes the run's
+status counts, the model the run asked for (its RunConfig's, else the provider's default) and the
+price the person gave for it (`RunSettings.prices`), and at commit the score of the committed
+object against the expected answer (`expected`, livefill.session.expected_answer). The same score
+marks the lane's form (`form_marks`) until the form changes. Choosing or clearing an expected
+answer after a commit scores again the lanes whose form still shows what their run committed.
+The tokens come from the `usage` tap the lane puts on its wire (`LaneMetrics.usage`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from livefill.extraction.json_doc import MISSING
+from livefill.session.expected_answer import ExpectedAnswer, form_marks
+from livefill.session.lane import LaneEvent, LaneFinished, LaneReset, LaneStarted, LaneStatus, SessionLane
+from livefill.session.prices import price_of
+from livefill.session.run_status import Phase
+from livefill.session.scoring import Verdict, score
+from livefill.session.session_events import DOCUMENT_FIELDS, LanesChanged, SessionEvent, SettingsChanged, ViewChanged
+from livefill.wire.providers.request import DEFAULT_MODELS
+
+__all__ = ["Scoreboard"]
+
+
+class Scoreboard:
+    """The lanes of `session` scored and counted (see the module docstring). `session` is a
+    livefill.session.session.Session (not imported: it imports this)."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.expected = ExpectedAnswer(lambda: session.settings)
+        self._watched: dict[int, tuple[SessionLane, Any]] = {}
+        session.subscribe(self._on_session_event)
+        self.expected.subscribe(self._rescore)
+        self.watch()
+
+    def watch(self) -> None:
+        """Follow every lane the session has now (and no longer the ones it dropped)."""
+        lanes = {id(lane): lane for lane in (self.session.single, *self.session.compare_lanes)}
+        for key in [k for k in self._watched if k not in lanes]:
+            self._watched.pop(key)[1]()
+        for key, lane in lanes.items():
+            if key not in self._watched:
+                self._watched[key] = (lane, lane.subscribe(lambda event, lane=lane: self._on_lane_event(lane, event)))
+
+    def _on_session_event(self, event: SessionEvent) -> None:
+        if isinstance(event, (LanesChanged, ViewChanged)):
+            self.watch()
+        elif isinstance(event, SettingsChanged):
+            if event.changed & (DOCUMENT_FIELDS | {"document_path"}):
+                self.expected.changed()
+            if "prices" in event.changed:
+                for lane, _ in self._watched.values():
+                    if lane.metrics.started:
+                        lane.metrics.set_facts(price=price_of(event.settings.prices, lane.metrics.facts.model))
+
+    def _on_lane_event(self, lane: SessionLane, event: LaneEvent) -> None:
+        if isinstance(event, LaneStarted):
+            form_marks(lane.form).clear()
+            config = event.run.config
+            model = config.model or DEFAULT_MODELS.get(config.provider)
+            lane.metrics.set_facts(model=model, price=price_of(self.session.settings.prices, model))
+        elif isinstance(event, (LaneStatus, LaneFinished)):
+            status = event.status
+            lane.metrics.set_facts(deltas=status.deltas_received, records=status.records_received,
+                                   bytes=status.bytes_received)
+            if isinstance(event, LaneFinished):
+                self._score(lane)
+        elif isinstance(event, LaneReset) and lane.has_form:
+            form_marks(lane.form).clear()
+
+    def _score(self, lane: SessionLane) -> None:
+        """Score the lane's committed object (its form shows it) against the expected answer."""
+        run, status = lane.run, lane.status
+        committed = run is not None and status is not None and status.phase is Phase.COMMITTED and run.result is not MISSING
+        answer = self.expected.current()
+        if not committed or answer is None or run is None:
+            lane.metrics.set_facts(fields_right=None, fields_total=None, wrong=(), answer_source=answer.source if answer else "")
+            if lane.has_form:
+                form_marks(lane.form).set(None) if committed else form_marks(lane.form).clear()
+            return
+        scored = score(answer.value, run.result)
+        lane.metrics.set_facts(fields_right=scored.right, fields_total=scored.total, answer_source=answer.source,
+                               wrong=tuple(f.pointer for f in scored.fields if f.verdict is not Verdict.RIGHT))
+        form_marks(lane.form).set(scored)
+
+    def _rescore(self) -> None:
+        """The expected answer changed: lanes whose form still shows their committed run are
+        scored again (a form changed since has no marks to give)."""
+        for lane, _ in self._watched.values():
+            if lane.active or not lane.has_form or lane.status is None or lane.status.phase is not Phase.COMMITTED:
+                continue
+            if form_marks(lane.form).fresh:
+                self._score(lane)
