@@ -299,7 +299,7 @@ class SessionLane:
         cfg = replace(config, mode=self.mode, label=config.label if label is None else label)
         settle_reads = SettleReads(self.clock) if self.measure else None  # byte-to-pixel: the wire side
         self.metrics.read_time = settle_reads.time_of if settle_reads is not None else None
-        tap = tee(self.recorder, settle_reads, self.extra_tap)
+        tap = tee(self.recorder, settle_reads, self.extra_tap, self.metrics.usage)  # usage: the tokens reported
         run = Run(form, cfg, history=history, source=self.source, tap=tap, clock=self.clock, t0=t0)
         self.run = run
         self.status = run.status
