@@ -19,6 +19,10 @@ is left alone by `render()` until it is edited into a base URL or emptied. A ven
 vendor's own host, or the base URL paired with it in the environment (`ANTHROPIC_BASE_URL` /
 `OPENAI_BASE_URL`), as `livefill.wire.keys.key_slot` does. The wrapped lines (`Note`) never break
 an address across lines: a word joiner sits between its characters on screen (`text()` is as said).
+
+Prices: a table of what the person pays per model (livefill.widgets.price_table; empty unless
+they fill it in) writes `session.replace(prices=...)`; a row that is not a price yet is said in
+the line under the fields and changes nothing. The scoreboard shows a lane's cost from it.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from livefill.wire.keys import Key, KeySource, KeyStore, base_url_example, norma
 from livefill.session.session import Session
 from livefill.session.session_events import SessionEvent, SettingsChanged
 from livefill.widgets.key_field import KeyField
+from livefill.widgets.price_table import PriceTable
 from livefill.wire.providers.spec import PROVIDER_SPECS
 
 __all__ = ["Note", "SettingsDialog", "key_source_text", "unbreakable_urls"]
@@ -153,6 +158,14 @@ class SettingsDialog(QDialog):
         form.addRow("", _hint(f"Ollama takes no key. Default: {PROVIDER_SPECS['ollama'].base_url_variable}, or {OLLAMA_DEFAULT}."))
         layout.addWidget(box)
 
+        box = QGroupBox("Prices (what you pay: the scoreboard's cost)")
+        box_layout = QVBoxLayout(box)
+        self.prices = PriceTable()
+        box_layout.addWidget(self.prices)
+        box_layout.addWidget(_hint("Per million tokens, in your currency. livefill ships no prices: a lane's cost "
+                                   "is shown only for a model priced here, when its provider reports the tokens."))
+        layout.addWidget(box)
+
         self.error = Note(name="settingsError")
         self.error.hide()
         layout.addWidget(self.error)
@@ -169,6 +182,8 @@ class SettingsDialog(QDialog):
             "ollama_base_url", self.ollama_url, "Ollama's", default=default_ollama_url(self.environ)))
         self.compatible_model.editingFinished.connect(lambda: self._set_model("compatible_model", self.compatible_model))
         self.ollama_model.editingFinished.connect(lambda: self._set_model("ollama_model", self.ollama_model))
+        self.prices.pricesEdited.connect(lambda prices: self._replace(prices=prices))
+        self.prices.problem.connect(self._say)
         self._unsubscribe = session.subscribe(self._on_session_event)
         self.destroyed.connect(lambda *_: self._unsubscribe())
         self.render()
@@ -192,6 +207,7 @@ class SettingsDialog(QDialog):
                             (self.ollama_url, s.ollama_base_url), (self.ollama_model, s.ollama_model)):
             if line not in self._refused and line.text() != (value or ""):
                 line.setText(value or "")
+        self.prices.show_prices(s.prices)
 
     def _row_url(self, row: str) -> str | None:
         if row == "compatible":

@@ -1,6 +1,7 @@
 """The window's File, Edit and View menus, and "Save picture" (a PNG of the window).
 
-`WindowMenus` builds File (Open document…, Open schema…, Settings…, Record runs, Recordings ▸
+`WindowMenus` builds File (Open document…, Open schema…, Expected answer ▸
+(`livefill.gui.expected_answer_menu`), Settings…, Record runs, Recordings ▸
 (`livefill.gui.recordings`), Export animation… (`livefill.gui.export_animation`), Save picture…,
 Export timeline as PNG…, Quit), Edit (Paste document, then `livefill.gui.form_undo`'s Clear, Undo
 and Redo) and View (Compare, Wire inspector, Timeline, Legend, History, Presentation mode,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QToolButton, QWid
 from livefill.gui.docks import InspectorDock, TimelineDock
 from livefill.gui.document_actions import DocumentActions
 from livefill.gui.errors import reporting
+from livefill.gui.expected_answer_menu import ExpectedAnswerMenu
 from livefill.gui.export_animation import AnimationExport
 from livefill.gui.form_undo import FormUndo
 from livefill.gui.history_panel import HistoryPanel
@@ -116,6 +118,7 @@ class WindowMenus:
                                           "Read the document with your own JSON Schema file (.json)")
         self.open_schema_action.triggered.connect(reporting(lambda _checked=False: documents.ask_open_schema()))
         file_menu.addAction(self.open_schema_action)
+        self.expected_answer = ExpectedAnswerMenu(window, session.scoreboard.expected, file_menu, self._say(window, run_log))
         self.settings_action = _action(window, "Settings…", "settingsAction", "Ctrl+,",
                                        "API keys, and the addresses of an OpenAI-compatible server and Ollama")
         self.settings_action.triggered.connect(reporting(lambda _checked=False: open_settings()))
@@ -181,6 +184,15 @@ class WindowMenus:
                        self.inspector_action, self.timeline_action, self.history_action, undo.clear_action,
                        undo.undo_action, undo.redo_action, self.legend_action):
             window.addAction(action)
+
+    @staticmethod
+    def _say(window: QMainWindow, run_log: RunLog) -> Callable[[str], None]:
+        """One line in the status bar and the run log."""
+        def say(message: str) -> None:
+            window.statusBar().showMessage(message, 15000)
+            run_log.addItem(message)
+            run_log.scrollToBottom()
+        return say
 
     def _build_legend(self, window: QWidget, menu: QMenu) -> QAction:
         """View ▸ Legend: show or hide the legend over the single form; the choice is remembered."""

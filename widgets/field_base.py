@@ -14,7 +14,10 @@ user typed (the model's `Origin.USER`) says "✎ yours" instead of "✓", and th
 "extracted" or "") for the QSS, so a typed value never looks like a settled extracted one. When a
 value settles during a run the widget sets `flash="on"` for a moment (the short highlight when it
 lands), and arms the form's `PaintProbe` on its marker: the marker's next paint is when the user
-sees the value settled.
+sees the value settled. Once a run committed and was scored against the expected answer
+(livefill.session.expected_answer.form_marks), the marker says "✓ right" or "✗ wrong" (a table or
+list: "✗ 1 of 12 wrong"), the tooltip the expected value, and the `answer` property ("right",
+"wrong", "") keys the QSS; the marks go when the form changes.
 
 Subclasses provide the editor (`make_editor`), show a value in it (`show_value`) and turn the
 user's input back into a value (`read_edit`). The widget owns no business state: edits go straight
@@ -33,6 +36,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QSizePolic
 from livefill.extraction.form import FieldState, FormModel, Origin
 from livefill.extraction.json_doc import MISSING
 from livefill.extraction.schema import FieldKind, FieldSpec
+from livefill.session.expected_answer import FieldMark, field_mark, form_marks
 from livefill.widgets.form_signals import FormSignals
 from livefill.widgets.value_tips import watch
 
@@ -72,6 +76,7 @@ class FieldWidget(QFrame):
     """One field of the form, rendering `pointer` of `form` (see the module docstring)."""
 
     stacked = False  # True: label above the editor (prose, tables); False: label beside it
+    answer_marked = True  # marked right / wrong against the expected answer (a group: its fields are)
 
     def __init__(
         self,
@@ -118,6 +123,11 @@ class FieldWidget(QFrame):
 
         signals.updated.connect(self._on_updated)
         signals.runningChanged.connect(self._on_running)
+        self.setProperty("answer", "")
+        self.marks = form_marks(form)
+        if self.answer_marked:
+            unsubscribe = self.marks.subscribe(self.refresh)
+            self.destroyed.connect(lambda *_: unsubscribe())
         self._on_running(form.running)
         self.refresh()
 
@@ -210,11 +220,18 @@ class FieldWidget(QFrame):
         elif marker and state is FieldState.PENDING and isinstance(value, (list, dict)) and value:
             marker = FILLING_MARKER
         origin_name = origin.value if origin is not None and marking else ""
-        self.marker.setText(marker)
         reason = form.reason(self.pointer)
         tip = reason if state is FieldState.INVALID and reason else (self.spec.description or "")
+        mark = self.answer_mark()
+        if mark is not None:
+            marker = mark.text
+            tip = mark.tip + (f"\n{tip}" if tip else "")
+        self.marker.setText(marker)
+        self.marker.setToolTip(tip)
         self.setToolTip(tip)
         self.editor.setToolTip(tip)
+        if self.property("answer") != (mark.answer if mark is not None else ""):
+            self._set_answer_property(mark.answer if mark is not None else "")
         changed = self.property("state") != shown_state or self.property("origin") != origin_name  # QSS keys on these
         self.setProperty("origin", origin_name)
         if self.property("displayValue") != text:
@@ -227,6 +244,18 @@ class FieldWidget(QFrame):
                 self.signals.paint_probe.arm(self.marker, self.pointer)  # "✓": byte-to-pixel's paint
         if changed:
             self._set_state_property(shown_state)
+
+    def answer_mark(self) -> FieldMark | None:
+        """This field's mark against the expected answer (None: not scored, or no marks now)."""
+        if not self.answer_marked:
+            return None
+        return field_mark(self.marks.of(self.pointer), self.pointer)
+
+    def _set_answer_property(self, answer: str) -> None:
+        self.setProperty("answer", answer)
+        for w in (self, self.marker, self.editor):
+            w.setProperty("answer", answer)
+            repolish(w)
 
     def _set_state_property(self, value: str) -> None:
         origin = self.property("origin") or ""

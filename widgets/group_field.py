@@ -19,6 +19,7 @@ class GroupField(FieldWidget):
     """A QGroupBox titled with the object's label, holding one widget per child field."""
 
     stacked = True
+    answer_marked = False  # its fields are marked, each for itself
     factory: WidgetFactory | None = None  # set by the form view (avoids an import cycle)
 
     def make_editor(self) -> QWidget:

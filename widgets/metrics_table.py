@@ -1,10 +1,13 @@
 """The side-by-side metrics table under the compare-view lanes.
 
 `MetricsTable` renders one column per lane, one row per figure of `livefill.session.metrics.MetricsSummary`:
-first visible value, all settled, values shown that were never true, byte to pixel (from the
-network read carrying a value's settling byte to the paint showing it settled: p50 / p99, the
-worst in the tooltip), provisional later changed, values shown, and how the run ended. It owns no business state: `set_lanes([(title, metrics)])`
-and it follows the metrics (refreshing at most every `refresh_ms`).
+the fields right against the expected answer (— without one), first visible value, first settled
+value, byte to pixel (from the network read carrying a value's settling byte to the paint showing
+it settled: p50 / p99, the worst in the tooltip), all settled, values shown that were never true,
+provisional later changed, values shown, deltas and bytes on the wire, tokens in / out (where the
+provider reports them), cost (only with the person's price for the lane's model), and how the run
+ended. It owns no business state: `set_lanes([(title, metrics)])` and it follows the metrics
+(refreshing at most every `refresh_ms`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from livefill.session.metrics import LaneMetrics, MetricsSummary, format_ms, format_seconds
+from livefill.session.prices import format_cost
 from livefill.wording import plural
 
 __all__ = ["MetricsTable", "ROWS"]
@@ -54,14 +58,66 @@ def _byte_to_pixel(s: MetricsSummary) -> str:
     return f"{format_ms(p50)} / {format_ms(p99)}"
 
 
+def _fields_right(s: MetricsSummary) -> str:
+    f = s.facts
+    if not s.started or f.fields_right is None or f.fields_total is None:
+        return "—"
+    return f"{'✓' if f.fields_right == f.fields_total else '✗'} {f.fields_right} / {f.fields_total}"
+
+
+def _fields_right_tip(s: MetricsSummary) -> str:
+    f = s.facts
+    if f.fields_total is not None:
+        wrong = f", wrong or missing: {', '.join(f.wrong[:8])}{' …' if len(f.wrong) > 8 else ''}" if f.wrong else ""
+        return f"Fields of the expected answer ({f.answer_source}) the committed values have right{wrong}"
+    if s.outcome is not None and f.answer_source:
+        return f"Not scored: the run did not commit (expected answer: {f.answer_source})"
+    if s.outcome is not None:
+        return "No expected answer for this document: File → Expected answer… chooses one"
+    return "Scored against the expected answer when the run commits"
+
+
+def _wire(s: MetricsSummary) -> str:
+    f = s.facts
+    if not s.started:
+        return "—"
+    if f.records and not f.deltas:
+        return plural(f.records, "relay record")
+    return f"{f.deltas} + {plural(f.records, 'relay record')}" if f.records else str(f.deltas)
+
+
+def _tokens(s: MetricsSummary) -> str:
+    f = s.facts
+    if not s.started or (f.tokens_in is None and f.tokens_out is None):
+        return "—"
+    return f"{'?' if f.tokens_in is None else f'{f.tokens_in:,}'} / {'?' if f.tokens_out is None else f'{f.tokens_out:,}'}"
+
+
+def _cost_tip(s: MetricsSummary) -> str:
+    f = s.facts
+    if f.price is None:
+        whose = f"for {f.model}" if f.model else "for the lane's model"
+        return f"No price {whose}: enter one in File → Settings… (Prices); livefill ships none"
+    if f.cost is None:
+        return f"{f.model}: the provider did not report both token counts"
+    return (f"{f.tokens_in:,} tokens in × {f.price.input:g} + {f.tokens_out:,} out × {f.price.output:g} per million "
+            f"({f.model}, your prices)")
+
+
 #: (key, row title, how the cell is written)
 ROWS: tuple[tuple[str, str, Callable[[MetricsSummary], str]], ...] = (
+    ("fields_right", "Fields right", _fields_right),
     ("first_value", "First visible value", lambda s: format_seconds(s.first_value)),
+    ("first_settled", "First settled value", lambda s: format_seconds(s.first_settled)),
     ("byte_to_pixel", "Byte to pixel (p50 / p99)", _byte_to_pixel),
     ("all_settled", "All settled", lambda s: format_seconds(s.all_settled)),
     ("never_true", "Values shown that were never true", _never),
     ("provisional_changed", "Provisional, later changed", lambda s: str(s.provisional_changed) if s.started else "—"),
     ("displays", "Values shown", lambda s: str(s.displays) if s.started else "—"),
+    ("deltas", "Deltas on the wire", _wire),
+    ("bytes", "Bytes on the wire", lambda s: f"{s.facts.bytes:,}" if s.started else "—"),
+    ("tokens", "Tokens in / out", _tokens),
+    ("cost", "Cost (your prices)", lambda s: format_cost(s.facts.cost) if s.started else "—"),
     ("outcome", "Run ended", lambda s: _outcome(s)),
 )
 
@@ -72,6 +128,20 @@ def _byte_to_pixel_tip(s: MetricsSummary) -> str:
     p50, p99, worst = s.byte_to_pixel
     return (f"{plural(s.painted, 'value')} settled on screen: p50 {format_ms(p50)}, p99 {format_ms(p99)}, worst {format_ms(worst)}"
             + (f"; {s.unpainted} not painted while visible" if s.unpainted else ""))
+
+
+def _tokens_tip(s: MetricsSummary) -> str:
+    if s.facts.tokens_in is None and s.facts.tokens_out is None:
+        if s.facts.records:
+            return "Tokens in and out: this lane reads the relay's records, which do not carry the provider's counts"
+        return "Tokens in (the prompt) and out, as the provider reports them: this one did not (yet)"
+    return "Tokens in (the prompt) / out, as the provider reported them"
+
+
+_TIPS: dict[str, Callable[[MetricsSummary], str]] = {
+    "byte_to_pixel": _byte_to_pixel_tip, "never_true": _never_tip, "fields_right": _fields_right_tip,
+    "tokens": _tokens_tip, "cost": _cost_tip,
+}
 
 
 class MetricsTable(QTableWidget):
@@ -121,10 +191,10 @@ class MetricsTable(QTableWidget):
                 if item.text() != text:
                     item.setText(text)
                 # a cell too narrow for its text elides; the tooltip has it whole
-                tip = _byte_to_pixel_tip(s) if key == "byte_to_pixel" else _never_tip(s) if key == "never_true" else text
+                tip = _TIPS[key](s) if key in _TIPS else text
                 if item.toolTip() != tip:
                     item.setToolTip(tip)
-                font = bold if key == "never_true" and s.accuses else self.font()
+                font = bold if (key == "never_true" and s.accuses) or (key == "fields_right" and s.facts.wrong) else self.font()
                 if item.font() != font:
                     item.setFont(font)
 

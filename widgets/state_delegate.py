@@ -4,6 +4,8 @@ It paints the cell itself (background, elided text, the state's outline and glyp
 calling QStyledItemDelegate.paint: under a style sheet that call costs ~0.3 ms per cell, and a
 table of the catalog scenario repaints hundreds of cells per second while it streams. A settled
 cell the user typed (`Origin.USER`) shows "✎" instead of the check, as the field widgets do.
+A cell scored against the expected answer (the model's `answer`) shows "✓" or "✗" over a line
+under its text (green / red: the glyph says it without the colour), in any mode.
 A table that follows the row being written moves every visible row up for each new row, so each
 cell is drawn once into a transparent picture (keyed by everything that decides its look) and
 copied while it does not change; a selected or still growing (provisional) cell is drawn directly.
@@ -37,6 +39,7 @@ _ALIGN_ROLE = Qt.ItemDataRole.TextAlignmentRole
 GLYPHS = {"provisional": "…", "settled": "✓", "invalid": "✗", "pending": "◌"}
 GLYPH_COLOURS = {"settled": GREEN, "invalid": RED}
 USER_GLYPH = "✎"
+ANSWER_GLYPHS = {"right": "✓", "wrong": "✗"}
 _ELIDED_MEMO = 4096  # (text, width, italic) -> elided text, remembered for the cells repainted
 _PIXMAPS = 2048  # cell pictures kept (a few hundred KB at the catalog's cell size)
 
@@ -91,6 +94,7 @@ class StateDelegate(QStyledItemDelegate):
         align = model.alignment(index.column()) if hasattr(model, "alignment") else _LEFT
         form = getattr(model, "form", None)
         marking = form is None or form.marking
+        answer = model.answer(index.row(), index.column()) if hasattr(model, "answer") else ""
         user = False
         if marking and state == "settled" and form is not None and hasattr(model, "cell_pointer"):
             user = form.origin(model.cell_pointer(index.row(), index.column())) is Origin.USER
@@ -99,12 +103,12 @@ class StateDelegate(QStyledItemDelegate):
         selected = bool(option.state.value & _SELECTED)
         if selected or state == "provisional" or rect.isEmpty():
             # a growing value changes with every delta: a picture of it would be used once
-            self._draw(painter, rect, option, fonts, text, state, align, marking, user, selected=selected)
+            self._draw(painter, rect, option, fonts, text, state, align, marking, user, selected=selected, answer=answer)
             return
         # A following table moves every row up by one for each new row, so a cell is painted again
         # and again with the same content: drawn once into a pixmap, then copied.
         ratio = painter.device().devicePixelRatioF()
-        key = (text, state, align, marking, user, rect.width(), rect.height(), ratio, option.palette.text().color().rgba())
+        key = (text, state, align, marking, user, answer, rect.width(), rect.height(), ratio, option.palette.text().color().rgba())
         pixmaps = self._pixmaps
         pixmap = pixmaps.get(key)
         if pixmap is None:
@@ -114,13 +118,14 @@ class StateDelegate(QStyledItemDelegate):
             pixmap.setDevicePixelRatio(ratio)
             pixmap.fill(Qt.GlobalColor.transparent)
             cell = QPainter(pixmap)
-            self._draw(cell, QRect(0, 0, rect.width(), rect.height()), option, fonts, text, state, align, marking, user, selected=False)
+            self._draw(cell, QRect(0, 0, rect.width(), rect.height()), option, fonts, text, state, align, marking, user,
+                       selected=False, answer=answer)
             cell.end()
             pixmaps[key] = pixmap
         painter.drawPixmap(rect.topLeft(), pixmap)
 
     def _draw(self, painter: QPainter, rect: QRect, option: QStyleOptionViewItem, fonts: tuple[QFont, QFont, QFont],
-              text: str, state: str, align: int, marking: bool, user: bool, *, selected: bool) -> None:
+              text: str, state: str, align: int, marking: bool, user: bool, *, selected: bool, answer: str = "") -> None:
         painter.save()
         if selected:
             painter.fillRect(rect, option.palette.highlight())
@@ -143,10 +148,18 @@ class StateDelegate(QStyledItemDelegate):
         elif state == "pending":
             painter.setPen(MUTED)
             painter.drawText(text_rect, _LEFT, "waiting…")
+        inner = rect.adjusted(1, 1, -2, -2)
+        if answer:  # scored against the expected answer: that is what the cell says now
+            colour = GREEN if answer == "right" else RED
+            painter.setPen(QPen(colour, 2 if answer == "wrong" else 1))
+            painter.drawLine(inner.left() + 2, inner.bottom(), inner.right() - 2, inner.bottom())
+            painter.setFont(fonts[2])
+            painter.drawText(inner.adjusted(0, 0, -2, 0), _RIGHT, ANSWER_GLYPHS[answer])
+            painter.restore()
+            return
         if not marking and state != "invalid":
             painter.restore()  # a client that shows no states (naive): no outline, no glyph
             return
-        inner = rect.adjusted(1, 1, -2, -2)
         if state == "provisional":
             painter.setPen(QPen(AMBER, 1.5, Qt.PenStyle.DashLine))
             painter.drawRect(inner)

@@ -2,7 +2,9 @@
 
 Each cell is the pointer `<array>/<row><column pointer>` (e.g. `/line_items/0/qty`). The model
 answers Qt's roles from the form model (text, tooltip with the reason, italic while provisional)
-and exposes the cell's state under `STATE_ROLE` so the delegate can draw it and tests can read it.
+and exposes the cell's state under `STATE_ROLE` so the delegate can draw it and tests can read it;
+once a committed run was scored (livefill.session.expected_answer.form_marks), each scored cell's
+"right" / "wrong" under `ANSWER_ROLE`, and the expected value in its tooltip.
 It owns nothing: every answer is read from the form when asked. A cell that starts to show its
 value settled while on screen (`cell_visible`, given by the view) is `armed` until its delegate
 paints it (the form's `PaintProbe`: byte-to-pixel latency).
@@ -25,12 +27,15 @@ from PySide6.QtGui import QColor, QFont
 from livefill.extraction.form import FieldState, FormModel
 from livefill.extraction.json_doc import MISSING
 from livefill.extraction.schema import FieldKind, FieldSpec
+from livefill.session.expected_answer import field_mark, form_marks
+from livefill.session.scoring import FieldScore, Verdict
 from livefill.widgets.form_signals import FormSignals
 from livefill.widgets.number_field import parse_number
 
 INSERT_MS = 500
 STATE_ROLE = Qt.ItemDataRole.UserRole + 1
 POINTER_ROLE = Qt.ItemDataRole.UserRole + 2
+ANSWER_ROLE = Qt.ItemDataRole.UserRole + 3
 _READ_ONLY = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 _EDITABLE = _READ_ONLY | Qt.ItemFlag.ItemIsEditable
 _NUMERIC = (FieldKind.NUMBER, FieldKind.INTEGER)
@@ -72,6 +77,24 @@ class FormTableModel(QAbstractTableModel):
         self.shown_rows: Callable[[], tuple[int, int] | None] = lambda: None
         signals.updated.connect(self._on_updated)
         signals.runningChanged.connect(self._on_running)
+        self.marks = form_marks(form)
+        self._answers: dict[str, FieldScore] = {}  # a scored cell's pointer -> its score
+        unsubscribe = self.marks.subscribe(self._marks_changed)
+        self.destroyed.connect(lambda *_: unsubscribe())
+
+    def _marks_changed(self) -> None:
+        self._answers = {f.pointer: f for f in self.marks.of(self.pointer)}
+        if self._rows and self.columns:
+            self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(self.columns) - 1))
+
+    def answer(self, row: int, column: int) -> str:
+        """"right" / "wrong" for a cell scored against the expected answer ("": not scored)."""
+        if not self._answers:
+            return ""
+        found = self._answers.get(self.cell_pointer(row, column))
+        if found is None:
+            return ""
+        return "right" if found.verdict is Verdict.RIGHT else "wrong"
 
     def _count(self) -> int:
         value = self.form.value(self.pointer)
@@ -141,10 +164,14 @@ class FormTableModel(QAbstractTableModel):
         col = self.columns[index.column()]
         if role == POINTER_ROLE:
             return ptr
+        if role == ANSWER_ROLE:
+            return self.answer(index.row(), index.column())
         if role == Qt.ItemDataRole.ToolTipRole:
             state = self.form.state(ptr)
             reason = self.form.reason(ptr)
-            return f"{ptr}: {state.value}" + (f" — {reason}" if reason else "")
+            scored = self._answers.get(ptr)
+            mark = field_mark((scored,), ptr) if scored is not None else None
+            return f"{ptr}: {state.value}" + (f" — {reason}" if reason else "") + (f"\n{mark.tip}" if mark else "")
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return self._align[index.column()]
         if role == Qt.ItemDataRole.FontRole and self.form.marking:

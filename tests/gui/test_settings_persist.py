@@ -8,6 +8,7 @@ import pytest
 
 from livefill.session.app_settings import KEYS, MemoryStore, SavedSettings, default_ollama_url, load_settings, save_settings
 from livefill.wire.keys import KeyStore
+from livefill.session.prices import Price
 from livefill.session.settings import RunSettings
 from livefill.gui.app_args import parse_args
 from livefill.gui.launch import remember
@@ -27,7 +28,8 @@ def test_what_is_remembered_round_trips_through_a_store():
     settings = RunSettings(provider="ollama", model="m1", compatible_base_url="http://127.0.0.1:8080/v1",
                            compatible_model="smollm2", ollama_base_url="http://127.0.0.1:11434",
                            ollama_model="llama3.2", document="text", document_name="a.txt", document_path="/d/a.txt",
-                           scenario="weather", schema_name="ticket")
+                           scenario="weather", schema_name="ticket",
+                           prices=(Price("claude-sonnet-5", 3, 15), Price("gpt-4o", 2.5, 10)))
     save_settings(store, settings, theme="dark")
     assert set(store.values) == set(KEYS.values())
     saved = load_settings(store)
@@ -37,6 +39,7 @@ def test_what_is_remembered_round_trips_through_a_store():
         "ollama", "m1", "http://127.0.0.1:8080/v1", "smollm2")
     assert (fresh.ollama_base_url, fresh.ollama_model, fresh.document) == ("http://127.0.0.1:11434", "llama3.2", None)
     assert (fresh.scenario, fresh.schema_name, saved.last_document) == ("weather", "ticket", "/d/a.txt")
+    assert fresh.prices == (Price("claude-sonnet-5", 3.0, 15.0), Price("gpt-4o", 2.5, 10.0))
     save_settings(store, RunSettings(), theme=None)  # what is no longer set is removed
     assert set(store.values) == {KEYS["provider"], KEYS["scenario"]}
 
@@ -47,6 +50,13 @@ def test_unusable_saved_values_are_dropped_with_a_reason():
     assert (saved.provider, saved.theme, saved.model) == (None, None, "m")
     assert len(saved.problems) == 2 and "'gpt-9'" in saved.problems[0] and "'neon'" in saved.problems[1]
     assert saved.apply(RunSettings()).provider == "anthropic"
+
+
+def test_prices_are_empty_unless_given_and_a_broken_table_is_dropped_with_a_reason():
+    assert RunSettings().prices == () and load_settings(MemoryStore()).prices == ()
+    saved = load_settings(MemoryStore({KEYS["prices"]: '[{"model": "m", "input": -1, "output": 2}]'}))
+    assert saved.prices == () and "prices" in saved.problems[0]
+    assert saved.apply(RunSettings()).prices == ()
 
 
 def test_a_key_typed_into_an_address_is_redacted_before_it_is_saved():
