@@ -54,7 +54,7 @@ from livefill.wire.keys import KeyStore
 __all__ = ["MainWindow"]
 
 _REMEMBERED = frozenset({"provider", "model", "compatible_base_url", "compatible_model", "ollama_base_url",
-                         "ollama_model", "scenario", "document", "document_path", "schema_name"})
+                         "ollama_model", "scenario", "document", "document_path", "schema_name", "prices"})
 
 
 class MainWindow(QMainWindow):
