@@ -23,7 +23,9 @@ from livefill.extraction.modes import Mode
 from livefill.extraction.scenarios import SCENARIO_NAMES
 from livefill.extraction.schemas import is_schema_path, resolve_schema
 from livefill.gui.cli_args import (
+    COMPARE_PRESETS,
     compare_modes,
+    compare_preset,
     demo_fault,
     demo_slicing,
     existing_file,
@@ -112,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--mode", default="partial", choices=[m.value for m in Mode], help="how the stream is read (default partial)")
     what.add_argument("--compare", metavar="MODES", type=compare_modes,
                       help="open the compare view with these lanes, e.g. naive,partial,settled (2 to 5)")
+    what.add_argument("--compare-preset", metavar="|".join(COMPARE_PRESETS), type=compare_preset, default=None,
+                      help="open the compare view with a preset of lanes: modes (the five reading modes) or "
+                      "wires (every demo wire: Anthropic, Anthropic fine-grained, OpenAI Chat and Responses, Ollama)")
     what.add_argument("--document", metavar="FILE", help="open your own document (.txt, .md or .pdf) instead of the scenario's")
     what.add_argument("--schema", metavar="NAME|FILE.json", default=None,
                       help="read with a bundled schema (invoice, ...) or your own JSON Schema file instead of the scenario's")
@@ -181,6 +186,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         except DocumentError as exc:
             parser.error(f"--document: {exc.message}")
     _check_animate_args(parser, args)
+    if args.compare_preset is not None:  # its lanes, as --lane texts (the window reads them as --compare's modes)
+        if args.compare or args.animate is not None:
+            parser.error("--compare-preset: not with --compare or --animate (it chooses the lanes itself)")
+        args.compare = args.compare_preset
     if args.replay:
         try:
             args.replay_trace = load_trace(args.replay)

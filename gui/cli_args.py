@@ -10,7 +10,9 @@ import argparse
 from livefill.cli.arg_types import existing_file, number, output_file, whole_number
 
 __all__ = [
+    "COMPARE_PRESETS",
     "compare_modes",
+    "compare_preset",
     "demo_fault",
     "demo_slicing",
     "existing_file",
@@ -35,6 +37,21 @@ def compare_modes(text: str) -> list[str]:
         return [m.value for m in parse_modes(text)]
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+COMPARE_PRESETS = ("modes", "wires")
+"""The compare presets `--compare-preset` offers (livefill.session.lane_settings.PRESETS; the live
+one needs the keys, so it is the window's only)."""
+
+
+def compare_preset(text: str) -> list[str]:
+    """`wires` -> the `--lane` texts of that preset's lanes ("provider=anthropic,live=false,...")."""
+    name = text.strip().lower()
+    if name not in COMPARE_PRESETS:
+        raise argparse.ArgumentTypeError(f"unknown preset {text!r}; known: {', '.join(COMPARE_PRESETS)}")
+    from livefill.session.lane_settings import PRESETS  # lazy: the session's settings, only with --compare-preset (740 ms)
+
+    return [lane.text() for lane in PRESETS[name].lanes]
 
 
 def demo_fault(text: str) -> str | None:

@@ -6,7 +6,12 @@ How this works
 session lane, left to right in a splitter, the metrics table under them, and an "+ lane" button.
 It keeps nothing of its own: the lanes, their modes and the runs are the session's (adding or
 removing a lane, choosing a lane's mode are intents sent to the session; the view re-renders on
-`LanesChanged`). `start(config)` starts every lane at one shared t0 through the session; `stop()`
+`LanesChanged`). Each lane has run settings of its own (its ⚙ button: `livefill.gui.lane_settings`);
+its header says what differs from the other lanes ("anthropic · fine-grained"), the caption over
+them what they share. "Lanes" offers the presets (`livefill.session.lane_settings.PRESETS`): the
+five reading modes, every demo wire, and the live providers one has keys for (looked for off the
+GUI thread; greyed, saying why, with fewer than two). `start(config)` starts every lane at one
+shared t0 through the session, each with its own RunConfig; `stop()`
 stops every lane, each closing its own connection, and each lane then ends as its mode dictates.
 
 After a run with the demo provider the session asks the request log what the server saw of each
@@ -42,11 +47,13 @@ from livefill.extraction.modes import Mode
 from livefill.session.run_config import RunConfig
 from livefill.session.run_status import RunStatus
 from livefill.session.compare import MAX_LANES, MIN_LANES
+from livefill.session.lane_settings import differing, shared_words
 from livefill.session.session import Session
-from livefill.session.session_events import LanesChanged, NotesReady, SessionEvent
+from livefill.session.session_events import LanesChanged, NotesReady, SessionEvent, SettingsChanged
 from livefill.session.lane import SessionLane
 from livefill.session.timeline import TimelineModel
 from livefill.session.timeline_feed import TimelineFeed
+from livefill.gui.compare_presets import PresetButton
 from livefill.gui.lane import Lane
 from livefill.widgets.metrics_table import MetricsTable
 from livefill.widgets.turn_timer import next_turn_timer
@@ -132,6 +139,7 @@ class CompareView(QWidget):
         self.add_button.setObjectName("addLaneButton")
         self.add_button.setToolTip(f"Add a lane (up to {MAX_LANES})")
         self.add_button.clicked.connect(lambda: self.add_lane())
+        self.preset_button = PresetButton(session, self)  # "Lanes": the presets
         self.caption = QLabel(self)
         self.caption.setObjectName("compareCaption")
         self.caption.setWordWrap(True)
@@ -142,6 +150,7 @@ class CompareView(QWidget):
         bottom.addWidget(self.metrics_table, 1)
         side = QVBoxLayout()
         side.addWidget(self.add_button)
+        side.addWidget(self.preset_button)
         side.addStretch(1)
         bottom.addLayout(side)
         # the lanes over the metrics table, in a splitter: on a short screen (or with the docks
@@ -223,6 +232,10 @@ class CompareView(QWidget):
         """Remove lane `name` (False if only two are left)."""
         return self.session.remove_lane(name)
 
+    def apply_preset(self, name: str) -> None:
+        """Show the lanes of preset `name` ("modes", "wires", "live": livefill.session.lane_settings.PRESETS)."""
+        self.preset_button.apply(name)
+
     def start(self, config: RunConfig | None = None) -> float:
         """Start every lane (with `config`, else the session's settings) at one shared t0."""
         if self.active:
@@ -232,6 +245,7 @@ class CompareView(QWidget):
         for lane in self.lanes:
             self.recorderChanged.emit(lane.name)
         self.add_button.setEnabled(False)
+        self.preset_button.setEnabled(False)
         return t0 if t0 is not None else self.session.t0
 
     def stop(self) -> bool:
@@ -257,6 +271,8 @@ class CompareView(QWidget):
     def _on_session_event(self, event: SessionEvent) -> None:
         if isinstance(event, LanesChanged):
             self._render_lanes()
+        elif isinstance(event, SettingsChanged):
+            self.show_titles()  # what every lane shares (the session's speed, ...)
         elif isinstance(event, NotesReady):
             for lane in self.lanes:
                 lane.show_server_note()
@@ -287,13 +303,28 @@ class CompareView(QWidget):
         self.metrics_table.set_lanes([(lane.title, lane.metrics) for lane in lanes])
         self._fit_table()
         self.add_button.setEnabled(len(lanes) < MAX_LANES and not self.active)
-        self.caption.setText(
-            "One generation, read "
-            + ", ".join(lane.title for lane in lanes)
-            + ". Same request knobs for every lane (seed, speed, slicing, fault)."
-        )
+        self.show_titles()
         self._align_timer.start()
         self.lanesChanged.emit()
+
+    def show_titles(self) -> None:
+        """Each lane's header says what differs from the other lanes; the caption, what they share."""
+        lanes = self.lanes
+        try:
+            settings = self.session.compare.run_settings(self.session.settings)
+        except ValueError:
+            settings = []
+        keys = differing(settings) if len(settings) == len(lanes) else ["provider"]
+        plain = set(keys) <= {"mode"}  # lanes apart only by their mode: each header says its mode
+        for lane in lanes:
+            lane.show_title(None if plain else lane.title, about=plain or "mode" in keys)
+        titles = ", ".join(lane.title for lane in lanes)
+        if plain:
+            text = f"One generation, read {titles}. Same request knobs for every lane (seed, speed, slicing, fault)."
+        else:
+            shared = " · ".join(shared_words(settings)) if settings else ""
+            text = f"One document, {len(lanes)} requests: {titles}." + (f" Every lane: {shared}." if shared else "")
+        self.caption.setText(text)
 
     def _make_lane(self, model: SessionLane) -> Lane:
         lane = Lane(self.session, model, chrome=True)
@@ -309,7 +340,7 @@ class CompareView(QWidget):
     def presentation_hide(self) -> list[QWidget]:
         """What presentation mode hides here: the add button, the caption, each lane's bar and
         naive banner (the lane's header says "incorrect on purpose" already)."""
-        out: list[QWidget] = [self.add_button, self.caption]
+        out: list[QWidget] = [self.add_button, self.preset_button, self.caption]
         for lane in self.lanes:
             out.append(lane.bar)
             if lane.form_view is not None:
@@ -386,6 +417,7 @@ class CompareView(QWidget):
     def _on_lane_active(self, _active: bool) -> None:
         active = self.active
         self.add_button.setEnabled(not active and len(self.lanes) < MAX_LANES)
+        self.preset_button.setEnabled(not active)
         if active:
             self.activeChanged.emit(True)
 
@@ -395,5 +427,6 @@ class CompareView(QWidget):
             return
         self._running = False
         self.add_button.setEnabled(len(self.lanes) < MAX_LANES)
+        self.preset_button.setEnabled(True)
         self.activeChanged.emit(False)
         self.allFinished.emit()

@@ -4,7 +4,8 @@ How this works
 --------------
 `Lane` renders one `livefill.session.lane.SessionLane`: the `FormView` of the lane's form model
 (re-made when the session lane shows another form), and, with `chrome=True` (a compare lane), a
-bar with the lane's mode and a remove button, a `LaneHeader` showing its metrics and a status
+bar with the lane's mode, its settings button (`livefill.gui.lane_settings`: provider, model,
+wire, knobs of its own) and a remove button, a `LaneHeader` showing its metrics and a status
 label. The single form is the same widget with `chrome=False`: just the form. The lane keeps no
 setting of its own: choosing a mode or pressing remove sends the intent to the session. Its
 `RunController` turns the lane's run events into Qt signals (status once a frame). A lane that
@@ -30,6 +31,7 @@ from livefill.session.metrics import LaneMetrics
 from livefill.gui.controller import RunController
 from livefill.gui.errors import reporting
 from livefill.gui.field_picker import FieldPicker
+from livefill.gui.lane_settings import LaneSettingsDialog
 from livefill.gui.run_toolbar import ElidingCombo
 from livefill.widgets.field_base import FieldWidget, repolish
 from livefill.widgets.form_view import FormView
@@ -76,6 +78,7 @@ class Lane(QFrame):
         self.form_view: FormView | None = None
         self._picker: FieldPicker | None = None
         self._removable = True
+        self.settings_dialog: LaneSettingsDialog | None = None  # the last one opened
         self.controller = RunController(lane, self)
         self.controller.statusChanged.connect(self._on_status)
         self.controller.started.connect(self._on_started)
@@ -112,6 +115,11 @@ class Lane(QFrame):
         self.mode_combo.setMinimumContentsLength(8)
         self.mode_combo.view().setMinimumWidth(self.mode_combo.view().sizeHintForColumn(0) + 24)
         self.mode_combo.currentIndexChanged.connect(self._mode_chosen)
+        self.settings_button = QToolButton(self)
+        self.settings_button.setObjectName("laneSettings")
+        self.settings_button.setText("⚙")
+        self.settings_button.setToolTip("This lane's settings: provider, model, wire, mode, demo knobs")
+        self.settings_button.clicked.connect(self.edit_settings)
         self.remove_button = QToolButton(self)
         self.remove_button.setObjectName("laneRemove")
         self.remove_button.setText("✕")
@@ -122,6 +130,7 @@ class Lane(QFrame):
         self.mode_label = QLabel("Mode")
         bar.addWidget(self.mode_label)
         bar.addWidget(self.mode_combo, 1)
+        bar.addWidget(self.settings_button)
         bar.addWidget(self.remove_button)
         self.bar = QWidget(self)
         self.bar.setObjectName("laneBar")
@@ -208,6 +217,19 @@ class Lane(QFrame):
         self._removable = removable
         if self.chrome:
             self.remove_button.setEnabled(removable and not self.active)
+
+    def edit_settings(self) -> LaneSettingsDialog:
+        """Open the lane's settings (provider, model, wire, mode, knobs: `livefill.gui.lane_settings`)."""
+        dialog = LaneSettingsDialog(self.session, self.name, self)
+        dialog.open()
+        self.settings_dialog = dialog
+        return dialog
+
+    def show_title(self, title: str | None, *, about: bool = True) -> None:
+        """The header says `title` (what differs from the other lanes; None: the mode) and, with
+        `about`, what the mode means."""
+        if self.header is not None:
+            self.header.set_title(title, about=about)
 
     def show_server_note(self) -> None:
         """Show the demo provider's note about the lane's request under the header."""
@@ -311,6 +333,7 @@ class Lane(QFrame):
     def _on_active(self, active: bool) -> None:
         if self.chrome:
             self.mode_combo.setEnabled(not active)
+            self.settings_button.setEnabled(not active)
             self.remove_button.setEnabled(not active and self._removable)
 
     @reporting

@@ -3,7 +3,8 @@
 The remembered settings (never a key: `livefill.session.app_settings`) and the theme go to the
 window's settings store whenever they differ from what it holds. What is remembered is exactly
 what the window shows (`SavedSettings.of`): the scenario, or the document of one's own by its
-file, the schema chosen, the provider and its models. Going back to a scenario forgets the
+file, the schema chosen, the provider and its models; and the compare lanes with their own
+settings (`Session.remember_lanes`: the store's `compare/lanes`). Going back to a scenario forgets the
 document; the next launch shows the scenario. `last_document` is the document the launch was
 handed to reopen (`MainWindow.restore_last_document`).
 """
@@ -30,6 +31,8 @@ class Remembered:
         self.theme = theme
         self.last_document = saved.last_document if saved is not None else None
         """The path of the document the last launch showed, to reopen (None: none)."""
+        keys = session.keys  # the compare lanes are remembered too (livefill.session.session_lanes)
+        session.remember_lanes(store, redact=keys.redact if keys is not None else None)
 
     def save(self) -> None:
         """Write the remembered settings to the store, if there is one and they differ from what it holds."""

@@ -1,7 +1,8 @@
-"""A compare-view lane's header: its reading mode and its live metrics.
+"""A compare-view lane's header: what sets the lane apart, its reading mode, and its live metrics.
 
-`LaneHeader` renders a `livefill.session.metrics.LaneMetrics` (it owns no business state): the mode's name
-and what it means (the naive mode says it is incorrect on purpose), an optional note that a live
+`LaneHeader` renders a `livefill.session.metrics.LaneMetrics` (it owns no business state): its
+title (what differs from the other lanes, `set_title`: "anthropic · fine-grained"; by default
+the mode's name), what its mode means (the naive mode says it is incorrect on purpose), an optional note that a live
 provider lane made its own request, and the figures: time to first visible value, time to all
 settled, values shown that were never true (with a warning sign when there are any, never colour
 alone), provisional values later changed, and how the run ended. It refreshes at most every
@@ -82,6 +83,8 @@ class LaneHeader(QFrame):
         layout.addStretch(1)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         self.compact = False
+        self.title: str | None = None  # what differs from the other lanes (None: the mode's name)
+        self.about_shown = True
         self._metrics: LaneMetrics | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._timer = QTimer(self)
@@ -98,6 +101,7 @@ class LaneHeader(QFrame):
         """Show `mode` ("naive", "partial", "settled", "hybrid", "blocking")."""
         self.mode = mode
         title, about = MODE_TITLES.get(mode, (mode, ""))
+        title = getattr(self, "title", None) or title
         self.title_label.setText(title + (" ⚠" if mode == "naive" else ""))
         self.about_label.setText(about)
         f = QFont(self.about_label.font())
@@ -105,6 +109,17 @@ class LaneHeader(QFrame):
         self.about_label.setFont(f)
         self.setProperty("mode", mode)
         self._repolish()
+
+    def set_title(self, title: str | None, *, about: bool = True) -> None:
+        """Call the lane `title` (what differs from the other lanes: "anthropic · fine-grained";
+        None: its mode's name) and show what its mode means only with `about` (the mode is
+        shared by every lane: the caption over them says it once). The naive sign stays."""
+        self.title = title
+        self.about_shown = about
+        shown = title if title is not None else MODE_TITLES.get(self.mode, (self.mode, ""))[0]
+        self.title_label.setText(shown + (" ⚠" if self.mode == "naive" else ""))
+        self.title_label.setToolTip(title or "")
+        self.about_label.setVisible(about)
 
     def set_compact(self, compact: bool) -> None:
         """Compact: only the mode and what it means (one line); the figures are left to the metrics

@@ -32,7 +32,7 @@ from livefill.wire.keys import KeyStore
 from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
 
 __all__ = [
-    "DEMO_KNOBS", "LANE_KEYS", "LANES_KEY", "PRESETS", "LaneSettings", "LaneSettingsError", "Preset", "lane_run_settings",
+    "DEMO_KNOBS", "LANE_KEYS", "differing", "LANES_KEY", "PRESETS", "LaneSettings", "LaneSettingsError", "Preset", "lane_run_settings",
     "lane_titles", "live_preset", "load_lanes", "parse_lane_settings", "save_lanes", "shared_words",
 ]
 
@@ -128,7 +128,7 @@ def parse_lane_settings(text: str, *, default_provider: str | None = None) -> La
     lane = LaneSettings(
         provider=provider, live=live, base_url=base_url, model=model, structured=given.get("structured"),
         fine_grained=_bool("fine_grained", given["fine_grained"]) if "fine_grained" in given else None,
-        mode=Mode(mode), speed=_speed(given), seed=_seed(given), fault=_checked(given, "fault", check_fault),
+        mode=Mode(mode), speed=_speed(given), seed=_seed(given), fault=_fault(given),
         slice=_checked(given, "slice", check_slicing),
     )
     check_lane(lane, provider)
@@ -175,6 +175,13 @@ def _seed(given: dict[str, str]) -> int | None:
         return int(given["seed"])
     except ValueError:
         raise LaneSettingsError(f"seed={given['seed']}: a whole number, e.g. seed=7") from None
+
+
+def _fault(given: dict[str, str]) -> str | None:
+    """The lane's fault: "none" is kept (no fault, whatever the session's)."""
+    if given.get("fault", "").strip().lower() == "none":
+        return "none"
+    return _checked(given, "fault", check_fault)
 
 
 def _checked(given: dict[str, str], key: str, check: Callable[[str], Any]) -> Any:
@@ -239,14 +246,20 @@ def _words(s: RunSettings) -> dict[str, str]:
     }
 
 
+def differing(settings: Sequence[RunSettings]) -> list[str]:
+    """The settings the lanes do not all share ("provider", "fine_grained", "mode", ...)."""
+    words = [_words(s) for s in settings]
+    return [k for k in (words[0] if words else {}) if len({w[k] for w in words}) > 1]
+
+
 def lane_titles(settings: Sequence[RunSettings]) -> list[str]:
     """Per lane, in a few words, what differs from the other lanes ("anthropic · fine-grained" vs
     "ollama"); lanes alike in everything are called by their mode ("partial", "partial 2")."""
     words = [_words(s) for s in settings]
-    differing = [k for k in (words[0] if words else {}) if len({w[k] for w in words}) > 1]
+    keys = differing(settings)
     titles = []
     for w, s in zip(words, settings):
-        said = [w[k] for k in differing if w[k]]
+        said = [w[k] for k in keys if w[k]]
         titles.append(" · ".join(said) if said else s.mode.value)
     counts: dict[str, int] = {}
     out = []
