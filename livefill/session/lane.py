@@ -39,6 +39,7 @@ from livefill.observers import Observers
 from livefill.recording.history import History, TaggedHistory
 from livefill.recording.settle_reads import SettleReads
 from livefill.recording.wiretap import DEFAULT_MAX_BYTES, WireRecorder
+from livefill.session import run_remote
 from livefill.session.form_probe import FormProbe
 from livefill.session.metrics import LaneMetrics
 from livefill.session.run import Run
@@ -162,6 +163,7 @@ class SessionLane:
         self._observers: Observers[LaneEvent] = Observers()
         self._left: tuple[FormModel, Any, Mode] | None = None  # the form as the last run left it
         self._shelf: tuple[Any, ...] | None = None  # a forgotten run, while its form may come back
+        run_remote.prewarm()  # a warm worker for this lane's runs, when they read in one
 
     # -- observing ------------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from livefill.extraction.schemas import SchemaSource
 from livefill.observers import Observers
 from livefill.recording.history import History, HistoryWriteError, TaggedHistory
 from livefill.recording.trace_writer import TraceWriter, trace_header
+from livefill.session import run_remote
 from livefill.session.failure_reasons import describe_failure
 from livefill.session.run_config import RunConfig, Source, relay_can_record, run_secrets
 from livefill.session.run_request import (
@@ -200,6 +201,12 @@ class Run:
     def _open(self) -> AsyncContextManager[AsyncIterator[Any]]:
         if self._source is not None:
             return self._source(self._tap)
+        tap, source = self._prepare()
+        return off_thread(source(), tap)
+
+    def _prepare(self) -> tuple[WireTap, Callable[[], Source]]:
+        """The tap the run's wire goes to (with the trace writer, when recording) and how to make
+        its source; the request is built (and a relay request checked) here, before anything opens."""
         cfg = self.config
         schema = self.schema_source()
         scenario = demo_scenario(cfg, schema)
@@ -207,20 +214,23 @@ class Run:
             relay = relay_request(cfg, schema, scenario, self.status.run_id)
             if cfg.record_path and relay_can_record(cfg):  # the embedded relay records the provider's wire
                 self._relay_record = RelayRecording(Path(cfg.record_path).expanduser().absolute())
-            return off_thread(relay_source(cfg, relay, self._relay_record), self._tap)
+            return self._tap, lambda: relay_source(cfg, relay, self._relay_record)
         request = provider_request(cfg, schema, scenario, self.status.run_id)
         tap = self._tap
         if cfg.record_path:
             self._request = request
             self._trace = TraceWriter(cfg.record_path, secrets=run_secrets(cfg))
             tap = tee(tap, self._trace)  # type: ignore[assignment]
-        return off_thread(provider_source(request, cfg.idle_limit), tap)
+        return tap, lambda: provider_source(request, cfg.idle_limit)
 
     def schema_source(self) -> SchemaSource:
         """The schema the request asks for (livefill.session.run_request.run_schema)."""
         return run_schema(self.config)
 
     async def _consume(self, reader: Reader) -> None:
+        if run_remote.usable(self):  # read in a worker process (LIVEFILL_RUN_WORKER)
+            await run_remote.consume(self, self._prepare()[0])
+            return
         form = self.form
         async with self._open() as events:
             self._begin_trace(status=200, headers=getattr(events, "headers", {}))

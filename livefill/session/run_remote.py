@@ -1,0 +1,289 @@
+"""A run read in a worker process: the app's side (LIVEFILL_RUN_WORKER=process; off by default).
+
+How this works
+--------------
+`consume(run, tap)` stands in for the reading half of `Run._consume`: it takes a warm worker
+(livefill.session.run_worker, started with the 'spawn' method: the app has Qt threads, so never
+a plain fork), sends it `StartRun`, and applies what comes back (livefill.session.run_batches):
+each `Batch` is the wire replayed to the run's taps (each read keeps the time it arrived in the
+worker), one status update with the counts, and one `FormModel.apply_many` of the changes, already
+reduced to the last write per pointer, at most one a frame. The `Outcome` ends it as the run
+would have ended in this process: a committed value goes through `Run._finish` (history, commit),
+a failure is raised for `Run.run` to say and restore. A cancel (Stop) sends `StopRun` and waits
+until the worker has closed its connection before the run's own stop path restores the form
+and asks the demo provider for its note, so the server counts the same stop as before.
+
+`WorkerPool` keeps warm workers: `prewarm()` (each lane asks for one when it is made) starts them
+ahead of the first Start; a worker goes back to the pool after its run. A worker that dies, or
+does not answer a stop within `STOP_WAIT` seconds, is killed and replaced after the run.
+This module is Run's other half and uses its private steps (`_finish`, `_begin_trace`, ...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import sys
+import types
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+from livefill import switches
+from livefill.errors import ConnectionLost
+from livefill.session import run_worker
+from livefill.session.run_batches import Batch, Opened, Outcome, StartRun, StopRun
+from livefill.wire.taps import WireTap, arriving
+
+Run = Any  # livefill.session.run.Run, which imports this module (no circle: not imported here)
+
+__all__ = ["STOP_WAIT", "WorkerPool", "consume", "enabled", "pool", "prewarm", "usable"]
+
+STOP_WAIT = 10.0  # seconds a stopped run waits for its worker to close the connection
+
+
+def enabled() -> bool:
+    """Whether runs read in a worker process (LIVEFILL_RUN_WORKER=process)."""
+    return (switches.text("LIVEFILL_RUN_WORKER") or "").lower() == "process"
+
+
+def usable(run: Run) -> bool:
+    """Whether `run` can read in a worker: the switch is on, it reads the network (not a source of
+    its own), and its form's schema is the one the worker will resolve from the config."""
+    if not enabled() or run._source is not None:
+        return False
+    try:
+        return run.schema_source().model is run.form.schema_model
+    except Exception:  # noqa: BLE001 - the in-process run says what is wrong with the schema
+        return False
+
+
+@contextlib.contextmanager
+def _no_main_module() -> Iterator[None]:
+    """'spawn' re-imports the parent's __main__ in the child (the app's window, a benchmark's
+    server): the worker needs none of it, so the child is told of no main module."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
+class _Worker:
+    """One worker process and the app's end of its pipe."""
+
+    def __init__(self) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.process = ctx.Process(target=run_worker.main, args=(child,), name="livefill-run-worker", daemon=True)
+        with _no_main_module():
+            self.process.start()
+        child.close()
+        self.broken = False
+
+    @property
+    def alive(self) -> bool:
+        return not self.broken and self.process.is_alive()
+
+    def send(self, message: Any) -> None:
+        try:
+            self.conn.send(message)
+        except (OSError, ValueError) as exc:
+            self.broken = True
+            raise ConnectionLost("the run's worker process is gone") from exc
+
+    def close(self) -> None:
+        self.broken = True
+        with contextlib.suppress(OSError):
+            self.conn.close()
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=1)
+
+
+class WorkerPool:
+    """Warm workers, waiting for runs (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.idle: list[_Worker] = []
+        self.wanted = 0  # how many warm workers to keep (one per lane that asked)
+
+    def want(self, count: int = 1) -> None:
+        """Keep `count` more warm workers (fewer, for a negative count); start missing ones now."""
+        self.wanted = max(0, self.wanted + count)
+        self.top_up()
+
+    def top_up(self) -> None:
+        self.idle = [w for w in self.idle if w.alive or w.close()]
+        while len(self.idle) < max(1, self.wanted):
+            self.idle.append(_Worker())
+
+    def take(self) -> _Worker:
+        """A warm worker (a new one if none is waiting: that Start waits for it to start)."""
+        while self.idle:
+            worker = self.idle.pop()
+            if worker.alive:
+                return worker
+            worker.close()
+        return _Worker()
+
+    def give_back(self, worker: _Worker) -> None:
+        """After a run: keep `worker` if it is well and wanted, and top the pool up."""
+        if worker.alive and len(self.idle) < max(1, self.wanted):
+            self.idle.append(worker)
+        else:
+            worker.close()
+        self.top_up()
+
+    def close(self) -> None:
+        while self.idle:
+            self.idle.pop().close()
+
+
+_POOL: WorkerPool | None = None
+
+
+def pool() -> WorkerPool:
+    """The process's one pool."""
+    global _POOL
+    if _POOL is None:
+        _POOL = WorkerPool()
+    return _POOL
+
+
+def prewarm(count: int = 1) -> None:
+    """Start `count` more warm workers now, when runs read in workers (else nothing)."""
+    if enabled():
+        pool().want(count)
+
+
+# ---------------------------------------------------------------------------------------------
+# One run
+
+
+class _Inbox:
+    """The worker's messages, as they arrive on this loop (a reader on the pipe, no thread)."""
+
+    def __init__(self, worker: _Worker) -> None:
+        self._worker = worker
+        self._loop = asyncio.get_running_loop()
+        self._items: list[Any] = []
+        self._waiter: asyncio.Future[None] | None = None
+        self._fd = worker.conn.fileno()
+        self._loop.add_reader(self._fd, self._readable)
+
+    def _readable(self) -> None:
+        conn: Connection = self._worker.conn
+        try:
+            while conn.poll():
+                self._items.append(conn.recv())
+        except (EOFError, OSError):
+            self._worker.broken = True
+            self._items.append(None)
+            self._loop.remove_reader(self._fd)
+        if self._items and self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def get(self) -> list[Any]:
+        """Every message waiting (at least one); None stands for a worker that is gone."""
+        while not self._items:
+            self._waiter = self._loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        items, self._items = self._items, []
+        return items
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._loop.remove_reader(self._fd)
+
+
+def apply_batch(run: Run, tap: WireTap | None, batch: Batch) -> None:
+    """One batch into the run: its wire to the taps, one status update, one form update."""
+    if tap is not None:
+        for item in batch.wire:
+            kind = item[0]
+            if kind == "r":
+                with arriving(item[2]):
+                    tap.on_read(item[1])
+            elif kind == "f":
+                tap.on_frame(item[1])
+            else:
+                tap.on_event(item[1])
+    run._payload_bytes = batch.payload_bytes
+    status = run.status
+    changes: dict[str, Any] = {}
+    if batch.stop_reason != status.stop_reason:
+        changes["stop_reason"] = batch.stop_reason
+    if batch.deltas != status.deltas_received:
+        changes["deltas_received"] = batch.deltas
+    if batch.records != status.records_received:
+        changes["records_received"] = batch.records
+    if batch.content:
+        run._content(False, **changes)
+    else:
+        run._update(**changes)
+    if batch.changes:
+        run.form.apply_many(batch.changes, parent_state=batch.parent_state)
+
+
+def _handle(run: Run, tap: WireTap | None, message: Any) -> Outcome | None:
+    if message is None:
+        raise ConnectionLost("the run's worker process ended before the run did")
+    if isinstance(message, Batch):
+        apply_batch(run, tap, message)
+    elif isinstance(message, Opened):
+        run._begin_trace(status=200, headers=message.headers)
+    elif isinstance(message, Outcome):
+        if message.last is not None:
+            apply_batch(run, tap, message.last)
+        return message
+    return None
+
+
+async def _outcome(run: Run, tap: WireTap | None, inbox: _Inbox) -> Outcome:
+    while True:
+        for message in await inbox.get():
+            outcome = _handle(run, tap, message)
+            if outcome is not None:
+                return outcome
+
+
+async def consume(run: Run, tap: WireTap | None) -> None:
+    """Read `run` in a worker (see the module docstring); returns once it committed, raises why
+    it did not (a stop: CancelledError, once the worker's connection is closed)."""
+    workers = pool()
+    worker = workers.take()
+    inbox = _Inbox(worker)
+    relay_record = run._relay_record
+    try:
+        worker.send(StartRun(run.config, run.status.run_id, str(relay_record.path) if relay_record else None,
+                             run.form.marking))
+        try:
+            outcome = await _outcome(run, tap, inbox)
+        except asyncio.CancelledError:
+            await _stop(run, tap, worker, inbox)
+            raise
+        if outcome.kind == "committed":
+            run._finish(outcome.value)
+        elif outcome.failure is not None:
+            raise outcome.failure
+        else:  # the worker stopped without being asked: it was told to end
+            raise ConnectionLost("the run's worker process stopped the run")
+    finally:
+        inbox.close()
+        workers.give_back(worker)
+
+
+async def _stop(run: Run, tap: WireTap | None, worker: _Worker, inbox: _Inbox) -> None:
+    """Tell the worker to close its connection; return once it has (or it was killed)."""
+    try:
+        worker.send(StopRun())
+        await asyncio.wait_for(_outcome(run, tap, inbox), STOP_WAIT)
+    except (Exception, asyncio.CancelledError):  # noqa: BLE001 - no answer: the process ends instead
+        worker.close()

@@ -1,0 +1,274 @@
+"""The worker process's side of a run: open the source, read it, and send the app one batch a frame.
+
+`main(conn)` is the process's whole life (livefill.session.run_remote starts it with the 'spawn'
+method): it warms what a first request needs, then serves one `StartRun` after another from
+`conn` until the app closes its end. For each run it opens the source exactly as
+livefill.session.run does (the provider stream, or the relay as the mode says), feeds every event
+to the mode's reader and the reader's changes into a `FormModel` of its own (the mirror the final
+value is read from), and sends the parent (livefill.session.run_batches): `Opened`, at most one
+`Batch` per frame (the changes reduced to the last write per pointer, the wire for the parent's
+taps, the counts), and one `Outcome`. A `StopRun` cancels the read: the connection is closed
+(the server sees the disconnect) before the stopped `Outcome` is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import time
+from collections.abc import AsyncIterator
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, AsyncContextManager
+
+from livefill.extraction.form import FormModel
+from livefill.extraction.readers import READERS, Reader
+from livefill.extraction.schema import check_document
+from livefill.session.run_batches import (
+    FRAME_SECONDS,
+    Batch,
+    Opened,
+    Outcome,
+    StartRun,
+    StopRun,
+    portable_failure,
+    reduce_changes,
+)
+from livefill.session.run_request import (
+    RelayRecording,
+    demo_scenario,
+    provider_request,
+    provider_source,
+    relay_request,
+    relay_source,
+    run_schema,
+)
+from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, Stop, TextDelta
+from livefill.wire.taps import WireFrame
+
+__all__ = ["main"]
+
+# Imported by name at start-up, as livefill.serving.connection.prewarm does: importing them (the
+# SDKs, the HTTP stack) before the first Start is the point of a warm worker.
+_WARM_MODULES = ("livefill.relay.client", "livefill.wire.providers.transport")
+
+
+def main(conn: Connection) -> None:
+    """The worker process: warm up, then serve runs from `conn` until it closes."""
+    for name in _WARM_MODULES:
+        with contextlib.suppress(Exception):  # a failure here is the request's to report
+            importlib.import_module(name)
+    with contextlib.suppress(Exception):
+        importlib.import_module("livefill.wire.providers.transport").prewarm()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(conn))
+
+
+async def _serve(conn: Connection) -> None:
+    loop = asyncio.get_running_loop()
+    inbox: asyncio.Queue[Any] = asyncio.Queue()
+
+    def readable() -> None:
+        try:
+            while conn.poll():
+                inbox.put_nowait(conn.recv())
+        except (EOFError, OSError):
+            loop.remove_reader(conn.fileno())
+            inbox.put_nowait(None)  # the app is gone
+
+    loop.add_reader(conn.fileno(), readable)
+    while True:
+        message = await inbox.get()
+        if message is None:
+            return
+        if isinstance(message, StartRun) and not await _serve_run(message, conn, inbox):
+            return
+
+
+async def _serve_run(start: StartRun, conn: Connection, inbox: asyncio.Queue[Any]) -> bool:
+    """Run `start` until it ends or the app stops it; False when the app has gone."""
+    outbox = _Outbox(conn)
+    task = asyncio.ensure_future(_run(start, outbox))
+    alive = True
+    while not task.done():
+        getter = asyncio.ensure_future(inbox.get())
+        done, _ = await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+        if getter not in done:
+            getter.cancel()
+            continue
+        message = getter.result()
+        if message is None or isinstance(message, StopRun):
+            alive = message is not None
+            task.cancel()  # the source's connection closes as the cancel unwinds it
+    outcome = task.result()
+    if alive:
+        try:
+            conn.send(outcome)
+        except (OSError, ValueError):
+            return False
+    return alive
+
+
+async def _run(start: StartRun, outbox: _Outbox) -> Outcome:
+    try:
+        value = await _read(start, outbox)
+    except asyncio.CancelledError:
+        return Outcome("stopped", last=outbox.take())
+    except Exception as exc:  # noqa: BLE001 - every failure is the parent's to say
+        return Outcome("failed", last=outbox.take(), failure=portable_failure(exc))
+    return Outcome("committed", last=outbox.take(), value=value)
+
+
+def _open(start: StartRun, tap: _Outbox) -> AsyncContextManager[AsyncIterator[Any]]:
+    """The run's source, as livefill.session.run.Run opens it (without the net thread)."""
+    cfg = start.config
+    schema = run_schema(cfg)
+    scenario = demo_scenario(cfg, schema)
+    if cfg.mode.spec.needs_relay:
+        relay = relay_request(cfg, schema, scenario, start.run_id)
+        record = RelayRecording(Path(start.relay_record)) if start.relay_record else None
+        return relay_source(cfg, relay, record)(tap)
+    return provider_source(provider_request(cfg, schema, scenario, start.run_id), cfg.idle_limit)(tap)
+
+
+async def _read(start: StartRun, outbox: _Outbox) -> Any:
+    cfg = start.config
+    model = run_schema(cfg).model
+    reader = READERS[cfg.mode](cfg.reader_options, model)
+    outbox.parent_state = reader.parent_state
+    form = FormModel(model, marking=start.marking)
+    form.begin_run()
+    flush: asyncio.TimerHandle | None = None
+    loop = asyncio.get_running_loop()
+
+    def deferred(reader: Reader) -> None:
+        nonlocal flush
+        flush = None
+        changes = reader.flush()
+        if changes:
+            form.apply_many(changes, parent_state=reader.parent_state)
+            outbox.add_changes(changes)
+        if reader.deferred is not None:
+            flush = loop.call_later(reader.deferred, deferred, reader)
+
+    async with _open(start, outbox) as events:
+        outbox.opened(dict(getattr(events, "headers", {}) or {}))
+        try:
+            async for event in events:
+                outbox.observe(event)
+                changes = reader.feed(event)
+                if changes:
+                    form.apply_many(changes, parent_state=reader.parent_state)
+                    outbox.add_changes(changes)
+                if reader.deferred is not None and flush is None:
+                    flush = loop.call_later(reader.deferred, deferred, reader)
+        finally:
+            if flush is not None:
+                flush.cancel()
+    reader.end()
+    value = reader.value(form.document)
+    check_document(form.schema_model, value)
+    return value
+
+
+class _Outbox:
+    """The run's tap and its counts; sends what gathered at most once a frame."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._loop = asyncio.get_running_loop()
+        self._changes: list[tuple[Any, ...]] = []
+        self._wire: list[tuple[Any, ...]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._last_sent = -1.0
+        self._dirty = False
+        self.parent_state: Any = None
+        self.payload_bytes = 0
+        self.deltas = 0
+        self.records = 0
+        self.content = False
+        self.stop_reason: str | None = None
+
+    # -- the tap ------------------------------------------------------------------------------
+
+    def on_read(self, data: bytes) -> None:
+        self._wire.append(("r", data, time.monotonic()))
+        self._due()
+
+    def on_frame(self, frame: WireFrame) -> None:
+        self._wire.append(("f", frame))
+
+    def on_event(self, event: Any) -> None:
+        self._wire.append(("e", event))
+
+    # -- what the run saw ---------------------------------------------------------------------
+
+    def opened(self, headers: dict[str, str]) -> None:
+        self._send(Opened(headers))
+
+    def observe(self, event: Any) -> None:
+        """The counts an event adds to (as livefill.session.run.Run._observe keeps them)."""
+        if isinstance(event, ArgsDelta):
+            self.payload_bytes += len(event.text.encode("utf-8", "surrogatepass"))
+            self.deltas += 1
+            self.content = True
+        elif isinstance(event, TextDelta):
+            self.content = True
+        elif isinstance(event, Stop):
+            self.stop_reason = event.raw or event.reason.value
+        elif not isinstance(event, (BlockStop, KeepAlive)):  # a relay record
+            self.records += 1
+            self.content = True
+        self._due()
+
+    def add_changes(self, changes: list[tuple[Any, ...]]) -> None:
+        self._changes.extend(changes)
+        self._due()
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def _due(self) -> None:
+        self._dirty = True
+        if self._timer is None:
+            wait = self._last_sent + FRAME_SECONDS - time.monotonic()
+            # even when a frame has passed, wait for the rest of this read's events (call_soon)
+            self._timer = self._loop.call_later(wait, self._flush) if wait > 0 else self._loop.call_soon(self._flush)  # type: ignore[assignment]
+
+    def _batch(self) -> Batch | None:
+        if not self._dirty:
+            return None
+        now = time.monotonic()
+        batch = Batch(
+            changes=reduce_changes(self._changes),
+            parent_state=self.parent_state,
+            wire=tuple(self._wire),
+            payload_bytes=self.payload_bytes,
+            deltas=self.deltas,
+            records=self.records,
+            content=self.content,
+            stop_reason=self.stop_reason,
+            sent_at=now,
+        )
+        self._changes.clear()
+        self._wire.clear()
+        self._dirty = False
+        return batch
+
+    def _flush(self) -> None:
+        self._timer = None
+        batch = self._batch()
+        if batch is not None:
+            self._last_sent = batch.sent_at
+            self._send(batch)
+
+    def _send(self, message: Any) -> None:
+        with contextlib.suppress(OSError, ValueError):  # the app is gone: the run ends with it
+            self._conn.send(message)
+
+    def take(self) -> Batch | None:
+        """What has not been sent yet, as the last batch (the Outcome carries it)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        return self._batch()

@@ -1,0 +1,164 @@
+"""Runs read in a worker process (LIVEFILL_RUN_WORKER=process) against the real demo provider.
+
+Each run is compared with the same run read in this process: the committed object, the status
+counts, the restored form after a stop or a fault, what the server saw of a stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+
+import pytest
+
+from livefill.embedded.client import demo_request_entry
+from livefill.extraction.form import FormModel
+from livefill.extraction.scenarios import get_scenario
+from livefill.extraction.schemas import schema_model
+from livefill.recording.wiretap import WireRecorder
+from livefill.session import run_remote
+from livefill.session.run import Run
+from livefill.session.run_batches import FRAME_SECONDS
+from livefill.session.run_status import Phase
+
+from tests.session.test_run_demo import config, primed_form
+
+
+@pytest.fixture
+def worker(monkeypatch):
+    """Runs read in a worker; the batches each run applied, as (sent_at, changes, wire items)."""
+    monkeypatch.setenv("LIVEFILL_RUN_WORKER", "process")
+    seen: list[tuple[float, int, int]] = []
+    apply = run_remote.apply_batch
+
+    def counting(run, tap, batch):
+        seen.append((batch.sent_at, len(batch.changes), len(batch.wire)))
+        apply(run, tap, batch)
+
+    monkeypatch.setattr(run_remote, "apply_batch", counting)
+    run_remote.prewarm()
+    return seen
+
+
+async def in_process(demo_server, mode, scenario="invoice", **knobs):
+    form = FormModel(schema_model(get_scenario(scenario).schema_name))
+    status = await Run(form, config(demo_server, mode, scenario=scenario, **knobs)).run()
+    return form, status
+
+
+@pytest.mark.parametrize("mode, scenario", [("partial", "invoice"), ("partial", "catalog"), ("settled", "invoice"),
+                                            ("hybrid", "ticket"), ("naive", "invoice")])
+async def test_a_run_in_the_worker_commits_what_it_commits_in_process(demo_server, worker, monkeypatch, mode, scenario):
+    tap = WireRecorder(t0=0.0)
+    form = FormModel(schema_model(get_scenario(scenario).schema_name))
+    run = Run(form, config(demo_server, mode, scenario=scenario, speed=0), tap=tap)
+    status = await run.run()
+    assert worker, "the run did not read in the worker"
+    monkeypatch.delenv("LIVEFILL_RUN_WORKER")
+    there, there_status = await in_process(demo_server, mode, scenario, speed=0)
+    assert status.phase is Phase.COMMITTED, status.reason
+    assert there_status.phase is Phase.COMMITTED, there_status.reason
+    assert run.result == there.committed == get_scenario(scenario).output
+    assert form.committed == there.committed and form.states() == there.states()
+    for count in ("bytes_received", "deltas_received", "records_received", "stop_reason"):
+        assert getattr(status, count) == getattr(there_status, count), count
+    assert tap.total_bytes == status.bytes_received > 0  # the wire reached this side's taps
+    assert tap.next_frame > 0 and tap.next_event > 0
+
+
+async def test_batches_come_at_most_one_a_frame_with_the_changes_reduced(demo_server, worker):
+    form = FormModel(schema_model("catalog"))
+    updates = []
+    form.subscribe(updates.append)
+    status = await Run(form, config(demo_server, "partial", scenario="catalog", speed=2000)).run()
+    assert status.phase is Phase.COMMITTED, status.reason
+    sent = [at for at, _, _ in worker]
+    gaps = [b - a for a, b in zip(sent, sent[1:])]
+    assert len(sent) > 3 and min(gaps) >= FRAME_SECONDS * 0.999, gaps
+    assert len(sent) < status.deltas_received  # many deltas a batch
+    # one form update a batch at most (the run's beginning and its commit besides)
+    assert len([u for u in updates if u.running is None]) <= len(sent) + 1
+
+
+def test_reduced_changes_leave_the_form_as_all_of_them_do():
+    """A real reader's changes, cut into batches every way: applying each batch reduced leaves
+    the same values and states as applying every change."""
+    from livefill.extraction.form import FieldState
+    from livefill.extraction.readers import READERS, ReaderOptions
+    from livefill.extraction.modes import Mode
+    from livefill.session.run_batches import reduce_changes
+    from livefill.wire.events import ArgsDelta, BlockStop
+
+    scenario = get_scenario("catalog")
+    model = schema_model(scenario.schema_name)
+    text = json.dumps(scenario.output, ensure_ascii=False)
+    reader = READERS[Mode.PARTIAL](ReaderOptions(show_provisional_numbers=True), model)
+    changes = []
+    for i in range(0, len(text), 3):
+        changes.extend(reader.feed(ArgsDelta(text=text[i:i + 3])))
+    changes.extend(reader.feed(BlockStop()))
+    assert any(c[1] is FieldState.PROVISIONAL for c in changes)
+    every = FormModel(model)
+    every.begin_run()
+    for change in changes:
+        every.apply_many([change])
+    for size in (2, 7, 50, 400, len(changes)):
+        form = FormModel(model)
+        form.begin_run()
+        kept = 0
+        for at in range(0, len(changes), size):
+            batch = reduce_changes(changes[at:at + size])
+            kept += len(batch)
+            form.apply_many(batch)
+        assert form.document == every.document and form.states() == every.states(), size
+        assert size < 7 or kept < len(changes) * 0.8, (size, kept, len(changes))
+
+
+@pytest.mark.parametrize("mode", ["partial", "settled"])
+async def test_stop_in_the_worker_is_a_real_cancel_and_restores_exactly(demo_server, worker, mode):
+    form = primed_form()
+    before, states = form.committed, form.states()
+    run = Run(form, config(demo_server, mode, speed=200))
+    task = asyncio.ensure_future(run.run())
+    deadline = asyncio.get_running_loop().time() + 20
+    while run.status.tokens_received < 5 and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.01)
+    assert run.phase is Phase.STREAMING and form.document != before
+    assert run.stop()
+    status = await task
+    assert status.phase is Phase.STOPPED
+    assert form.committed == before and form.document == before and form.states() == states
+    entry = await demo_request_entry(demo_server.url, since=status.started_at - 0.5, run_id=status.run_id)
+    assert entry["disconnected"] and not entry["finished"]
+    assert entry["tokens_sent"] < entry["tokens_total"]
+    assert status.server_note == f"server stopped after {entry['tokens_sent']} of {entry['tokens_total']} tokens"
+
+
+@pytest.mark.parametrize("fault, provider", [("disconnect", "anthropic"), ("invalid_value", "anthropic"),
+                                             ("max_tokens", "openai-chat"), ("error", "ollama")])
+async def test_a_fault_in_the_worker_restores_and_says_what_in_process_says(demo_server, worker, monkeypatch,
+                                                                            fault, provider):
+    form = primed_form()
+    before, states = form.committed, form.states()
+    status = await Run(form, config(demo_server, "partial", provider, speed=0, fault=fault)).run()
+    monkeypatch.delenv("LIVEFILL_RUN_WORKER")
+    there = await Run(primed_form(), config(demo_server, "partial", provider, speed=0, fault=fault)).run()
+    assert status.phase is Phase.FAILED and there.phase is Phase.FAILED
+    assert (status.reason, status.error_code, status.pointer) == (there.reason, there.error_code, there.pointer)
+    assert form.committed == before and form.document == before and form.states() == states
+
+
+async def test_a_recorded_run_in_the_worker_writes_the_same_trace(demo_server, worker, tmp_path):
+    from dataclasses import replace
+
+    form = FormModel(schema_model("invoice"))
+    run = Run(form, replace(config(demo_server, "partial", speed=0), record_path=str(tmp_path / "w.jsonl")))
+    status = await run.run()
+    assert status.phase is Phase.COMMITTED, status.reason
+    lines = [json.loads(line) for line in (tmp_path / "w.jsonl").read_text().splitlines()]
+    assert lines[0]["trace"] == "livefill" and lines[0]["run_id"] == status.run_id
+    assert lines[-1]["end"] == "complete"
+    reads = [base64.b64decode(r["b64"]) for r in lines[1:-1]]
+    assert len(b"".join(reads)) == status.bytes_received > 0
+    assert [r["t_ms"] for r in lines[1:-1]] == sorted(r["t_ms"] for r in lines[1:-1])
