@@ -76,6 +76,10 @@ PICTURES: tuple[Picture, ...] = (
             ("--screenshot", "OUT", "--scenario", "invoice", "--compare", "naive,partial,settled",
              "--show-provisional-numbers", "--speed", "30", *SCREENSHOT),
             moment="amount-120"),
+    # docs/using.md "Right or wrong": every lane's fields marked against the scenario's expected answer
+    Picture(("docs/screenshots/compare-right-answer.png",),
+            ("--screenshot", "OUT", "--scenario", "invoice", "--compare", "naive,partial,settled", "--speed", "30",
+             *SCREENSHOT), leftovers=("docs/screenshots/compare-right-answer-mid.png",)),
     # docs/providers.md: a real model (SmolLM2-135M on llama.cpp) filling the weather form
     Picture(("docs/screenshots/live-llama.png",),
             ("--screenshot", "OUT", "--live", "--provider", "openai-compatible", "--base-url", "LLAMA",

@@ -1,11 +1,12 @@
 """The side-by-side metrics table under the compare-view lanes.
 
-`MetricsTable` renders one column per lane, one row per figure of `livefill.session.metrics.MetricsSummary`:
-the fields right against the expected answer (— without one), first visible value, first settled
-value, byte to pixel (from the network read carrying a value's settling byte to the paint showing
-it settled: p50 / p99, the worst in the tooltip), all settled, values shown that were never true,
-provisional later changed, values shown, deltas and bytes on the wire, tokens in / out (where the
-provider reports them), cost (only with the person's price for the lane's model), and how the run
+`MetricsTable` renders one column per lane, one row per figure of `livefill.session.metrics.MetricsSummary`,
+the figures a comparison is about first (a short table shows them): the fields right against the
+expected answer (— without one), first visible value, first settled value, all settled, values
+shown that were never true, deltas (or relay records) and bytes on the wire, tokens in / out
+(where the provider reports them), cost (only with the person's price for the lane's model), byte
+to pixel (from the network read carrying a value's settling byte to the paint showing it settled:
+p50 / p99, the worst in the tooltip), provisional later changed, values shown, and how the run
 ended. It owns no business state: `set_lanes([(title, metrics)])` and it follows the metrics
 (refreshing at most every `refresh_ms`).
 """
@@ -81,9 +82,15 @@ def _wire(s: MetricsSummary) -> str:
     f = s.facts
     if not s.started:
         return "—"
-    if f.records and not f.deltas:
-        return plural(f.records, "relay record")
-    return f"{f.deltas} + {plural(f.records, 'relay record')}" if f.records else str(f.deltas)
+    counts = [plural(f.deltas, "delta")] if f.deltas or not f.records else []
+    if f.records:
+        counts.append(plural(f.records, "relay record"))
+    return " + ".join(counts) + f" · {plural(f.bytes, 'byte')}"
+
+
+def _wire_tip(s: MetricsSummary) -> str:
+    return ("What the lane read: the provider stream's content deltas (one may carry several tokens), or the "
+            "relay's checked records (settled and hybrid lanes), and the bytes on its wire")
 
 
 def _tokens(s: MetricsSummary) -> str:
@@ -109,15 +116,14 @@ ROWS: tuple[tuple[str, str, Callable[[MetricsSummary], str]], ...] = (
     ("fields_right", "Fields right", _fields_right),
     ("first_value", "First visible value", lambda s: format_seconds(s.first_value)),
     ("first_settled", "First settled value", lambda s: format_seconds(s.first_settled)),
-    ("byte_to_pixel", "Byte to pixel (p50 / p99)", _byte_to_pixel),
     ("all_settled", "All settled", lambda s: format_seconds(s.all_settled)),
     ("never_true", "Values shown that were never true", _never),
-    ("provisional_changed", "Provisional, later changed", lambda s: str(s.provisional_changed) if s.started else "—"),
-    ("displays", "Values shown", lambda s: str(s.displays) if s.started else "—"),
-    ("deltas", "Deltas on the wire", _wire),
-    ("bytes", "Bytes on the wire", lambda s: f"{s.facts.bytes:,}" if s.started else "—"),
+    ("wire", "On the wire", _wire),
     ("tokens", "Tokens in / out", _tokens),
     ("cost", "Cost (your prices)", lambda s: format_cost(s.facts.cost) if s.started else "—"),
+    ("byte_to_pixel", "Byte to pixel (p50 / p99)", _byte_to_pixel),
+    ("provisional_changed", "Provisional, later changed", lambda s: str(s.provisional_changed) if s.started else "—"),
+    ("displays", "Values shown", lambda s: str(s.displays) if s.started else "—"),
     ("outcome", "Run ended", lambda s: _outcome(s)),
 )
 
@@ -140,7 +146,7 @@ def _tokens_tip(s: MetricsSummary) -> str:
 
 _TIPS: dict[str, Callable[[MetricsSummary], str]] = {
     "byte_to_pixel": _byte_to_pixel_tip, "never_true": _never_tip, "fields_right": _fields_right_tip,
-    "tokens": _tokens_tip, "cost": _cost_tip,
+    "tokens": _tokens_tip, "cost": _cost_tip, "wire": _wire_tip,
 }
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 
 from livefill.extraction.scenarios import get_scenario
+from livefill.session.app_settings import MemoryStore, load_settings
 from livefill.session.metrics import leaves
+from livefill.widgets.metrics_table import ROWS
 from livefill.widgets.table_model import ANSWER_ROLE
 from tests.gui.conftest import arun, wait_until
 
@@ -63,10 +65,10 @@ def test_every_lane_right_on_every_field_with_tokens_and_wire_counts(make_window
         else:  # the relay's records carry no token counts: not reported, not invented
             assert table.cell_text("tokens", i) == "—"
         assert table.cell_text("first_settled", i).endswith(" s")
-        assert int(table.cell_text("bytes", i).replace(",", "")) > 0
+        assert table.cell_text("wire", i).endswith(f" · {lane.model.status.bytes_received:,} bytes") and lane.model.status.bytes_received
         assert table.cell_text("cost", i) == "—"  # no price given: none invented
-    assert table.cell_text("deltas", 0).isdigit() and int(table.cell_text("deltas", 0)) > 0
-    assert "relay record" in table.cell_text("deltas", 2)  # settled reads the relay's records
+    assert table.cell_text("wire", 0).startswith(f"{view.lane(0).model.status.deltas_received} deltas · ")
+    assert table.cell_text("wire", 2).startswith(f"{view.lane(2).model.status.records_received} relay records · ")
     assert view.lane(1).field("/notes").property("answer") == ""  # not in the expected answer: not scored
 
 
@@ -126,7 +128,8 @@ def test_marks_go_when_a_new_run_starts_or_the_form_is_edited(make_window, qloop
 
 
 def test_a_price_entered_in_the_settings_makes_a_cost_appear(make_window, qloop):
-    window = make_window(compare=["partial", "settled"], provider="anthropic")
+    store = MemoryStore()
+    window = make_window(compare=["partial", "settled"], provider="anthropic", store=store)
     view = window.compare_view
     run(window, qloop)
     table = view.metrics_table
@@ -142,13 +145,14 @@ def test_a_price_entered_in_the_settings_makes_a_cost_appear(make_window, qloop)
     prices.set_cell(0, 2, "15")
     assert [(p.model, p.input, p.output) for p in window.session.settings.prices] == [("claude-sonnet-5", 3.0, 15.0)]
     assert not dialog.error.isVisible()
+    assert load_settings(store).prices == window.session.settings.prices  # remembered at once
     table.refresh()
     s = view.lane(0).metrics.summary()
     want = (s.facts.tokens_in * 3 + s.facts.tokens_out * 15) / 1e6
     assert table.cell_text("cost", 0) not in ("—", "")
     assert abs(float(table.cell_text("cost", 0)) - want) <= want * 0.01
-    assert "claude-sonnet-5" in table.item([k for k, _, _ in __import__("livefill.widgets.metrics_table",
-                                            fromlist=["ROWS"]).ROWS].index("cost"), 0).toolTip()
+    assert "claude-sonnet-5" in table.item([k for k, _, _ in ROWS].index("cost"), 0).toolTip()
+    assert table.cell_text("cost", 1) == "—"  # the relay lane: no tokens reported, so no cost
     prices.set_cell(0, 1, "three")  # not a price: said, and the setting keeps its value
     assert "a price is a number" in dialog.error.text()
     assert window.session.settings.prices[0].input == 3.0
