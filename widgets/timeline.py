@@ -12,11 +12,13 @@ How this works
 --------------
 All geometry comes from `layout(width)` (label column, plot area, time scale, one y per row), used
 both by `paintEvent` and by `render_image`, so a picture of any size can be made without resizing
-the widget, and tests can ask where a bar should be (`bar_rect`). The widget repaints when the
-model changes (Qt coalesces updates into one paint per frame) and, while a lane is running, on a
-30 Hz timer so open bars grow up to "now". A paint event draws only the rows its rectangle
-exposes (in the dock's scroll area that is the visible part), and the widget asks its layout for
-a new size only when its number of rows changed.
+the widget, and tests can ask where a bar should be (`bar_rect`). While a lane runs, the widget
+repaints only on its 30 Hz frame timer (open bars grow up to "now"), whatever the model did in
+between: a batch of changes costs one paint, never one per change; idle, a change repaints at
+once. A paint draws only the rows its rectangle exposes (in the dock's scroll area that is the
+visible part), the label columns only where the rectangle reaches them (a frame tick repaints the
+plot alone), and the label columns' widths are measured once per set of rows; the widget asks
+its layout for a new size only when its number of rows changed.
 """
 
 from __future__ import annotations
@@ -142,6 +144,7 @@ class TimelineView(QWidget):
         self._timer.setInterval(33)
         self._timer.timeout.connect(self._tick)
         self._hinted_height = -1
+        self._widths: tuple[tuple[object, ...], int, int] | None = None  # (what was measured, label_w, lane_w)
         self.set_model(model)
 
     # -- model ----------------------------------------------------------------------------------
@@ -163,21 +166,27 @@ class TimelineView(QWidget):
 
     def _changed(self) -> None:
         m = self._model
-        if m is not None and m.running:
-            if not self._timer.isActive():
-                self._timer.start()
-        else:
-            self._timer.stop()
         height = self.content_height()
         if height != self._hinted_height:  # rows came or went: the scroll area must resize it
             self._hinted_height = height
             self.updateGeometry()
+            self.update()
+        if m is not None and m.running:
+            if not self._timer.isActive():  # from now on the frame timer repaints (_tick)
+                self._timer.start()
+                self.update()
+            return
+        self._timer.stop()
         self.update()
 
     def _tick(self) -> None:
         if self._model is None or not self._model.running:
             self._timer.stop()
-        self.update()
+            self.update()
+            return
+        # the plot only: the label columns change with the rows, which repaint everything (_changed)
+        x0 = int(self.layout_for(self.width()).x0)
+        self.update(x0 - 1, 0, self.width() - x0 + 1, self.height())
 
     def now(self) -> float:
         """Seconds since the model's start on the clock (the end of open bars while running)."""
@@ -211,11 +220,9 @@ class TimelineView(QWidget):
     def layout_for(self, width: int, height: int | None = None) -> TimelineLayout:
         """The geometry for a picture `width` wide (see `TimelineLayout`)."""
         m = self._model
-        fm = QFontMetrics(self._font())
         fields = m.fields if m is not None else []
         lanes = m.lanes if m is not None else []
-        label_w = min(260, max([fm.horizontalAdvance(p) for p in fields] + [60]) + _PAD)
-        lane_w = min(110, max([fm.horizontalAdvance(m.title(ln)) for ln in lanes] + [0]) + _PAD) if m else 0
+        label_w, lane_w = self._label_widths(fields, [m.title(ln) for ln in lanes] if m is not None else None)
         x0 = _PAD + label_w + lane_w
         x1 = max(x0 + 40, width - _PAD - 30)
         t_end = self.now()
@@ -249,6 +256,17 @@ class TimelineView(QWidget):
         y = lay.rows[(pointer, lane)]
         end = bar.end if bar.end is not None else self.now()
         return QRectF(lay.x(bar.start), y, max(1.0, lay.x(end) - lay.x(bar.start)), _ROW_H)
+
+    def _label_widths(self, fields: list[str], titles: list[str] | None) -> tuple[int, int]:
+        """The label column's and the lane column's widths, measured once per set of rows."""
+        font = self._font()
+        key = (font.key(), tuple(fields), None if titles is None else tuple(titles))
+        if self._widths is None or self._widths[0] != key:
+            fm = QFontMetrics(font)
+            label_w = min(260, max([fm.horizontalAdvance(p) for p in fields] + [60]) + _PAD)
+            lane_w = min(110, max([fm.horizontalAdvance(t) for t in titles] + [0]) + _PAD) if titles is not None else 0
+            self._widths = (key, label_w, lane_w)
+        return self._widths[1], self._widths[2]
 
     # -- painting -------------------------------------------------------------------------------
 
@@ -343,13 +361,16 @@ class TimelineView(QWidget):
         now = self.now()
         # field groups
         titles = [(lane, m.title(lane)) for lane in m.lanes]
+        labels = clip is None or clip.left() < lay.x0  # the label columns are exposed
+        shade = QColor(text)
+        shade.setAlpha(12)
         for i, (pointer, g_top, g_bottom) in enumerate(lay.groups):
             if g_bottom < top or g_top > bottom:
                 continue
             if i % 2 == 1:
-                shade = QColor(text)
-                shade.setAlpha(12)
                 p.fillRect(QRectF(0, g_top - 1, width, g_bottom - g_top + 1), shade)
+            if not labels:
+                continue
             p.setPen(text)
             label = fm.elidedText(pointer or "(whole object)", Qt.TextElideMode.ElideLeft, lay.label_w - 4)
             p.drawText(QRectF(_PAD, g_top, lay.label_w - 4, _ROW_H), Qt.AlignmentFlag.AlignVCenter, label)

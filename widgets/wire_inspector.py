@@ -10,7 +10,10 @@ How this works
 --------------
 The recorder is fed from the stream's task; the inspector polls it on a timer (`poll_ms`, only
 while visible) and appends what is new since its cursors (read, frame and event indices), so a
-fast stream costs one batch per tick, not one repaint per read. `refresh()` does one poll now.
+fast stream costs one batch per tick, not one repaint per read, and a tick costs what arrived
+since the last one, never what the run already showed: the field selector's list (every pointer
+the stream carried, thousands on a long document) is brought up to date only when the user opens
+it or gives it the focus (`list_fields()`), not on every tick. `refresh()` does one poll now.
 Selecting a field (the combo, or `select_pointer` from the form) asks the recorder where the value
 came from and re-asks on every poll while the value is still arriving. Selecting a row in the
 frame table outlines that frame's (or event's) bytes.
@@ -18,7 +21,10 @@ frame table outlines that frame's (or event's) bytes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
+from PySide6.QtGui import QFocusEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -38,6 +44,27 @@ from livefill.widgets.wire_inspector_slicing import SlicingControl
 __all__ = ["WireInspector"]
 
 _NO_FIELD = "(no field)"
+
+
+class _FieldCombo(QComboBox):
+    """The field selector: asks for its list to be brought up to date (`wanted`) as it opens or
+    takes the focus (arrow keys then step through every field)."""
+
+    def __init__(self, parent: QWidget, wanted: Callable[[], None]) -> None:
+        super().__init__(parent)
+        self._wanted = wanted
+
+    def showPopup(self) -> None:  # noqa: N802 - Qt override
+        self._wanted()
+        super().showPopup()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802 - Qt override
+        self._wanted()
+        super().focusInEvent(event)
+
+    def in_use(self) -> bool:
+        """Its list is open or it has the focus: new fields go into the list as they come."""
+        return self.hasFocus() or self.view().isVisible()
 
 
 class WireInspector(QWidget):
@@ -68,7 +95,7 @@ class WireInspector(QWidget):
         self._seen_version = -1
 
         # top row: field selector, text/hex, slicing knob
-        self.field_combo = QComboBox(self)
+        self.field_combo = _FieldCombo(self, self.list_fields)
         self.field_combo.setObjectName("wireField")
         self.field_combo.setMinimumContentsLength(18)
         self.field_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -162,10 +189,16 @@ class WireInspector(QWidget):
         self.byte_view.append_reads((r.index, r.offset, r.data) for r in reads)
         self.frame_model.append(rec, rec.frames(next_frame), rec.events(next_event))
         self._cursor = (rec.next_read, rec.next_frame, rec.next_event)
-        self._update_pointers(rec)
+        if self.field_combo.in_use():
+            self._update_pointers(rec)
         self._update_stats(rec)
         if self._pointer:
             self._show_pointer(scroll=False)
+
+    def list_fields(self) -> None:
+        """Bring the field selector's list up to date: every field the stream carried so far."""
+        if self._recorder is not None:
+            self._update_pointers(self._recorder)
 
     def select_pointer(self, pointer: str | None) -> None:
         """Highlight the bytes that carried `pointer`'s value (None or "" clears)."""

@@ -1,7 +1,7 @@
 """UI responsiveness of the compare view: three lanes of the catalog at 1,000 tokens/s.
 
 Run:  python tests/benchmarks/bench_compare.py [--modes naive,partial,settled] [--speed 1000]
-      [--scenario catalog] [--server embedded|process|both]
+      [--scenario catalog] [--server embedded|process|both] [--docks hidden,shown]
 
 Every lane reads its own stream of the same generation, on the GUI thread (as the app does) and,
 side by side, on the net thread (livefill.wire.net_thread; `--reads`); this measures how late
@@ -77,7 +77,7 @@ async def bench(args: argparse.Namespace, server) -> list[dict[str, float | str]
             window.start()  # a first run pays the SDKs' first-request costs; not measured
             await window.wait_runs()
             collector.freeze_survivors()  # what the app has once it is up (see livefill.gui.gui_thread_gc)
-            for docks in (False, True):
+            for docks in (d == "shown" for d in args.docks.split(",")):
                 for reads in args.reads.split(","):
                     results.append(await measure(window, docks, reads))
         finally:
@@ -114,6 +114,8 @@ def main() -> int:
     parser.add_argument("--provider", default="anthropic")
     parser.add_argument("--modes", default="naive,partial,settled")
     parser.add_argument("--server", choices=["embedded", "process", "both"], default="both")
+    parser.add_argument("--docks", default="hidden,shown",
+                        help="the wire inspector and timeline docks: hidden, shown, or both one after the other (default)")
     parser.add_argument("--reads", default="gui,thread",
                         help="where the lanes read their streams: on the net thread (livefill.wire.net_thread, LIVEFILL_READ_THREAD=1), "
                              "on the GUI thread (as the app does), or both side by side (default)")
