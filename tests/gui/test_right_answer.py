@@ -86,7 +86,13 @@ def test_a_wrong_answer_is_marked_on_exactly_that_field_with_the_expected_value(
     assert not menu.choose(bad)  # a bad file: one line, nothing changes
     assert "not JSON" in window.statusBar().currentMessage() and "\n" not in window.statusBar().currentMessage()
     assert window.session.scoreboard.expected.chosen is None
-    assert menu.choose(path)
+    dialog = menu.ask()  # File → Expected answer ▸ Choose a file…: the real (non-modal) dialog
+    assert dialog.objectName() == "expectedAnswerDialog" and dialog.isVisible()
+    dialog.fileSelected.emit(str(path))
+    assert window.session.scoreboard.expected.current().path == str(path)
+    menu.render()
+    assert menu.now_action.text() == "Now: invoice.expected.json, chosen" and menu.clear_action.isEnabled()
+    dialog.close()
     run(window, qloop)
     for i, lane in enumerate(view.lanes):
         marks = answers(lane)
@@ -156,3 +162,30 @@ def test_a_price_entered_in_the_settings_makes_a_cost_appear(make_window, qloop)
     prices.set_cell(0, 1, "three")  # not a price: said, and the setting keeps its value
     assert "a price is a number" in dialog.error.text()
     assert window.session.settings.prices[0].input == 3.0
+
+
+def test_the_single_form_of_your_document_is_scored_against_the_answer_beside_it(make_window, qloop, tmp_path):
+    document = tmp_path / "march.txt"
+    document.write_text(INVOICE.document, encoding="utf-8")
+    expected = json.loads(json.dumps(INVOICE.expected))
+    expected["currency"] = "USD"
+    (tmp_path / "march.expected.json").write_text(json.dumps(expected), encoding="utf-8")
+    window = make_window(provider="anthropic")
+
+    async def scenario():
+        task = window.documents.open_path(document)
+        assert task is not None
+        await task
+        assert window.session.settings.document_path == str(document.resolve())
+        window.start()
+        await wait_until(all_done(window), timeout=60)
+
+    arun(qloop, scenario())
+    assert window.menus.expected_answer.expected.current().source == "march.expected.json, beside the document"
+    currency = window.field("/currency")
+    assert currency.property("answer") == "wrong" and currency.marker.text() == "✗ wrong"
+    assert "Expected: USD (shown: EUR)" in currency.toolTip()
+    assert window.field("/customer_name").property("answer") == "right"
+    assert window.field("/line_items").marker.text() == "✓ 12 right"
+    window.session.clear_forms()  # Clear: no marks on an empty form
+    assert currency.property("answer") == "" and window.field("/line_items").marker.text() != "✓ 12 right"
