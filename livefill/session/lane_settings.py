@@ -229,8 +229,9 @@ def lane_run_settings(base: RunSettings, lane: LaneSettings) -> RunSettings:
 
 # -- what differs between lanes -------------------------------------------------------------------
 
-def _words(s: RunSettings) -> dict[str, str]:
-    """Each setting a lane header may name, as it would say it ("" says nothing)."""
+def _words(s: RunSettings) -> dict[str, str | None]:
+    """Each setting a lane header may name, as it would say it ("" says nothing; None: it does
+    not apply to this lane, as the demo knobs to a live lane)."""
     model = getattr(s, model_setting(s.provider) if s.live else "model")
     return {
         "provider": s.provider,
@@ -239,17 +240,17 @@ def _words(s: RunSettings) -> dict[str, str]:
         "structured": s.structured,
         "model": model or "default model",
         "mode": s.mode.value,
-        "speed": "" if s.live else f"speed {s.speed:g}",
-        "seed": "" if s.live else f"seed {s.seed}" if s.seed is not None else "default seed",
-        "fault": "" if s.live else f"fault {s.fault}" if s.fault else "no fault",
-        "slicing": "" if s.live else f"slice {s.slicing}",
+        "speed": None if s.live else f"speed {s.speed:g}",
+        "seed": None if s.live else f"seed {s.seed}" if s.seed is not None else "default seed",
+        "fault": None if s.live else f"fault {s.fault}" if s.fault else "no fault",
+        "slicing": None if s.live else f"slice {s.slicing}",
     }
 
 
 def differing(settings: Sequence[RunSettings]) -> list[str]:
     """The settings the lanes do not all share ("provider", "fine_grained", "mode", ...)."""
     words = [_words(s) for s in settings]
-    return [k for k in (words[0] if words else {}) if len({w[k] for w in words}) > 1]
+    return [k for k in (words[0] if words else {}) if len({w[k] for w in words} - {None}) > 1]
 
 
 def lane_titles(settings: Sequence[RunSettings]) -> list[str]:
@@ -274,7 +275,7 @@ def shared_words(settings: Sequence[RunSettings]) -> list[str]:
     words = [_words(s) for s in settings]
     if not words:
         return []
-    return [words[0][k] for k in words[0] if words[0][k] and len({w[k] for w in words}) == 1]
+    return [str(w) for k in words[0] if len(said := {w[k] for w in words} - {None}) == 1 and (w := said.pop())]
 
 
 # -- presets ----------------------------------------------------------------------------------------

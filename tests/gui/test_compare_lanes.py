@@ -150,3 +150,27 @@ def test_compare_preset_on_the_command_line_opens_those_lanes(make_window):
     window = make_window(compare=args.compare, keys=null_keys())
     assert [lane.title for lane in window.compare_view.lanes] == [
         "anthropic", "anthropic · fine-grained", "openai-chat", "openai-responses", "ollama"]
+
+
+def test_a_live_lane_beside_a_demo_lane_each_with_its_own_key(make_window, qloop, demo_server, monkeypatch):
+    import uuid
+
+    from tests.wire.test_keys import MemoryKeyring
+
+    for var in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OLLAMA_HOST"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", demo_server.url)  # the demo provider addressed as Anthropic's API
+    secret = "sk-ant-test-" + uuid.uuid4().hex
+    keys = KeyStore(backend=MemoryKeyring(), environ={})
+    keys.set("anthropic", secret, demo_server.url)
+    window = make_window(keys=keys, scenario="weather", compare=["provider=anthropic,live=true", "provider=ollama"])
+    view = window.compare_view
+    assert [lane.title for lane in view.lanes] == ["anthropic · live", "ollama · demo"]
+    window.start_button.click()
+    arun(qloop, wait_until(all_done(window), timeout=60))
+    assert [s.phase for s in window.last_statuses()] == [Phase.COMMITTED] * 2, [s.reason for s in window.last_statuses()]
+    live, demo = (lane.run.config for lane in view.lanes)
+    assert live.demo is None and live.api_key == secret and demo.demo is not None and demo.api_key == "demo"
+    assert view.lane(0).header.live_label.isVisibleTo(view.lane(0)) and not view.lane(1).header.live_label.isVisibleTo(view.lane(1))
+    entries = [e for e in demo_server.requests() if e.get("started_at", 0) >= window.session.t0_wall - 1]
+    assert {e["wire"] for e in entries} >= {"anthropic", "ollama"}
