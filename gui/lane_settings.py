@@ -47,10 +47,11 @@ class LaneSettingsDialog(QDialog):
         self.provider = self._combo("laneProvider", [(_session(base.provider), None)]
                                     + [(PROVIDER_SPECS[p].label, p) for p in PROVIDERS], own.provider)
         self.live = self._combo("laneLive", [(_session("live" if base.live else "demo provider"), None),
-                                             ("demo provider", False), ("live provider (its key)", True)], own.live)
+                                             ("demo provider", False), ("the live provider", True)], own.live)
         self.model = QLineEdit(own.model or "")
         self.model.setObjectName("laneModel")
-        self.model.setPlaceholderText("the provider's default (or the session's)")
+        self.model.setPlaceholderText(_session(base.model or "default model") if own.provider in (None, base.provider)
+                                      else "the provider's default model")
         self.structured = self._combo("laneStructured", [(_session(base.structured), None)]
                                       + [(s, s) for s in STRUCTURED], own.structured)
         self.fine_grained = self._combo("laneFineGrained", [(_session("on" if base.fine_grained else "off"), None),
@@ -71,6 +72,7 @@ class LaneSettingsDialog(QDialog):
         self.problem.setObjectName("laneSettingsProblem")
         self.problem.setWordWrap(True)
         self.problem.hide()
+        self.setMinimumWidth(440)
 
         form = QFormLayout()
         for label, widget in (("Provider", self.provider), ("Answered by", self.live), ("Model", self.model),
@@ -81,7 +83,11 @@ class LaneSettingsDialog(QDialog):
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        note = QLabel("What this lane changes; the rest follows the session's settings (the toolbar).", self)
+        note.setObjectName("laneSettingsNote")
+        note.setWordWrap(True)
         layout = QVBoxLayout(self)
+        layout.addWidget(note)
         layout.addLayout(form)
         layout.addWidget(self.problem)
         layout.addWidget(self.buttons)
@@ -109,6 +115,8 @@ class LaneSettingsDialog(QDialog):
         live = self.live.currentData()
         live = self.session.settings.live if live is None else live
         self.fine_grained.setEnabled(spec.fine_grained)
+        if not spec.fine_grained:
+            self.fine_grained.setCurrentIndex(2)  # "off": this provider has no fine-grained streaming
         for combo, allowed in ((self.structured, spec.structured), (self.fault, ("none", *faults_for(provider)))):
             view = combo.view()
             for i in range(combo.count()):

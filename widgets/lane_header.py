@@ -59,6 +59,7 @@ class LaneHeader(QFrame):
         f.setBold(True)
         f.setPointSizeF(f.pointSizeF() * 1.15)
         self.title_label.setFont(f)
+        self.title_label.setWordWrap(True)  # "anthropic · fine-grained · seed 3" wraps in a narrow lane, never cut
         self.about_label = ElidedLabel(parent=self, max_lines=2)
         self.about_label.setObjectName("laneAbout")
         self.live_label = QLabel(LIVE_NOTE, self)

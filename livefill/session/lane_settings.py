@@ -26,7 +26,7 @@ from livefill.extraction.modes import MODES, Mode, parse_mode
 from livefill.session.app_settings import SettingsStore
 from livefill.session.session_config import live_endpoint
 from livefill.session.settings import (
-    LIVE_PROVIDERS, PROVIDERS, RunSettings, base_url_setting, check_fault, check_slicing, fault_problem, model_setting,
+    DEFAULT_SEED, LIVE_PROVIDERS, PROVIDERS, RunSettings, base_url_setting, check_fault, check_slicing, fault_problem, model_setting,
 )
 from livefill.wire.keys import KeyStore
 from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
@@ -241,7 +241,7 @@ def _words(s: RunSettings) -> dict[str, str | None]:
         "model": model or "default model",
         "mode": s.mode.value,
         "speed": None if s.live else f"speed {s.speed:g}",
-        "seed": None if s.live else f"seed {s.seed}" if s.seed is not None else "default seed",
+        "seed": None if s.live else f"seed {s.seed if s.seed is not None else DEFAULT_SEED}",  # compare says it
         "fault": None if s.live else f"fault {s.fault}" if s.fault else "no fault",
         "slicing": None if s.live else f"slice {s.slicing}",
     }

@@ -116,7 +116,7 @@ def test_the_lanes_survive_a_relaunch(make_window, qloop):
     first = make_window(store=store, keys=null_keys())
     first.set_compare(True)
     first.compare_view.preset_button.actions_["wires"].trigger()
-    first.session.set_lane_settings(first.compare_view.lane(4).name, "provider=ollama,seed=7,mode=blocking")
+    first.session.set_lane_settings(first.compare_view.lane(4).name, "provider=ollama,seed=3,mode=blocking")
     first.close()
     again = make_window(store=store, keys=null_keys())
     assert not again.comparing  # the view the launch asks for; the lanes are kept for when compare is shown
@@ -124,9 +124,9 @@ def test_the_lanes_survive_a_relaunch(make_window, qloop):
     view = again.compare_view
     assert again.comparing and len(view.lanes) == 5
     assert [lane.title for lane in view.lanes] == [
-        "anthropic · partial · default seed", "anthropic · fine-grained · partial · default seed",
-        "openai-chat · partial · default seed", "openai-responses · partial · default seed", "ollama · blocking · seed 7"]
-    assert again.session.lane_settings(view.lane(4).name).seed == 7 and view.lane(4).mode.value == "blocking"
+        "anthropic · partial · seed 7", "anthropic · fine-grained · partial · seed 7", "openai-chat · partial · seed 7",
+        "openai-responses · partial · seed 7", "ollama · blocking · seed 3"]  # (7: the seed every compare lane sends)
+    assert again.session.lane_settings(view.lane(4).name).seed == 3 and view.lane(4).mode.value == "blocking"
 
 
 def test_the_live_preset_is_greyed_and_says_why_without_keys(make_window, qloop):
