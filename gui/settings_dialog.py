@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QVBoxLayout,
@@ -127,6 +128,11 @@ class SettingsDialog(QDialog):
 
         self.keyring_note = Note(name="keyringNote")
         layout.addWidget(self.keyring_note)
+        columns = QHBoxLayout()  # keys on the left, the local servers and the prices on the right:
+        left, right = QVBoxLayout(), QVBoxLayout()  # one column would not fit a 720 px screen
+        columns.addLayout(left, 1)
+        columns.addLayout(right, 1)
+        layout.addLayout(columns)
 
         self.keys: dict[str, KeyField] = {}
         for row, title in (("anthropic", "Anthropic"), ("openai", "OpenAI (Chat Completions and Responses)")):
@@ -137,7 +143,7 @@ class SettingsDialog(QDialog):
             self.keys[row] = field
             form.addRow("API key", field)
             form.addRow("", _hint(note))
-            layout.addWidget(box)
+            left.addWidget(box)
 
         box = QGroupBox("OpenAI-compatible server (llama.cpp, vLLM, LM Studio, a gateway…)")
         form = QFormLayout(box)
@@ -147,7 +153,8 @@ class SettingsDialog(QDialog):
         form.addRow("Base URL", self.compatible_url)
         form.addRow("Model", self.compatible_model)
         form.addRow("API key", self.keys["compatible"])
-        layout.addWidget(box)
+        left.addWidget(box)
+        left.addStretch(1)
 
         box = QGroupBox("Ollama")
         form = QFormLayout(box)
@@ -156,7 +163,7 @@ class SettingsDialog(QDialog):
         form.addRow("Base URL", self.ollama_url)
         form.addRow("Model", self.ollama_model)
         form.addRow("", _hint(f"Ollama takes no key. Default: {PROVIDER_SPECS['ollama'].base_url_variable}, or {OLLAMA_DEFAULT}."))
-        layout.addWidget(box)
+        right.addWidget(box)
 
         box = QGroupBox("Prices (what you pay: the scoreboard's cost)")
         box_layout = QVBoxLayout(box)
@@ -164,7 +171,8 @@ class SettingsDialog(QDialog):
         box_layout.addWidget(self.prices)
         box_layout.addWidget(_hint("Per million tokens, in your currency. livefill ships no prices: a lane's cost "
                                    "is shown only for a model priced here, when its provider reports the tokens."))
-        layout.addWidget(box)
+        right.addWidget(box)
+        right.addStretch(1)
 
         self.error = Note(name="settingsError")
         self.error.hide()

@@ -27,7 +27,7 @@ from livefill.session.prices import Price, check_prices
 
 __all__ = ["COLUMNS", "PriceTable", "parse_price"]
 
-COLUMNS = ("Model", "Input, per million tokens", "Output, per million tokens")
+COLUMNS = ("Model", "Input / 1M", "Output / 1M")
 _MONEY = re.compile(r"[\s$€£¥]")
 
 
@@ -59,6 +59,9 @@ class PriceTable(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in (1, 2):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+            self.table.horizontalHeaderItem(column).setToolTip(f"{COLUMNS[column].split()[0]}: the price per million tokens")
+        self.table.setWordWrap(False)
+        self.table.setMinimumWidth(380)  # room for a model's whole name ("claude-sonnet-5") beside two prices
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setToolTip("What you pay per million tokens, in your currency; a cost is shown only for a model "
                               "priced here (livefill ships no prices)")
