@@ -131,7 +131,7 @@ class StateDelegate(QStyledItemDelegate):
             painter.fillRect(rect, option.palette.highlight())
         elif state == "provisional":
             painter.fillRect(rect, PROVISIONAL_FILL)
-        elif state == "invalid":
+        elif state == "invalid" or answer == "wrong":
             painter.fillRect(rect, INVALID_FILL)
         text_rect = rect.adjusted(4, 0, -GLYPH_SPACE, 0)
         font = fonts[0]
