@@ -12,6 +12,7 @@ its tooltip says why.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from PySide6.QtGui import QAction
@@ -88,7 +89,8 @@ class PresetButton(QToolButton):
         if future.cancelled():
             return
         self.live_lanes = () if future.exception() is not None else future.result()
-        self._show_live()
+        with contextlib.suppress(RuntimeError):  # the view was closed meanwhile (its C++ side is gone)
+            self._show_live()
 
     def _show_live(self) -> None:
         action = self.actions_["live"]

@@ -311,6 +311,7 @@ PRESETS: dict[str, Preset] = {
 def live_preset(base: RunSettings, keys: KeyStore | None) -> tuple[LaneSettings, ...]:
     """One partial lane per live provider `keys` has a key for (at most five). Reads the keyring:
     call it off the GUI thread."""
+    keys = keys if keys is not None else KeyStore()  # (one store: each keyring slot is read once)
     lanes = []
     for provider in LIVE_PROVIDERS:
         if PROVIDER_SPECS[provider].key_variable is None and provider != "openai-compatible":

@@ -396,8 +396,11 @@ class Session(LaneIntents):
         if not self.records_history(view):
             return None
         replay_path, replay_id = replayed_file(self.replay)
+        settings = self._settings
+        if self._comparing and self.replay is None and lane in self.compare_lanes:
+            settings = self.lane_run_settings(lane.name)  # a compare lane's own (live or not)
         return self.history.tagged(**run_fields(
-            self._settings, view=view, lane=lane.title if self._comparing else None, document_text=config.document,
+            settings, view=view, lane=lane.title if self._comparing else None, document_text=config.document,
             replay_path=replay_path, replay_id=replay_id,
         ))
 
