@@ -2,10 +2,11 @@
 
 A `Session` owns the current `RunSettings` (one frozen value, replaced whole) and its lanes: the
 single form's `single` lane, and 2 to 5 compare lanes (livefill.session.compare) shown instead in
-compare view. A window renders the session and sends it intents (the methods below); it keeps no
-setting of its own. Every change is told to subscribers as a small frozen event
-(livefill.session.session_events). `start()` starts every lane shown with one `RunConfig`
-(livefill.session.session_config) at one shared `t0`; `stop()` stops them all.
+compare view, each with run settings of its own (livefill.session.lane_settings; the lane
+intents: livefill.session.session_lanes). A window renders the session and sends it intents (the
+methods below); it keeps no setting of its own. Every change is told to subscribers as a small
+frozen event (livefill.session.session_events). `start()` starts every lane shown, each with its
+own `RunConfig` (livefill.session.session_config), at one shared `t0`; `stop()` stops them all.
 
 How a start, a stop, a compare run's end and Clear / Undo go: docs/notes/session.md.
 """
