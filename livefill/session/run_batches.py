@@ -1,7 +1,7 @@
 """The messages between a run and its worker process (livefill.session.run_worker / run_remote).
 
-The parent (the app's side, livefill.session.run_remote) sends `StartRun`, then maybe `StopRun`.
-The worker answers `Opened` once the source is open, at most one `Batch` per `FRAME_SECONDS`
+The worker says `Ready` once warm. The parent (the app's side, livefill.session.run_remote) sends
+`StartRun`, then maybe `StopRun`; the worker answers `Opened` once the source is open, at most one `Batch` per `FRAME_SECONDS`
 (the form's changes already reduced to the last write per pointer, the wire the parent's taps
 replay, the run's counts so far), and finally one `Outcome`, which carries the last batch. A
 failure crosses as its own exception when that survives pickling, else as a `WorkerFailure`
@@ -24,6 +24,7 @@ __all__ = [
     "Batch",
     "Opened",
     "Outcome",
+    "Ready",
     "StartRun",
     "StopRun",
     "WorkerFailure",
@@ -38,6 +39,11 @@ _WRITES = (FieldState.PROVISIONAL, FieldState.SETTLED, FieldState.INVALID)
 
 
 @dataclass(frozen=True, slots=True)
+class Ready:
+    """The worker has warmed up (sent once, before it reads its first `StartRun`)."""
+
+
+@dataclass(frozen=True, slots=True)
 class StartRun:
     """Run `config` (tagged `run_id`); `relay_record`: the trace the embedded relay writes."""
 
@@ -45,6 +51,7 @@ class StartRun:
     run_id: str
     relay_record: str | None = None
     marking: bool = True
+    settle_reads: bool = False  # note when each value's settling byte arrived (SettleReads) there
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +81,7 @@ class Batch:
     content: bool  # content (a delta or a record) has arrived in this run
     stop_reason: str | None
     sent_at: float  # time.monotonic() in the worker when it was sent
+    settle_times: tuple[tuple[str, float], ...] = ()  # SettleReads.times noted since the last batch
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ How this works
 (livefill.session.run_worker, started with the 'spawn' method: the app has Qt threads, so never
 a plain fork), sends it `StartRun`, and applies what comes back (livefill.session.run_batches):
 each `Batch` is the wire replayed to the run's taps (each read keeps the time it arrived in the
-worker), one status update with the counts, and one `FormModel.apply_many` of the changes, already
+worker; a SettleReads on it is run in the worker instead, which sends its times), one status
+update with the counts, and one `FormModel.apply_many` of the changes, already
 reduced to the last write per pointer, at most one a frame. The `Outcome` ends it as the run
 would have ended in this process: a committed value goes through `Run._finish` (history, commit),
 a failure is raised for `Run.run` to say and restore. A cancel (Stop) sends `StopRun` and waits
@@ -25,6 +26,7 @@ import asyncio
 import contextlib
 import multiprocessing
 import sys
+import time
 import types
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
@@ -33,8 +35,9 @@ from typing import Any
 from livefill import switches
 from livefill.errors import ConnectionLost
 from livefill.session import run_worker
-from livefill.session.run_batches import Batch, Opened, Outcome, StartRun, StopRun
-from livefill.wire.taps import WireTap, arriving
+from livefill.session.run_batches import Batch, Opened, Outcome, Ready, StartRun, StopRun
+from livefill.recording.settle_reads import SettleReads
+from livefill.wire.taps import Tee, WireTap, arriving, tee
 
 Run = Any  # livefill.session.run.Run, which imports this module (no circle: not imported here)
 
@@ -83,6 +86,17 @@ class _Worker:
             self.process.start()
         child.close()
         self.broken = False
+        self._ready = False
+
+    def ready(self) -> bool:
+        """Whether the worker has said it is warm (only asked while it is idle)."""
+        if not self._ready and self.alive:
+            try:
+                while self.conn.poll():
+                    self._ready = isinstance(self.conn.recv(), Ready) or self._ready
+            except (EOFError, OSError):
+                self.broken = True
+        return self._ready
 
     @property
     def alive(self) -> bool:
@@ -120,6 +134,10 @@ class WorkerPool:
         self.idle = [w for w in self.idle if w.alive or w.close()]
         while len(self.idle) < max(1, self.wanted):
             self.idle.append(_Worker())
+
+    def warm(self) -> bool:
+        """Whether every waiting worker is warm (benchmarks wait for it before measuring)."""
+        return all([w.ready() for w in self.idle])
 
     def take(self) -> _Worker:
         """A warm worker (a new one if none is waiting: that Start waits for it to start)."""
@@ -203,8 +221,25 @@ class _Inbox:
             self._loop.remove_reader(self._fd)
 
 
-def apply_batch(run: Run, tap: WireTap | None, batch: Batch) -> None:
+def _split(tap: WireTap | None) -> tuple[WireTap | None, list[SettleReads]]:
+    """`tap` without its SettleReads on the monotonic clock (the worker notes those times: the
+    same arrival times, the same parse, off this thread), and those SettleReads."""
+    if isinstance(tap, SettleReads) and getattr(tap, "_clock", None) is time.monotonic:
+        return None, [tap]
+    if isinstance(tap, Tee):
+        kept, found = [], []
+        for t in tap.taps:
+            rest, settle = _split(t)
+            kept.append(rest)
+            found += settle
+        return tee(*kept), found
+    return tap, []
+
+
+def apply_batch(run: Run, tap: WireTap | None, batch: Batch, settle: list[SettleReads] | None = None) -> None:
     """One batch into the run: its wire to the taps, one status update, one form update."""
+    for reads in settle or ():
+        reads.times.update(batch.settle_times)
     if tap is not None:
         for item in batch.wire:
             kind = item[0]
@@ -232,24 +267,24 @@ def apply_batch(run: Run, tap: WireTap | None, batch: Batch) -> None:
         run.form.apply_many(batch.changes, parent_state=batch.parent_state)
 
 
-def _handle(run: Run, tap: WireTap | None, message: Any) -> Outcome | None:
+def _handle(run: Run, tap: WireTap | None, message: Any, settle: list[SettleReads]) -> Outcome | None:
     if message is None:
         raise ConnectionLost("the run's worker process ended before the run did")
     if isinstance(message, Batch):
-        apply_batch(run, tap, message)
+        apply_batch(run, tap, message, settle)
     elif isinstance(message, Opened):
         run._begin_trace(status=200, headers=message.headers)
     elif isinstance(message, Outcome):
         if message.last is not None:
-            apply_batch(run, tap, message.last)
+            apply_batch(run, tap, message.last, settle)
         return message
     return None
 
 
-async def _outcome(run: Run, tap: WireTap | None, inbox: _Inbox) -> Outcome:
+async def _outcome(run: Run, tap: WireTap | None, inbox: _Inbox, settle: list[SettleReads]) -> Outcome:
     while True:
         for message in await inbox.get():
-            outcome = _handle(run, tap, message)
+            outcome = _handle(run, tap, message, settle)
             if outcome is not None:
                 return outcome
 
@@ -261,13 +296,14 @@ async def consume(run: Run, tap: WireTap | None) -> None:
     worker = workers.take()
     inbox = _Inbox(worker)
     relay_record = run._relay_record
+    tap, settle = _split(tap)
     try:
         worker.send(StartRun(run.config, run.status.run_id, str(relay_record.path) if relay_record else None,
-                             run.form.marking))
+                             run.form.marking, settle_reads=bool(settle)))
         try:
-            outcome = await _outcome(run, tap, inbox)
+            outcome = await _outcome(run, tap, inbox, settle)
         except asyncio.CancelledError:
-            await _stop(run, tap, worker, inbox)
+            await _stop(run, tap, worker, inbox, settle)
             raise
         if outcome.kind == "committed":
             run._finish(outcome.value)
@@ -280,10 +316,10 @@ async def consume(run: Run, tap: WireTap | None) -> None:
         workers.give_back(worker)
 
 
-async def _stop(run: Run, tap: WireTap | None, worker: _Worker, inbox: _Inbox) -> None:
+async def _stop(run: Run, tap: WireTap | None, worker: _Worker, inbox: _Inbox, settle: list[SettleReads]) -> None:
     """Tell the worker to close its connection; return once it has (or it was killed)."""
     try:
         worker.send(StopRun())
-        await asyncio.wait_for(_outcome(run, tap, inbox), STOP_WAIT)
+        await asyncio.wait_for(_outcome(run, tap, inbox, settle), STOP_WAIT)
     except (Exception, asyncio.CancelledError):  # noqa: BLE001 - no answer: the process ends instead
         worker.close()

@@ -5,7 +5,7 @@ method): it warms what a first request needs, then serves one `StartRun` after a
 `conn` until the app closes its end. For each run it opens the source exactly as
 livefill.session.run does (the provider stream, or the relay as the mode says), feeds every event
 to the mode's reader and the reader's changes into a `FormModel` of its own (the mirror the final
-value is read from), and sends the parent (livefill.session.run_batches): `Opened`, at most one
+value is read from; and, when asked, the byte-to-pixel probe's `SettleReads`), and sends the parent (livefill.session.run_batches): `Opened`, at most one
 `Batch` per frame (the changes reduced to the last write per pointer, the wire for the parent's
 taps, the counts), and one `Outcome`. A `StopRun` cancels the read: the connection is closed
 (the server sees the disconnect) before the stopped `Outcome` is sent.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import importlib
 import time
 from collections.abc import AsyncIterator
@@ -25,11 +26,13 @@ from typing import Any, AsyncContextManager
 from livefill.extraction.form import FormModel
 from livefill.extraction.readers import READERS, Reader
 from livefill.extraction.schema import check_document
+from livefill.recording.settle_reads import SettleReads
 from livefill.session.run_batches import (
     FRAME_SECONDS,
     Batch,
     Opened,
     Outcome,
+    Ready,
     StartRun,
     StopRun,
     portable_failure,
@@ -61,8 +64,19 @@ def main(conn: Connection) -> None:
             importlib.import_module(name)
     with contextlib.suppress(Exception):
         importlib.import_module("livefill.wire.providers.transport").prewarm()
+    _settle_garbage()
+    with contextlib.suppress(OSError, ValueError):
+        conn.send(Ready())
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(conn))
+
+
+def _settle_garbage() -> None:
+    """Collect now and keep what survives out of every later collection: a full collection over
+    the SDKs' objects took hundreds of ms and held a run's batches back (as on the GUI thread:
+    livefill.gui.gui_thread_gc). Called at start-up and after each run, between runs."""
+    gc.collect()
+    gc.freeze()
 
 
 async def _serve(conn: Connection) -> None:
@@ -82,13 +96,15 @@ async def _serve(conn: Connection) -> None:
         message = await inbox.get()
         if message is None:
             return
-        if isinstance(message, StartRun) and not await _serve_run(message, conn, inbox):
-            return
+        if isinstance(message, StartRun):
+            if not await _serve_run(message, conn, inbox):
+                return
+            _settle_garbage()
 
 
 async def _serve_run(start: StartRun, conn: Connection, inbox: asyncio.Queue[Any]) -> bool:
     """Run `start` until it ends or the app stops it; False when the app has gone."""
-    outbox = _Outbox(conn)
+    outbox = _Outbox(conn, start.settle_reads)
     task = asyncio.ensure_future(_run(start, outbox))
     alive = True
     while not task.done():
@@ -172,11 +188,28 @@ async def _read(start: StartRun, outbox: _Outbox) -> Any:
     return value
 
 
+class _Noting(dict):  # type: ignore[type-arg]
+    """SettleReads.times that also lists each entry written, for the next batch."""
+
+    def __init__(self, written: list[tuple[str, float]]) -> None:
+        super().__init__()
+        self._written = written
+
+    def __setitem__(self, key: str, value: float) -> None:
+        super().__setitem__(key, value)
+        self._written.append((key, value))
+
+
 class _Outbox:
     """The run's tap and its counts; sends what gathered at most once a frame."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, settle_reads: bool = False) -> None:
         self._conn = conn
+        self._settle: SettleReads | None = None
+        self._settled: list[tuple[str, float]] = []
+        if settle_reads:  # the byte-to-pixel probe's wire side, here rather than on the GUI thread
+            self._settle = SettleReads()
+            self._settle.times = _Noting(self._settled)
         self._loop = asyncio.get_running_loop()
         self._changes: list[tuple[Any, ...]] = []
         self._wire: list[tuple[Any, ...]] = []
@@ -194,13 +227,19 @@ class _Outbox:
 
     def on_read(self, data: bytes) -> None:
         self._wire.append(("r", data, time.monotonic()))
+        if self._settle is not None:
+            self._settle.on_read(data)
         self._due()
 
     def on_frame(self, frame: WireFrame) -> None:
         self._wire.append(("f", frame))
+        if self._settle is not None:
+            self._settle.on_frame(frame)
 
     def on_event(self, event: Any) -> None:
         self._wire.append(("e", event))
+        if self._settle is not None:
+            self._settle.on_event(event)
 
     # -- what the run saw ---------------------------------------------------------------------
 
@@ -249,7 +288,9 @@ class _Outbox:
             content=self.content,
             stop_reason=self.stop_reason,
             sent_at=now,
+            settle_times=tuple(self._settled),
         )
+        self._settled.clear()
         self._changes.clear()
         self._wire.clear()
         self._dirty = False

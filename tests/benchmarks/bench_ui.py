@@ -219,6 +219,13 @@ def measure_latency(lane) -> None:  # noqa: ANN001 (livefill.session.lane.Sessio
 
 async def measure(window, mode: str, reads: str = "gui") -> dict[str, float | str]:  # noqa: ANN001 (MainWindow)
     os.environ["LIVEFILL_READ_THREAD"] = "1" if reads == "thread" else "0"  # livefill.wire.net_thread.enabled()
+    os.environ["LIVEFILL_RUN_WORKER"] = "process" if reads == "worker" else ""  # livefill.session.run_remote.enabled()
+    if reads == "worker":  # a warm worker, as the app keeps one (livefill.session.run_remote.prewarm)
+        from livefill.session import run_remote
+
+        run_remote.prewarm(0)
+        while not run_remote.pool().warm():
+            await asyncio.sleep(0.05)
     window.mode_combo.setCurrentIndex(window.mode_combo.findData(mode))
     await asyncio.sleep(0.3)
     figures = await probe_run(window.start, lambda: window.controller.active)
@@ -301,8 +308,10 @@ def main() -> int:
     parser.add_argument("--provider", default="anthropic")
     parser.add_argument("--modes", default="partial,naive,blocking")
     parser.add_argument("--reads", default="gui,thread",
-                        help="where the stream is read: on the net thread (livefill.wire.net_thread, LIVEFILL_READ_THREAD=1), "
-                             "on the GUI thread (as the app does), or both side by side (default)")
+                        help="where the stream is read, comma-separated: gui (on the GUI thread, as the app does), thread "
+                             "(the net thread, livefill.wire.net_thread, LIVEFILL_READ_THREAD=1), worker (a worker process that "
+                             "also parses and keeps a form mirror, livefill.session.run_remote, LIVEFILL_RUN_WORKER=process); "
+                             "default gui,thread")
     parser.add_argument("--no-latency", dest="latency", action="store_false",
                         help="leave the single form's metrics off, as the app does (no byte-to-pixel figures; "
                              "the GUI thread's CPU as the app spends it)")

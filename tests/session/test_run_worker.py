@@ -21,6 +21,7 @@ from livefill.session import run_remote
 from livefill.session.run import Run
 from livefill.session.run_batches import FRAME_SECONDS
 from livefill.session.run_status import Phase
+from livefill.wire.taps import tee
 
 from tests.session.test_run_demo import config, primed_form
 
@@ -32,9 +33,9 @@ def worker(monkeypatch):
     seen: list[tuple[float, int, int]] = []
     apply = run_remote.apply_batch
 
-    def counting(run, tap, batch):
+    def counting(run, tap, batch, *settle):
         seen.append((batch.sent_at, len(batch.changes), len(batch.wire)))
-        apply(run, tap, batch)
+        apply(run, tap, batch, *settle)
 
     monkeypatch.setattr(run_remote, "apply_batch", counting)
     run_remote.prewarm()
@@ -162,3 +163,25 @@ async def test_a_recorded_run_in_the_worker_writes_the_same_trace(demo_server, w
     reads = [base64.b64decode(r["b64"]) for r in lines[1:-1]]
     assert len(b"".join(reads)) == status.bytes_received > 0
     assert [r["t_ms"] for r in lines[1:-1]] == sorted(r["t_ms"] for r in lines[1:-1])
+
+
+@pytest.mark.parametrize("mode", ["partial", "settled"])
+async def test_the_byte_to_pixel_probe_notes_in_the_worker_what_it_notes_here(demo_server, worker, monkeypatch, mode):
+    """A SettleReads tap is run in the worker (its parse off the GUI thread): it knows when the
+    same values settled as one told the wire in this process, by reads that arrived in the run."""
+    from livefill.recording.settle_reads import SettleReads
+
+    form = FormModel(schema_model("invoice"))
+    probe, recorder = SettleReads(), WireRecorder(t0=0.0)
+    told_here = []
+    on_frame = SettleReads.on_frame
+    monkeypatch.setattr(SettleReads, "on_frame", lambda self, frame: (told_here.append(frame), on_frame(self, frame)))
+    status = await Run(form, config(demo_server, mode, speed=0), tap=tee(recorder, probe)).run()
+    assert status.phase is Phase.COMMITTED, status.reason
+    assert worker and told_here == []  # the frames were parsed in the worker, not here
+    monkeypatch.delenv("LIVEFILL_RUN_WORKER")
+    here = SettleReads()
+    await Run(FormModel(schema_model("invoice")), config(demo_server, mode, speed=0), tap=here).run()
+    assert probe.times.keys() == here.times.keys() and len(here.times) > 5
+    assert all(probe.time_of(p) is not None for p in here.times)
+    assert recorder.total_bytes == status.bytes_received  # the other taps still see the wire
