@@ -23,7 +23,7 @@ def test_the_dump_shows_the_status_line_the_fields_and_their_marks(make_window, 
     state = visible_state(window)
     assert state["status_line"]["text"].startswith("✓ committed")
     assert state["fields"]["/amount"]["text"] == "1200"
-    assert state["fields"]["/amount"]["marker"] == "✓"
+    assert state["fields"]["/amount"]["marker"] == "✓ right"  # scored against the scenario's expected answer
     assert state["fields"]["/line_items"]["cells"][0][0] == "DSK-140"
     assert [t["text"] for t in state["toolbar"] if t["visible"]][:2] == ["▶ Start", "■ Stop"]
 
