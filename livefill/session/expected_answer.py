@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from livefill.errors import InputError
-from livefill.extraction.form import FormModel, FormUpdate
+from livefill.extraction.form import FormModel, FormSnapshot, FormUpdate
 from livefill.extraction.scenarios import get_scenario
 from livefill.observers import Observers
 from livefill.session.scoring import FieldScore, Score, Verdict, expected_beside, load_expected
@@ -128,11 +128,14 @@ class ExpectedAnswer:
 
 
 class FormMarks:
-    """The marks of one form: the score of the run that committed into it, until the form changes."""
+    """The marks of one form: the score of the run that committed into it, until the form changes
+    (an update that leaves it exactly as scored, a put-back of what was scored, keeps them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, form: FormModel) -> None:
         self.score: Score | None = None
         self.fresh = False  # the form shows what the run scored committed (unchanged since)
+        self._form = weakref.ref(form)
+        self._scored: FormSnapshot | None = None  # the form as it was scored
         self._observers: Observers[None] = Observers()
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
@@ -140,6 +143,8 @@ class FormMarks:
 
     def set(self, score: Score | None) -> None:
         """A run committed into the form: show `score` (None: no marks) until the form next changes."""
+        form = self._form()
+        self._scored = form.snapshot() if form is not None and not form.running else None
         self.fresh = True
         self._show(score)
 
@@ -161,6 +166,11 @@ class FormMarks:
         return tuple(f for f in self.score.fields if f.pointer == pointer or f.pointer.startswith(under))
 
     def _on_form(self, _update: FormUpdate) -> None:
+        if not self.fresh:
+            return
+        form = self._form()
+        if form is not None and not form.running and self._scored is not None and form.snapshot() == self._scored:
+            return  # still exactly what was scored
         self.clear()  # a new run, an edit, a clear: the marks no longer describe what is shown
 
 
@@ -171,7 +181,7 @@ def form_marks(form: FormModel) -> FormMarks:
     """The marks of `form` (made on first use; they live as long as the form)."""
     marks = _MARKS.get(form)
     if marks is None:
-        marks = _MARKS[form] = FormMarks()
+        marks = _MARKS[form] = FormMarks(form)
         form.subscribe(marks._on_form)
     return marks
 

@@ -7,7 +7,8 @@ status counts, the model the run asked for (its RunConfig's, else the provider's
 price the person gave for it (`RunSettings.prices`), and at commit the score of the committed
 object against the expected answer (`expected`, livefill.session.expected_answer). The same score
 marks the lane's form (`form_marks`) until the form changes. Choosing or clearing an expected
-answer after a commit scores again the lanes whose form still shows what their run committed.
+answer after a commit scores again the lanes whose form still shows what their run committed, and
+a run shown again (Undo of a clear puts its form back exactly) is marked again.
 The tokens come from the `usage` tap the lane puts on its wire (`LaneMetrics.usage`).
 """
 
@@ -71,6 +72,8 @@ class Scoreboard:
                                    bytes=status.bytes_received)
             if isinstance(event, LaneFinished):
                 self._score(lane)
+            elif status.phase is Phase.COMMITTED and not lane.active and lane.has_form and not form_marks(lane.form).fresh:
+                self._score(lane)  # the run shown again (Undo put its form back exactly): marked again
         elif isinstance(event, LaneReset) and lane.has_form:
             form_marks(lane.form).clear()
 

@@ -189,3 +189,5 @@ def test_the_single_form_of_your_document_is_scored_against_the_answer_beside_it
     assert window.field("/line_items").marker.text() == "✓ 12 right"
     window.session.clear_forms()  # Clear: no marks on an empty form
     assert currency.property("answer") == "" and window.field("/line_items").marker.text() != "✓ 12 right"
+    assert window.session.undo_clear()  # the run's form put back exactly: its marks too
+    assert currency.property("answer") == "wrong" and window.field("/line_items").marker.text() == "✓ 12 right"
