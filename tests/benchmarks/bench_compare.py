@@ -29,12 +29,12 @@ sys.path.insert(0, str(HERE))
 
 import livefill.wire.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see livefill.gui.app)
 import livefill.relay.client  # noqa: E402,F401
-from bench_ui import _ProcessServer, gui_thread_collection, latency_figures, probe_run  # noqa: E402
+from bench_ui import _ProcessServer, choose_reads, gui_thread_collection, latency_figures, probe_run  # noqa: E402
 from livefill.embedded.server import EmbeddedServer  # noqa: E402
 
 
 async def measure(window, docks: bool, reads: str = "gui") -> dict[str, float | str]:  # noqa: ANN001
-    os.environ["LIVEFILL_READ_THREAD"] = "1" if reads == "thread" else "0"  # livefill.wire.net_thread.enabled()
+    await choose_reads(reads, workers=len(window.session.compare_lanes))
     window.inspector_dock.setVisible(docks)
     window.timeline_dock.setVisible(docks)
     await asyncio.sleep(0.3)
@@ -117,8 +117,8 @@ def main() -> int:
     parser.add_argument("--docks", default="hidden,shown",
                         help="the wire inspector and timeline docks: hidden, shown, or both one after the other (default)")
     parser.add_argument("--reads", default="gui,thread",
-                        help="where the lanes read their streams: on the net thread (livefill.wire.net_thread, LIVEFILL_READ_THREAD=1), "
-                             "on the GUI thread (as the app does), or both side by side (default)")
+                        help="where the lanes read their streams, comma-separated: gui (as the app does), thread (the net thread, "
+                             "LIVEFILL_READ_THREAD=1), worker (a worker process per lane, LIVEFILL_RUN_WORKER=process); default gui,thread")
     args = parser.parse_args()
     from livefill.gui.qt_app import SWITCH_INTERVAL
 

@@ -217,15 +217,22 @@ def measure_latency(lane) -> None:  # noqa: ANN001 (livefill.session.lane.Sessio
         lane._set_form(lane.form)  # noqa: SLF001 - a fresh FormProbe feeding the metrics
 
 
-async def measure(window, mode: str, reads: str = "gui") -> dict[str, float | str]:  # noqa: ANN001 (MainWindow)
+async def choose_reads(reads: str, workers: int = 1) -> None:
+    """Where the next runs read: "gui", "thread" (LIVEFILL_READ_THREAD) or "worker"
+    (LIVEFILL_RUN_WORKER=process; returns once `workers` warm workers wait, as the app keeps them)."""
     os.environ["LIVEFILL_READ_THREAD"] = "1" if reads == "thread" else "0"  # livefill.wire.net_thread.enabled()
     os.environ["LIVEFILL_RUN_WORKER"] = "process" if reads == "worker" else ""  # livefill.session.run_remote.enabled()
-    if reads == "worker":  # a warm worker, as the app keeps one (livefill.session.run_remote.prewarm)
+    if reads == "worker":
         from livefill.session import run_remote
 
-        run_remote.prewarm(0)
-        while not run_remote.pool().warm():
+        pool = run_remote.pool()
+        pool.want(max(0, workers - pool.wanted))
+        while len(pool.idle) < workers or not pool.warm():
             await asyncio.sleep(0.05)
+
+
+async def measure(window, mode: str, reads: str = "gui") -> dict[str, float | str]:  # noqa: ANN001 (MainWindow)
+    await choose_reads(reads)
     window.mode_combo.setCurrentIndex(window.mode_combo.findData(mode))
     await asyncio.sleep(0.3)
     figures = await probe_run(window.start, lambda: window.controller.active)
