@@ -105,8 +105,11 @@ def test_stop_stops_every_lane_of_every_wire(make_window, qloop, demo_server):
     window.start_button.click()
     arun(qloop, wait_until(lambda: all(s is not None and s.deltas_received > 0 for s in window.last_statuses()),
                            timeout=30))
+    arun(qloop, wait_until(lambda: not any(lane.settings_button.isEnabled() for lane in view.lanes), timeout=5))
+    assert not view.preset_button.isEnabled() and window.active  # no lane's settings change while it runs
     window.stop_button.click()
     arun(qloop, wait_until(all_done(window), timeout=30))
+    assert all(lane.settings_button.isEnabled() for lane in view.lanes) and view.preset_button.isEnabled()
     assert [s.phase for s in window.last_statuses()] == [Phase.STOPPED] * 5
     arun(qloop, wait_until(lambda: all(e["disconnected"] for e in entries_of(view, demo_server).values()), timeout=10))
 
@@ -174,3 +177,13 @@ def test_a_live_lane_beside_a_demo_lane_each_with_its_own_key(make_window, qloop
     assert view.lane(0).header.live_label.isVisibleTo(view.lane(0)) and not view.lane(1).header.live_label.isVisibleTo(view.lane(1))
     entries = [e for e in demo_server.requests() if e.get("started_at", 0) >= window.session.t0_wall - 1]
     assert {e["wire"] for e in entries} >= {"anthropic", "ollama"}
+
+
+def test_compare_preset_options_are_checked_up_front(capsys):
+    import pytest
+
+    for argv, needle in ((["--compare-preset", "live"], "unknown preset 'live'"),
+                         (["--compare-preset", "wires", "--compare", "naive,partial"], "not with --compare")):
+        with pytest.raises(SystemExit) as exit_:
+            parse_args(argv)
+        assert exit_.value.code == 2 and needle in capsys.readouterr().err
