@@ -169,7 +169,7 @@ class ByteView(QPlainTextEdit):
         self.view_limit = view_limit
         self.mode = "text"
         self._reads: deque[_Rendered] = deque()
-        self._starts: list[int] = []  # stream offsets of retained reads (rebuilt lazily)
+        self._starts: list[int] = []  # stream offsets of retained reads (kept up to date; rebuilt if dirty)
         self._starts_dirty = True
         self._bytes = 0  # bytes currently in the document
         self._trimmed = 0  # document units removed from the top since the view was cleared
@@ -234,7 +234,8 @@ class ByteView(QPlainTextEdit):
             self._end += length
             self._bytes += len(data)
         cursor.endEditBlock()
-        self._starts_dirty = True
+        if not self._starts_dirty:  # a tick appends its reads' offsets, never rebuilds them all
+            self._starts.extend(offset for _, offset, _ in batch)
         if self._bytes > self.view_limit * 5 // 4:
             self._trim(self.view_limit)
 
@@ -247,19 +248,21 @@ class ByteView(QPlainTextEdit):
         self._starts_dirty = True
 
     def _trim(self, limit: int) -> None:
-        units = 0
+        units = cut = 0
         while self._reads and self._bytes > limit:
             r = self._reads.popleft()
             self._bytes -= r.size
             self.skipped_bytes += r.size
             units += r.length
+            cut += 1
+        if not self._starts_dirty:
+            del self._starts[:cut]
         if units:
             cursor = QTextCursor(self.document())
             cursor.setPosition(0)
             cursor.setPosition(units, QTextCursor.MoveMode.KeepAnchor)
             cursor.removeSelectedText()
             self._trimmed += units
-            self._starts_dirty = True
 
     # -- reading back (tests, copy) -----------------------------------------------------------
 

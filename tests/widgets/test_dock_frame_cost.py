@@ -158,3 +158,32 @@ def test_a_timeline_frame_repaints_the_plot_only(qtbot):
     qtbot.waitUntil(lambda: bool(rects), timeout=2000)
     x0 = view.layout_for(view.width()).x0
     assert all(r is not None and r.left() >= x0 - 2 for r in rects), (rects, x0)
+
+
+def test_a_field_stays_highlighted_exactly_while_the_view_trims_its_oldest_reads(qtbot):
+    """A selected field is highlighted on every tick; the view's index of its reads follows the
+    appends and the trims (it is no longer rebuilt from every read on each tick)."""
+    from tests.widgets.test_wire_inspector import _highlighted_bytes
+
+    wire = _catalog_wire()
+    rec = WireRecorder()
+    inspector = WireInspector(recorder=rec, view_limit=4096)
+    qtbot.addWidget(inspector)
+    player = _Player(rec, wire, 48)
+    pointer = None
+    checked = 0
+    while player.read():
+        inspector.refresh()
+        shown_from = inspector.byte_view.first_offset or 0
+        pointers = rec.pointers()
+        if pointer is None and len(pointers) > 40:
+            pointer = pointers[-1]  # a field of the middle of the run; the view trims past it later
+            inspector.select_pointer(pointer)
+        if pointer is None:
+            continue
+        loc = rec.locate(pointer)
+        if loc is not None and loc.spans and loc.spans[0].start >= shown_from:
+            carried = b"".join(wire.data[s.start : s.end] for s in loc.spans)
+            assert _highlighted_bytes(inspector) == carried, pointer
+            checked += 1
+    assert inspector.byte_view.skipped_bytes > 0 and checked > 10
