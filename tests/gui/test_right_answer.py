@@ -100,6 +100,7 @@ def test_a_wrong_answer_is_marked_on_exactly_that_field_with_the_expected_value(
         assert {p for p, a in marks.items() if a == "right"} == set(SCORED) - {"/amount", "/line_items/1/sku"}
         amount = lane.field("/amount")
         assert amount.marker.text() == "✗ wrong" and "Expected: 1250" in amount.toolTip() and "shown: 1200" in amount.toolTip()
+        assert amount.marker.property("answer") == amount.editor.property("answer") == "wrong"  # for the QSS
         cells = lane.field("/line_items")
         tip = cells.model.data(cells.model.index(1, 0), 3)  # ToolTipRole
         assert "Expected: CHR-99" in tip
