@@ -212,6 +212,7 @@ class WindowMenus:
         action.toggled.connect(toggled)
         self.session.subscribe(self._legend_marking)
         self._legend_marking()
+        legend.follow(self.session.single)  # "✓ right / ✗ wrong" explained while its form is scored
         legend.hideRequested.connect(lambda: action.setChecked(False))
         menu.addAction(action)
         return action
