@@ -5,6 +5,7 @@
 
 Off by default (`enabled()`: LIVEFILL_READ_THREAD=1): measured, it takes load off the GUI thread
 but makes byte-to-pixel latency worse. How it works and the figures: docs/notes/net-thread.md.
+The other way tried, a worker process per run (LIVEFILL_RUN_WORKER): docs/notes/run-worker.md.
 """
 
 from __future__ import annotations
