@@ -51,6 +51,35 @@ SCORED_ENTRY: tuple[tuple[tuple[str, str], ...], str, str] = (
 )
 
 
+def _glyph(marker: str, tip: str, **properties: str) -> QLabel:
+    """A marker styled exactly as a field's (objectName `fieldMarker`, the same QSS properties)."""
+    glyph = QLabel(marker)
+    glyph.setObjectName("fieldMarker")
+    for name, value in properties.items():
+        glyph.setProperty(name, value)
+    glyph.setToolTip(tip)
+    repolish(glyph)
+    return glyph
+
+
+def _text(words: str, tip: str) -> QLabel:
+    text = QLabel(words)
+    text.setObjectName("legendText")
+    text.setToolTip(tip)
+    return text
+
+
+def _entry(*parts: QLabel) -> QWidget:
+    """One entry of the legend: its markers and words side by side."""
+    entry = QWidget()
+    pair = QHBoxLayout(entry)
+    pair.setContentsMargins(0, 0, 10, 0)
+    pair.setSpacing(4)
+    for part in parts:
+        pair.addWidget(part)
+    return entry
+
+
 class Legend(QFrame):
     """One line of markers and their meaning, with a hide button. Signal: `hideRequested()`."""
 
@@ -75,23 +104,9 @@ class Legend(QFrame):
         row.addWidget(self.no_marks, 1)
         self.markers: list[QLabel] = []
         for marker, state, origin, words, tip in ENTRIES:
-            entry = QWidget()
-            pair = QHBoxLayout(entry)
-            pair.setContentsMargins(0, 0, 10, 0)
-            pair.setSpacing(4)
-            glyph = QLabel(marker)
-            glyph.setObjectName("fieldMarker")  # styled exactly as a field's marker
-            glyph.setProperty("state", state)
-            glyph.setProperty("origin", origin)
-            glyph.setToolTip(tip)
-            text = QLabel(words)
-            text.setObjectName("legendText")
-            text.setToolTip(tip)
-            pair.addWidget(glyph)
-            pair.addWidget(text)
-            flow.addWidget(entry)
+            glyph = _glyph(marker, tip, state=state, origin=origin)
+            flow.addWidget(_entry(glyph, _text(words, tip)))
             self.markers.append(glyph)
-            repolish(glyph)
         self.scored = self._scored_entry()
         flow.addWidget(self.scored)
         self._marking, self._scored = True, False
@@ -115,32 +130,14 @@ class Legend(QFrame):
 
     def _scored_entry(self) -> QWidget:
         markers, words, tip = SCORED_ENTRY
-        entry = QWidget()
-        pair = QHBoxLayout(entry)
-        pair.setContentsMargins(0, 0, 10, 0)
-        pair.setSpacing(4)
-        for i, (marker, answer) in enumerate(markers):
-            if i:
-                pair.addWidget(self._text("/", tip))
-            glyph = QLabel(marker)
-            glyph.setObjectName("fieldMarker")  # styled exactly as a scored field's marker
-            glyph.setProperty("answer", answer)
-            glyph.setToolTip(tip)
-            pair.addWidget(glyph)
-            repolish(glyph)
-        pair.addWidget(self._text(words, tip))
+        (right, right_answer), (wrong, wrong_answer) = markers
+        entry = _entry(_glyph(right, tip, answer=right_answer), _text("/", tip), _glyph(wrong, tip, answer=wrong_answer),
+                       _text(words, tip))
         policy = entry.sizePolicy()
         policy.setRetainSizeWhenHidden(True)  # hidden, it keeps its place: scoring never re-flows the legend
         entry.setSizePolicy(policy)
         entry.hide()
         return entry
-
-    @staticmethod
-    def _text(words: str, tip: str) -> QLabel:
-        text = QLabel(words)
-        text.setObjectName("legendText")
-        text.setToolTip(tip)
-        return text
 
     def set_marking(self, marking: bool) -> None:
         """Explain the marks (True), or say that the form's mode shows none (False)."""

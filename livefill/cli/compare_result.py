@@ -4,7 +4,8 @@ From the lane's `LaneMetrics` (first value, all settled, values shown that were 
 judged against the lane's own final values), its run's status (deltas, relay records, bytes on the
 wire), the `UsageTap` on its wire (tokens, where the provider reports them: livefill.wire.usage)
 and the scoring of its committed object against the expected answer (livefill.session.scoring).
-"first settled": the first value the lane showed unmarked that is its final value.
+"first settled" is the lane's `MetricsSummary.first_settled`: the first value it showed unmarked
+that is its final value (its committed object's).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Any
 from livefill.cli.compare_plan import ComparePlan
 from livefill.extraction.json_doc import MISSING
 from livefill.session.lane import SessionLane
-from livefill.session.metrics import leaves, same_value
+from livefill.session.metrics import leaves
 from livefill.session.run_status import Phase
-from livefill.session.scoring import Verdict, score
+from livefill.session.scoring import score
 from livefill.wire.usage import UsageTap
 
-__all__ = ["LaneResult", "first_settled", "lane_result"]
+__all__ = ["LaneResult", "lane_result"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -64,24 +65,10 @@ class LaneResult:
         return out
 
 
-
-def first_settled(lane: SessionLane, result: Any, t0: float) -> float | None:
-    """Seconds from start to the first value the lane showed, unmarked, that is its final value
-    (None: the lane did not commit, or showed none so)."""
-    if result is MISSING:
-        return None
-    final = dict(leaves(result))
-    times = [
-        d.t for d in lane.metrics.log
-        if not d.provisional and d.pointer in final and same_value(d.value, final[d.pointer])
-    ]
-    return min(times) - t0 if times else None
-
-
 def lane_result(
-    index: int, lane: SessionLane, tap: UsageTap, plan: ComparePlan, error: str | None, t0: float
+    index: int, lane: SessionLane, tap: UsageTap, plan: ComparePlan, error: str | None
 ) -> LaneResult:
-    """The figures of lane `index` once it ended (started at `t0`)."""
+    """The figures of lane `index` once it ended."""
     s = plan.settings[index]
     status = lane.status
     run = lane.run
@@ -99,7 +86,7 @@ def lane_result(
         scored = score(plan.expected, result if result is not MISSING else None)
         fields_total: int | None = scored.total
         fields_right: int | None = scored.right
-        wrong: tuple[str, ...] | None = tuple(f.pointer for f in scored.fields if f.verdict is not Verdict.RIGHT)
+        wrong: tuple[str, ...] | None = scored.wrong
     else:
         fields_total = len(list(leaves(result))) if result is not MISSING else None
         fields_right, wrong = None, None
@@ -116,7 +103,7 @@ def lane_result(
         outcome=outcome,
         reason=reason,
         first_value_s=summary.first_value,
-        first_settled_s=first_settled(lane, result, t0),
+        first_settled_s=summary.first_settled if committed else None,  # judged against the committed object
         all_settled_s=summary.all_settled if committed else None,
         elapsed_s=status.elapsed if status is not None else None,
         deltas=status.deltas_received if status is not None else 0,

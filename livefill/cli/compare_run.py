@@ -135,7 +135,7 @@ async def run_lanes(
             loop.remove_signal_handler(signal.SIGINT)
         for lane in lanes:
             await lane.shutdown()
-    results = [lane_result(i, lane, taps[i], plan, errors.get(i), t0) for i, lane in enumerate(lanes)]
+    results = [lane_result(i, lane, taps[i], plan, errors.get(i)) for i, lane in enumerate(lanes)]
     for lane in lanes:
         lane.release()
     return results, interrupted

@@ -21,7 +21,7 @@ from livefill.session.expected_answer import ExpectedAnswer, form_marks
 from livefill.session.lane import LaneEvent, LaneFinished, LaneReset, LaneStarted, LaneStatus, SessionLane
 from livefill.session.prices import price_of
 from livefill.session.run_status import Phase
-from livefill.session.scoring import Verdict, score
+from livefill.session.scoring import score
 from livefill.session.session_events import DOCUMENT_FIELDS, LanesChanged, SessionEvent, SettingsChanged, ViewChanged
 from livefill.wire.providers.request import DEFAULT_MODELS
 
@@ -89,7 +89,7 @@ class Scoreboard:
             return
         scored = score(answer.value, run.result)
         lane.metrics.set_facts(fields_right=scored.right, fields_total=scored.total, answer_source=answer.source,
-                               wrong=tuple(f.pointer for f in scored.fields if f.verdict is not Verdict.RIGHT))
+                               wrong=scored.wrong)
         form_marks(lane.form).set(scored)
 
     def _rescore(self) -> None:

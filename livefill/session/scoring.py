@@ -63,6 +63,11 @@ class Score:
     def right(self) -> int:
         return sum(1 for f in self.fields if f.verdict is Verdict.RIGHT)
 
+    @property
+    def wrong(self) -> tuple[str, ...]:
+        """The pointers of the expected fields not right (wrong or missing), in order."""
+        return tuple(f.pointer for f in self.fields if f.verdict is not Verdict.RIGHT)
+
     def of(self, verdict: Verdict) -> tuple[FieldScore, ...]:
         """The fields with `verdict`."""
         return tuple(f for f in self.fields if f.verdict is verdict)

@@ -114,3 +114,12 @@ def test_load_expected_reads_a_json_object_and_says_in_one_line_what_is_wrong(tm
 def test_a_documents_expected_answer_is_looked_for_beside_it() -> None:
     assert str(expected_beside("/docs/invoice.pdf")) == "/docs/invoice.expected.json"
     assert str(expected_beside("mail.txt")) == "mail.expected.json"
+
+
+def test_wrong_lists_the_fields_not_right_in_the_answers_order() -> None:
+    # one home for "which fields are not right": the scoreboard and `livefill compare` both use it
+    expected = {"a": 1, "b": "x", "c": [{"d": 2}, {"d": 3}]}
+    result = score(expected, {"a": 2, "b": "x", "c": [{"d": 2}]})
+    assert result.wrong == ("/a", "/c/1/d")  # a wrong value, a missing one
+    assert result.of(Verdict.MISSING)[0].pointer == "/c/1/d"
+    assert score(expected, expected).wrong == ()
