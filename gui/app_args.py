@@ -29,6 +29,7 @@ from livefill.gui.cli_args import (
     demo_fault,
     demo_slicing,
     existing_file,
+    expected_answer,
     fault_wire_problem,
     frame_rate,
     frame_width,
@@ -118,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="open the compare view with a preset of lanes: modes (the five reading modes) or "
                       "wires (every demo wire: Anthropic, Anthropic fine-grained, OpenAI Chat and Responses, Ollama)")
     what.add_argument("--document", metavar="FILE", help="open your own document (.txt, .md or .pdf) instead of the scenario's")
+    what.add_argument("--expected", metavar="FILE.json", type=expected_answer, default=None,
+                      help="score the runs against this expected answer (as File → Expected answer ▸ Choose a file…)")
     what.add_argument("--schema", metavar="NAME|FILE.json", default=None,
                       help="read with a bundled schema (invoice, ...) or your own JSON Schema file instead of the scenario's")
     what.add_argument("--show-provisional-numbers", action="store_true",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from livefill.cli.arg_types import existing_file, number, output_file, whole_number
+from livefill.errors import InputError
 
 __all__ = [
     "COMPARE_PRESETS",
@@ -16,6 +17,7 @@ __all__ = [
     "demo_fault",
     "demo_slicing",
     "existing_file",
+    "expected_answer",
     "fault_wire_problem",
     "frame_rate",
     "frame_width",
@@ -52,6 +54,17 @@ def compare_preset(text: str) -> list[str]:
     from livefill.session.lane_settings import PRESETS  # lazy: the session's settings, only with --compare-preset (740 ms)
 
     return [lane.text() for lane in PRESETS[name].lanes]
+
+
+def expected_answer(text: str) -> str:
+    """`FILE.json`: an expected answer the window can score against (checked as File ▸ Expected answer checks it)."""
+    from livefill.session.scoring import load_expected  # lazy: the session's scoring, only with --expected (23 ms)
+
+    try:
+        load_expected(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(" ".join(str(exc).split())) from None
+    return text
 
 
 def demo_fault(text: str) -> str | None:

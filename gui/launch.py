@@ -171,7 +171,9 @@ async def _amain(args: argparse.Namespace, server: EmbeddedServer, warmup: Warmu
             # (a --replay shows the trace's document; --scenario asks for that scenario)
             # after processEvents: a task started before it would get its first step inside that
             # nested event processing, while this task runs (qasync refuses: "Cannot enter into task")
-            window.restore_last_document()
+            restoring = window.restore_last_document()
+            if restoring is not None and getattr(args, "expected", None):
+                await restoring  # (--expected is for the document shown)
         start_warmup(warmup, window, collector)
         if report:
             print(f"livefill ready in {time.monotonic() - t0:.2f} s", flush=True)
@@ -181,6 +183,8 @@ async def _amain(args: argparse.Namespace, server: EmbeddedServer, warmup: Warmu
             if report:
                 print(f"livefill warm in {time.monotonic() - t0:.2f} s", flush=True)
         window.recordings.apply_args(args, server)
+        if getattr(args, "expected", None):  # for the document shown now (File → Expected answer ▸ Choose a file…)
+            window.menus.expected_answer.choose(args.expected)
         if args.screenshot:
             exit_code = await _screenshots(window, Path(args.screenshot))
             window.close()

@@ -80,6 +80,16 @@ PICTURES: tuple[Picture, ...] = (
     Picture(("docs/screenshots/compare-right-answer.png",),
             ("--screenshot", "OUT", "--scenario", "invoice", "--compare", "naive,partial,settled", "--speed", "30",
              *SCREENSHOT), leftovers=("docs/screenshots/compare-right-answer-mid.png",)),
+    # docs/using.md "Compare view": one document, every demo wire side by side (the preset "wires")
+    Picture(("docs/screenshots/compare-wires.png",),
+            ("--screenshot", "OUT", "--scenario", "invoice", "--compare-preset", "wires", "--speed", "30", *SCREENSHOT),
+            leftovers=("docs/screenshots/compare-wires-mid.png",)),
+    # docs/using.md "Right or wrong": the same lanes scored against an expected answer with one value
+    # changed (docs/examples/invoice-wrong.expected.json: amount 1250), so each lane marks Amount ✗
+    Picture(("docs/screenshots/compare-wrong-answer.png",),
+            ("--screenshot", "OUT", "--scenario", "invoice", "--compare", "naive,partial,settled", "--speed", "30",
+             "--expected", "docs/examples/invoice-wrong.expected.json", *SCREENSHOT),
+            leftovers=("docs/screenshots/compare-wrong-answer-mid.png",)),
     # docs/providers.md: a real model (SmolLM2-135M on llama.cpp) filling the weather form
     Picture(("docs/screenshots/live-llama.png",),
             ("--screenshot", "OUT", "--live", "--provider", "openai-compatible", "--base-url", "LLAMA",

@@ -57,6 +57,7 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("livefill.gui.app", "livefill.gui.launch"): "Qt and the window, not for --help or a bad option: 1,100 ms",
     ("livefill.gui.app", "livefill.gui.animate"): "only `livefill animate` needs it: 190 ms",
     ("livefill.gui.cli_args", "livefill.session.compare"): "pydantic and the form model only with --compare: 370 ms",
+    ("livefill.gui.cli_args", "livefill.session.scoring"): "the session's scoring only with --expected: 23 ms",
     ("livefill.gui.cli_args", "livefill.session.lane_settings"): "the session's settings only with --compare-preset: 740 ms",
     ("livefill.gui.cli_args", "livefill.session.settings"): "the demo protocol only with --fault / --slice: ~100 ms for `livefill animate` (pydantic no longer: demo/relay_body.py)",
     ("livefill.gui.launch", "livefill.relay.client"): "the SDKs, on the warm-up thread after the window shows: 3,600 ms",
