@@ -52,6 +52,7 @@ class StartRun:
     relay_record: str | None = None
     marking: bool = True
     settle_reads: bool = False  # note when each value's settling byte arrived (SettleReads) there
+    own_servers: tuple[str, ...] = ()  # the app's own servers among the run's (never named in a failure)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,9 +34,10 @@ from typing import Any
 
 from livefill import switches
 from livefill.errors import ConnectionLost
+from livefill.recording.settle_reads import SettleReads
 from livefill.session import run_worker
 from livefill.session.run_batches import Batch, Opened, Outcome, Ready, StartRun, StopRun
-from livefill.recording.settle_reads import SettleReads
+from livefill.wire.providers.http_failures import in_process
 from livefill.wire.taps import Tee, WireTap, arriving, tee
 
 Run = Any  # livefill.session.run.Run, which imports this module (no circle: not imported here)
@@ -236,6 +237,11 @@ def _split(tap: WireTap | None) -> tuple[WireTap | None, list[SettleReads]]:
     return tap, []
 
 
+def _own_servers(cfg: Any) -> tuple[str, ...]:
+    """The run's addresses that this process serves (the embedded demo provider and relay)."""
+    return tuple(url for url in dict.fromkeys((cfg.base_url, cfg.relay_url)) if url and in_process(url))
+
+
 def apply_batch(run: Run, tap: WireTap | None, batch: Batch, settle: list[SettleReads] | None = None) -> None:
     """One batch into the run: its wire to the taps, one status update, one form update."""
     for reads in settle or ():
@@ -299,7 +305,7 @@ async def consume(run: Run, tap: WireTap | None) -> None:
     tap, settle = _split(tap)
     try:
         worker.send(StartRun(run.config, run.status.run_id, str(relay_record.path) if relay_record else None,
-                             run.form.marking, settle_reads=bool(settle)))
+                             run.form.marking, settle_reads=bool(settle), own_servers=_own_servers(run.config)))
         try:
             outcome = await _outcome(run, tap, inbox, settle)
         except asyncio.CancelledError:

@@ -48,6 +48,7 @@ from livefill.session.run_request import (
     run_schema,
 )
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, Stop, TextDelta
+from livefill.wire.providers.http_failures import serve_in_process
 from livefill.wire.taps import WireFrame
 
 __all__ = ["main"]
@@ -150,6 +151,8 @@ def _open(start: StartRun, tap: _Outbox) -> AsyncContextManager[AsyncIterator[An
 
 async def _read(start: StartRun, outbox: _Outbox) -> Any:
     cfg = start.config
+    for url in start.own_servers:  # the app's embedded server is not named in a failure here either
+        serve_in_process(url)
     model = run_schema(cfg).model
     reader = READERS[cfg.mode](cfg.reader_options, model)
     outbox.parent_state = reader.parent_state

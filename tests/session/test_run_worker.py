@@ -185,3 +185,38 @@ async def test_the_byte_to_pixel_probe_notes_in_the_worker_what_it_notes_here(de
     assert probe.times.keys() == here.times.keys() and len(here.times) > 5
     assert all(probe.time_of(p) is not None for p in here.times)
     assert recorder.total_bytes == status.bytes_received  # the other taps still see the wire
+
+
+async def test_a_lane_run_in_the_worker_feeds_its_recorder_usage_history_and_figures(demo_server, worker, tmp_path):
+    """What a lane keeps of a run (the inspector's recorder, the usage tokens, the history, the
+    byte-to-pixel probe's wire side) comes through the worker as it does in process."""
+    import time
+
+    from livefill.recording.history import History
+    from livefill.session.lane import SessionLane
+
+    lane = SessionLane("w", mode="partial")
+    lane.show("invoice", "invoice")
+    history = History(tmp_path / "h.jsonl")
+    lane.start(config(demo_server, "partial", speed=0), time.monotonic(), history=history)
+    status = await lane.wait()
+    assert worker and status.phase is Phase.COMMITTED, status.reason
+    assert lane.recorder.total_bytes == status.bytes_received > 0 and lane.recorder.next_event > 0
+    usage = lane.metrics.usage.usage
+    assert usage is not None and usage.tokens_out > 0  # the provider's usage reached this side
+    assert [r["extraction"] for r in history.read()] == [get_scenario("invoice").output]
+    assert lane.metrics.read_time("/customer_name") is not None
+    lane.release()
+
+
+@pytest.mark.parametrize("mode", ["partial", "settled"])
+async def test_a_refusal_in_the_worker_is_said_without_the_apps_own_server(demo_server, worker, monkeypatch, mode):
+    """The embedded server's address is never named in a failure; the worker is told which it is."""
+    from dataclasses import replace
+
+    letter = replace(config(demo_server, mode, speed=0), document="Dear accounting,\nplease find the invoice attached.\n")
+    status = await Run(primed_form(), letter).run()
+    monkeypatch.delenv("LIVEFILL_RUN_WORKER")
+    there = await Run(primed_form(), letter).run()
+    assert status.phase is Phase.FAILED and status.reason == there.reason, (status.reason, there.reason)
+    assert demo_server.url.split("://", 1)[1].rstrip("/") not in status.reason
