@@ -1,13 +1,13 @@
 """The side-by-side metrics table under the compare-view lanes.
 
 `MetricsTable` renders one column per lane, one row per figure of `livefill.session.metrics.MetricsSummary`,
-the figures a comparison is about first (a short table shows them): the fields right against the
-expected answer (— without one), first visible value, first settled value, all settled, values
-shown that were never true, deltas (or relay records) and bytes on the wire, tokens in / out
-(where the provider reports them), cost (only with the person's price for the lane's model), byte
-to pixel (from the network read carrying a value's settling byte to the paint showing it settled:
-p50 / p99, the worst in the tooltip), provisional later changed, values shown, and how the run
-ended. It owns no business state: `set_lanes([(title, metrics)])` and it follows the metrics
+the figures a comparison is about first (a short table shows them): first visible value, byte to
+pixel (from the network read carrying a value's settling byte to the paint showing it settled:
+p50 / p99, the worst in the tooltip), all settled, values shown that were never true (the four the
+demo script points at), the fields right against the expected answer (— without one), first
+settled value, deltas (or relay records) and bytes on the wire, tokens in / out (where the
+provider reports them), cost (only with the person's price for the lane's model), provisional
+later changed, values shown, and how the run ended. It owns no business state: `set_lanes([(title, metrics)])` and it follows the metrics
 (refreshing at most every `refresh_ms`).
 """
 
@@ -113,15 +113,16 @@ def _cost_tip(s: MetricsSummary) -> str:
 
 #: (key, row title, how the cell is written)
 ROWS: tuple[tuple[str, str, Callable[[MetricsSummary], str]], ...] = (
-    ("fields_right", "Fields right", _fields_right),
+    # the four the demo script points at first: a short table (four rows at 1,280 × 720) shows them
     ("first_value", "First visible value", lambda s: format_seconds(s.first_value)),
-    ("first_settled", "First settled value", lambda s: format_seconds(s.first_settled)),
+    ("byte_to_pixel", "Byte to pixel (p50 / p99)", _byte_to_pixel),
     ("all_settled", "All settled", lambda s: format_seconds(s.all_settled)),
     ("never_true", "Values shown that were never true", _never),
+    ("fields_right", "Fields right", _fields_right),
+    ("first_settled", "First settled value", lambda s: format_seconds(s.first_settled)),
     ("wire", "On the wire", _wire),
     ("tokens", "Tokens in / out", _tokens),
     ("cost", "Cost (your prices)", lambda s: format_cost(s.facts.cost) if s.started else "—"),
-    ("byte_to_pixel", "Byte to pixel (p50 / p99)", _byte_to_pixel),
     ("provisional_changed", "Provisional, later changed", lambda s: str(s.provisional_changed) if s.started else "—"),
     ("displays", "Values shown", lambda s: str(s.displays) if s.started else "—"),
     ("outcome", "Run ended", lambda s: _outcome(s)),

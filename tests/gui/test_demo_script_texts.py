@@ -20,3 +20,9 @@ def test_the_scoreboard_rows_and_the_users_mark_are_named_as_the_app_names_them(
     for quoted in ("Values shown that were never true", "First visible value", "Byte to pixel (p50 / p99)", "All settled"):
         assert quoted in titles and quoted in script_section("3:50"), quoted
     assert USER_MARKER in script_section("0:20")
+
+
+def test_the_rows_the_script_points_at_come_first_so_a_short_scoreboard_shows_them():
+    # at 1,280 x 720 the walk's scoreboard has room for four rows (test_demo_script checks they show)
+    named = {"First visible value", "Byte to pixel (p50 / p99)", "All settled", "Values shown that were never true"}
+    assert {title for _, title, _ in ROWS[:len(named)]} == named
