@@ -441,9 +441,9 @@ class FormModel:
         origin: Origin = Origin.EXTRACTED,
     ) -> None:
         """A parent container that had no state yet gets `state` (it has content now)."""
-        tokens = pointer_tokens(pointer)
-        for i in range(len(tokens) - 1, -1, -1):
-            parent = jp.join(tokens[:i])
+        parent = pointer
+        while parent:  # the parents, innermost first, up to the document ("")
+            parent = jp.parent(parent)
             entry = layer.states.get(parent)
             if entry is None or entry.state in (FieldState.EMPTY, FieldState.PENDING) and entry.state is not state:
                 layer.states[parent] = _Entry(state, None, origin)
