@@ -95,28 +95,35 @@ def same_answer(actual: Any, expected: Any) -> bool:
 def score(expected: Any, actual: Any) -> Score:
     """Score `actual` (an extracted object; None: nothing extracted) against `expected`."""
     got = dict(leaves(actual)) if actual is not None else {}
+    deeper = _containers(got)  # the extraction has something deeper there (a list where a scalar was)
     fields: list[FieldScore] = []
     for pointer, want in leaves(expected):
         if pointer not in got:
-            verdict = Verdict.WRONG if _has_prefix(got, pointer) else Verdict.MISSING
+            verdict = Verdict.WRONG if pointer in deeper else Verdict.MISSING
             fields.append(FieldScore(pointer=pointer, verdict=verdict, expected=want))
             continue
         value = got[pointer]
         verdict = Verdict.RIGHT if same_answer(value, want) else Verdict.WRONG
         fields.append(FieldScore(pointer=pointer, verdict=verdict, expected=want, actual=value))
     wanted = {f.pointer for f in fields}
-    extra = tuple(p for p in got if p not in wanted and not _covers(wanted, p))
+    covered = _containers(wanted)  # an expected field sits under it (a scalar where a list was)
+    extra = tuple(p for p in got if p not in wanted and p not in covered)
     return Score(fields=tuple(fields), extra=extra)
 
 
-def _has_prefix(got: dict[str, Any], pointer: str) -> bool:
-    """The extraction has something deeper at `pointer` (a list where a scalar was expected)."""
-    return any(p.startswith(pointer + "/") for p in got)
-
-
-def _covers(wanted: Iterable[str], pointer: str) -> bool:
-    """An expected field sits under `pointer` (the extraction has a scalar where a list was)."""
-    return any(w.startswith(pointer + "/") for w in wanted)
+def _containers(pointers: Iterable[str]) -> set[str]:
+    """Every pointer something in `pointers` sits under ("" and the proper ancestors: a "/" in a
+    pointer always separates tokens). One pass, instead of a scan of all of them per question."""
+    out: set[str] = set()
+    for p in pointers:
+        i = p.rfind("/")
+        while i >= 0:
+            parent = p[:i]
+            if parent in out:
+                break  # and so are its own ancestors
+            out.add(parent)
+            i = p.rfind("/", 0, i)
+    return out
 
 
 def load_expected(path: str | Path) -> Any:
