@@ -5,8 +5,9 @@ ways" (the five reading modes), "One document, every demo wire" (Anthropic, Anth
 fine-grained, OpenAI Chat, OpenAI Responses, Ollama, read partial) and "The live providers you
 have keys for". Choosing one is an intent sent to the session (`Session.apply_preset`). The live
 providers one has keys for are looked for off the GUI thread (the system keyring may wait) when
-the button is made and each time its menu opens; until two are found that preset is greyed and
-its tooltip says why.
+the window says so (`check_live_keys`: once the warm-up has chosen the keyring's backend, not
+while the window is built) and each time the menu opens; until two are found that preset is
+greyed and its tooltip says why.
 """
 
 from __future__ import annotations
@@ -52,7 +53,6 @@ class PresetButton(QToolButton):
         self.live_lanes: tuple[LaneSettings, ...] | None = None  # None: not looked for yet
         self._check: asyncio.Future[Any] | None = None
         self._show_live()
-        self.check_live_keys()
 
     def apply(self, name: str) -> None:
         """Show the lanes of preset `name` ("modes", "wires", "live")."""
@@ -81,7 +81,9 @@ class PresetButton(QToolButton):
         self._check.add_done_callback(self._checked)
 
     async def wait(self) -> None:
-        """Wait until the keys were looked for."""
+        """Wait until the keys were looked for (looking now if no one has asked yet)."""
+        if self._check is None and self.live_lanes is None:
+            self.check_live_keys()
         if self._check is not None:
             await self._check
 

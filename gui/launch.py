@@ -116,6 +116,7 @@ def start_warmup(warmup: Warmup, window: MainWindow, collector: GuiThreadCollect
 
     warmup.on_error = report
     warmup.on_done = lambda: collector.release(freeze=True)
+    warmup.on_after = window.views.look_for_keys  # the keyring's backend chosen: the Lanes menu's live preset
     collector.hold()
     return warmup.start(asyncio.get_running_loop())
 
@@ -149,13 +150,12 @@ async def _amain(args: argparse.Namespace, server: EmbeddedServer, warmup: Warmu
         window = MainWindow(
             launch_session(args, base_url=url, relay_token=server.relay_token, remembered=remembered, keys=keys),
             store=args.store, remembered=remembered, theme=args.theme, document=args.document or None,
-            compare=args.compare,
+            compare=args.compare, warmup=warmup,
         )
         # The style sheet goes on once the window is built: every widget added to a parent while
         # the application has one is polished again with everything under it (~40 % of the
         # window's building), where this polishes each widget once.
         theme = Theme(QApplication.instance(), args.theme)  # noqa: F841 - the app's child, follows the system palette
-        window.warmup = warmup
         collector.busy = lambda: window is not None and window.active  # no full collection mid-run
         install_state_dump(window)  # LIVEFILL_STATE_FILE: what the window shows, for tests driving this process
         ErrorReporter(window, keys.redact).install(asyncio.get_running_loop())

@@ -84,10 +84,11 @@ class MainWindow(QMainWindow):
         theme: str = "system",
         document: Document | None = None,
         compare: Sequence[Mode | str] | None = None,
+        warmup: Warmup | None = None,
     ) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
-        self.warmup = Warmup()  # the app's warm-up (livefill.gui.launch sets it); one never started is ready
+        self.warmup = warmup or Warmup()  # the app's (livefill.gui.launch's); one never started is ready
         self.setWindowTitle("livefill — a form that fills itself while the model writes")
         self.session = session
         self.store = store

@@ -41,6 +41,8 @@ class Warmup:
         self._after = after  # run in the same thread once ready; nothing waits for them
         self.on_error = on_error
         self.on_done = on_done
+        self.on_after: Callable[[], Any] | None = None  # on the loop's thread once the `after` steps have run too
+        self._after_settled = False
         self.errors: list[BaseException] = []
         self.timings: list[tuple[str, float]] = []  # (step, seconds)
         self._done = threading.Event()  # the thread has run every step
@@ -63,6 +65,12 @@ class Warmup:
         warm-up was never started and is not `planned`."""
         return self._settled or (self._thread is None and not self._planned)
 
+    @property
+    def idle(self) -> bool:
+        """True once the `after` steps have run too and the loop has been told (`on_after` has
+        run), or if the warm-up was never started and is not `planned`."""
+        return self._after_settled or (self._thread is None and not self._planned)
+
     def _run(self) -> None:
         self._run_steps(self._steps)
         loop = self._loop
@@ -74,6 +82,16 @@ class Warmup:
             self._settled = True
         self._run_steps(self._after)
         self._done.set()
+        if loop is not None:
+            try:
+                loop.call_soon_threadsafe(self._after_finished)
+            except RuntimeError:  # the loop is closed: the app is gone
+                pass
+
+    def _after_finished(self) -> None:
+        self._after_settled = True
+        if self.on_after is not None:
+            self.on_after()
 
     def _run_steps(self, steps: tuple[Callable[[], Any], ...]) -> None:
         for step in steps:

@@ -155,7 +155,15 @@ class ViewSwitcher(QObject):
         self.compare_view = view
         view.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)  # until it is shown
         self.body.stack.addWidget(view)
+        if self.window.warmup.idle:  # else once it is (look_for_keys), or when the Lanes menu opens
+            view.preset_button.check_live_keys()
         return view
+
+    def look_for_keys(self) -> None:
+        """Once the warm-up has chosen the keyring's backend: the Lanes menu's live preset looks for
+        the keys (a lookup while the window is built competed with it for the GUI thread)."""
+        if self.compare_view is not None:
+            self.compare_view.preset_button.check_live_keys()
 
     def _on_single_status(self, status: RunStatus) -> None:
         if not self.session.comparing:
