@@ -162,6 +162,7 @@ class MetricsTable(QTableWidget):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setVerticalHeaderLabels([title for _, title, _ in ROWS])
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)  # a long lane title: "…", whole on hover
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._lanes: list[tuple[str, LaneMetrics]] = []
@@ -179,6 +180,8 @@ class MetricsTable(QTableWidget):
         self._lanes = list(lanes)
         self.setColumnCount(len(lanes))
         self.setHorizontalHeaderLabels([title for title, _ in lanes])
+        for col, (title, _) in enumerate(lanes):
+            self.horizontalHeaderItem(col).setToolTip(title)  # (the header elides a title wider than its column)
         self.refresh()
         self.setFixedHeight(self._wanted_height())
 
