@@ -24,6 +24,7 @@ from livefill.extraction.scenarios import SCENARIO_NAMES
 from livefill.extraction.schemas import is_schema_path, resolve_schema
 from livefill.gui.cli_args import (
     COMPARE_PRESETS,
+    compare_lane,
     compare_modes,
     compare_preset,
     demo_fault,
@@ -118,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--compare-preset", metavar="|".join(COMPARE_PRESETS), type=compare_preset, default=None,
                       help="open the compare view with a preset of lanes: modes (the five reading modes) or "
                       "wires (every demo wire: Anthropic, Anthropic fine-grained, OpenAI Chat and Responses, Ollama)")
+    what.add_argument("--compare-lane", metavar="KEY=VALUE,...", type=compare_lane, action="append", default=None,
+                      help="open the compare view with this lane (one per lane, 2 to 5), with the keys of "
+                      "`livefill compare --lane`, e.g. provider=openai-chat,base_url=http://127.0.0.1:8080/v1,model=M")
     what.add_argument("--document", metavar="FILE", help="open your own document (.txt, .md or .pdf) instead of the scenario's")
     what.add_argument("--expected", metavar="FILE.json", type=expected_answer, default=None,
                       help="score the runs against this expected answer (as File → Expected answer ▸ Choose a file…)")
@@ -193,6 +197,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         if args.compare or args.animate is not None:
             parser.error("--compare-preset: not with --compare or --animate (it chooses the lanes itself)")
         args.compare = args.compare_preset
+    if args.compare_lane is not None:  # its lanes, as --lane texts (as --compare-preset's)
+        if args.compare or args.animate is not None:
+            parser.error("--compare-lane: not with --compare, --compare-preset or --animate (it chooses the lanes itself)")
+        if not 2 <= len(args.compare_lane) <= 5:
+            parser.error(f"--compare-lane: give 2 to 5 lanes (one --compare-lane each), not {len(args.compare_lane)}")
+        args.compare = args.compare_lane
     if args.replay:
         try:
             args.replay_trace = load_trace(args.replay)

@@ -9,9 +9,11 @@ import argparse
 
 from livefill.cli.arg_types import existing_file, number, output_file, whole_number
 from livefill.errors import InputError
+from livefill.wire.keys import base_url_example, normalize_base_url
 
 __all__ = [
     "COMPARE_PRESETS",
+    "compare_lane",
     "compare_modes",
     "compare_preset",
     "demo_fault",
@@ -54,6 +56,27 @@ def compare_preset(text: str) -> list[str]:
     from livefill.session.lane_settings import PRESETS  # lazy: the session's settings, only with --compare-preset (740 ms)
 
     return [lane.text() for lane in PRESETS[name].lanes]
+
+
+def compare_lane(text: str) -> str:
+    """`provider=openai-chat,base_url=URL,model=M`: one compare lane's `--lane` text, checked as
+    `livefill compare --lane` checks it (livefill.session.lane_settings), its base URL in one
+    spelling; a lane without `provider` reads the session's."""
+    from livefill.session.lane_settings import LANE_KEYS, LaneSettingsError, parse_lane_settings  # lazy: as --compare-preset (740 ms)
+
+    try:
+        lane = parse_lane_settings(text)
+    except LaneSettingsError as exc:
+        message = " ".join(str(exc).split())
+        if message.partition("=")[0] in LANE_KEYS and "=" in message.partition(":")[0]:
+            raise argparse.ArgumentTypeError(message) from None  # "provider=nope: unknown provider; ..."
+        raise argparse.ArgumentTypeError(f"{text}: {message}") from None
+    if lane.base_url is not None:
+        try:
+            lane = lane.with_(base_url=normalize_base_url(lane.base_url, example=base_url_example(lane.provider)))
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(f"base_url={lane.base_url}: {' '.join(str(exc).split())}") from None
+    return lane.text()
 
 
 def expected_answer(text: str) -> str:
