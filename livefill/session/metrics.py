@@ -165,15 +165,27 @@ def _is_number(v: Any) -> bool:
 
 
 def leaves(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
-    """(pointer, value) of every leaf under `value`: scalars, and empty lists/objects."""
-    if isinstance(value, dict) and value:
-        for k, v in value.items():
-            yield from leaves(v, jp.child(pointer, k))
-    elif isinstance(value, (list, tuple)) and value:
-        for i, v in enumerate(value):
-            yield from leaves(v, f"{pointer}/{i}")
-    else:
-        yield pointer, value
+    """(pointer, value) of every leaf under `value`: scalars, and empty lists/objects, in order.
+    (One loop over a stack, not a generator per level: a leaf is not passed up through each.)"""
+    stack: list[tuple[str, Iterator[tuple[Any, Any]], bool]] = []
+    node, at = value, pointer
+    while True:
+        if isinstance(node, dict) and node:
+            stack.append((at, iter(node.items()), True))
+        elif isinstance(node, (list, tuple)) and node:
+            stack.append((at, enumerate(node), False))
+        else:
+            yield at, node
+        while stack:
+            base, items, keyed = stack[-1]
+            step = next(items, None)
+            if step is not None:
+                key, node = step
+                at = jp.child(base, key) if keyed else f"{base}/{key}"
+                break
+            stack.pop()
+        else:
+            return
 
 
 def _is_empty(value: Any) -> bool:
