@@ -48,6 +48,8 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("livefill.extraction.schemas", "livefill.extraction.user_schema"): "pydantic's model building only once a user schema is read: 430-520 ms",
     ("livefill.serving.runner", "livefill.serving.connection"): "uvicorn and the guarded protocol only when a server starts: 180-260 ms",
     ("livefill.session.run_request", "livefill.relay.client"): "only settled and hybrid runs open a relay (the SDKs): 3-14 s",
+    ("livefill.session.run_request", "livefill.relay.request"): "the relay's pydantic models (and relay.records) not before the window shows; the warm-up loads them with relay.client: 110-170 ms",
+    ("livefill.session.run_request", "livefill.relay.records"): "loaded with relay.client (the line above it in relay_source): 0 ms",
     ("livefill.wire.providers", "livefill.wire.providers.transport"): "the SDKs and HTTP stack only when a stream opens: ~4,150 ms",
     ("livefill.gui.animate", "livefill.gui.animate_render"): "Qt and the window, not for `animate --help` or a bad trace: 1,150 ms",
     ("livefill.gui.app", "livefill.cli.extract"): "only `livefill extract` needs it: 420 ms",

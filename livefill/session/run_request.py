@@ -15,20 +15,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, AsyncContextManager
+from typing import TYPE_CHECKING, Any, AsyncContextManager
 
 from livefill.defaults import IDLE_TIMEOUT
 from livefill.errors import InputError, UsageError
 from livefill.extraction.scenarios import get_scenario
 from livefill.extraction.schemas import SchemaSource, resolve_schema
 from livefill.loopback import is_loopback_url
-from livefill.relay.records import relay_backstop
-from livefill.relay.request import ExtractRequest
 from livefill.session.run_config import RunConfig, Source
 from livefill.wire import net_thread
 from livefill.wire.providers import open_stream
 from livefill.wire.providers.request import ExtractionRequest
 from livefill.wire.taps import WireTap
+
+if TYPE_CHECKING:
+    from livefill.relay.request import ExtractRequest
 
 __all__ = [
     "RelayRecording",
@@ -123,6 +124,8 @@ def relay_request(cfg: RunConfig, schema: SchemaSource, scenario: str | None, ru
     """The relay request a settled / hybrid run sends (its demo knobs tagged with `run_id`).
     UsageError for a live run with no relay address; InputError, before anything is sent, for a
     request the relay would refuse (a provider or structured-output choice it does not take)."""
+    from livefill.relay.request import ExtractRequest  # lazy: the relay's pydantic models, not before the window shows (~100 ms)
+
     if cfg.demo is None and not cfg.relay_url:
         # base_url is the live provider's: the relay (and its token) must not go there
         raise UsageError(f"{cfg.mode.value} mode with a live provider needs the relay's address (relay_url)")
@@ -153,6 +156,7 @@ def relay_source(cfg: RunConfig, request: ExtractRequest, record: RelayRecording
     # lazy: relay.client imports the Anthropic SDK (through wire.providers.transport), which a
     # provider-wire run never needs: 14 s at import under load 11 here (python -X importtime)
     from livefill.relay.client import open_relay  # lazy: the Anthropic SDK, 14 s at load 11
+    from livefill.relay.records import relay_backstop  # lazy: loaded with relay.client just above (0 ms)
 
     relay_url = cfg.relay_url or cfg.base_url
     # The key goes to the relay only when it is the app's own, over loopback; a relay elsewhere

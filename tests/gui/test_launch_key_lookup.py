@@ -1,9 +1,11 @@
-"""The compare view's live-key lookup waits for the warm-up, not the window's build.
+"""What a compare launch leaves until after its window is shown: the key lookup, the relay's models.
 
 The Lanes menu's "live providers you have keys for" looks the keys up in the system keyring
 (importing keyring, choosing its backend: hundreds of ms in a thread that competed with the GUI
 thread while the window was built). Launched in the compare view, the real app asks for no lookup
 before its window is shown; the window asks once the warm-up has chosen the keyring's backend.
+Nor has it imported keyring, the relay's pydantic models (livefill.relay.*: a settled or hybrid
+run's request, loaded by the warm-up with the relay client) or the provider SDKs by then.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ cp.PresetButton.check_live_keys = check
 def show(self):
     print("compare view built:", self.compare_view is not None, flush=True)
     print("key lookups asked before the show:", len(asked), flush=True)
+    early = ("keyring", "livefill.relay", "anthropic", "openai", "httpx", "uvicorn")
+    print("imported:", sorted(m for m in sys.modules if m.split(".")[0] in early or m.startswith("livefill.relay")), flush=True)
     os._exit(0)
 
 mw.MainWindow.show = show
@@ -53,6 +57,7 @@ def test_a_compare_launch_looks_for_no_key_before_its_window_is_shown(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "compare view built: True" in proc.stdout, proc.stdout
     assert "key lookups asked before the show: 0" in proc.stdout, proc.stdout
+    assert "imported: []" in proc.stdout, proc.stdout
 
 
 def test_the_window_looks_for_keys_once_the_warmup_is_idle(make_window, qloop, monkeypatch):
