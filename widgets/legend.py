@@ -6,7 +6,7 @@ QSS that colours a field's marker colours the legend's), followed by a few words
 (naive) `set_marking(False)` says so instead. While the form shows a committed run scored against
 its expected answer (`follow(lane)`: the lane's form's `form_marks`), one more entry, last, says
 "✓ right / ✗ wrong (expected on hover)"; its place is kept while it is hidden, so scoring never
-re-flows the legend nor widens it. The legend owns no state but its own visibility.
+re-flows the legend nor widens it. The legend owns no business state: it renders the marks it follows.
 It is never narrower than its entries on `MAX_LINES` lines (its minimum width keeps the form's
 pane that wide), so it never grows into a column over the form.
 """
