@@ -65,8 +65,20 @@ Observer = Callable[[FormUpdate], None]
 _FINAL = (FieldState.SETTLED, FieldState.INVALID)
 
 
+def _copied(value: Any) -> Any:
+    """A deep copy of a JSON value: its objects and arrays anew, its scalars as they are (a
+    tenth of copy.deepcopy's cost; anything else is deep-copied)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return copy.deepcopy(value)
+
+
 @dataclass(slots=True)
-class _Entry:
+class _Entry:  # never changed once in a layer (a new state is a new entry): layers share them
     state: FieldState
     reason: str | None = None
     origin: Origin = Origin.EXTRACTED
@@ -80,7 +92,7 @@ class _Layer:
     states: dict[str, _Entry] = field(default_factory=dict)
 
     def copy(self) -> _Layer:
-        return _Layer(copy.deepcopy(self.doc), {p: _Entry(e.state, e.reason, e.origin) for p, e in self.states.items()})
+        return _Layer(_copied(self.doc), dict(self.states))  # entries are replaced, never changed: shared
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +108,7 @@ class FormSnapshot:
     @property
     def document(self) -> Any:
         """A deep copy of the document it holds."""
-        return copy.deepcopy(self._layer.doc)
+        return _copied(self._layer.doc)
 
     @property
     def empty(self) -> bool:
@@ -182,12 +194,12 @@ class FormModel:
     @property
     def committed(self) -> Any:
         """A deep copy of the committed document."""
-        return copy.deepcopy(self._committed.doc)
+        return _copied(self._committed.doc)
 
     @property
     def document(self) -> Any:
         """A deep copy of the document shown now (the draft during a run)."""
-        return copy.deepcopy(self._shown.doc)
+        return _copied(self._shown.doc)
 
     def value(self, pointer: str) -> Any:
         """The value shown at `pointer` (the draft's during a run), or MISSING."""
@@ -253,7 +265,7 @@ class FormModel:
         self._require_idle("edit the form")
         if pointer == "":
             raise UsageError("set the whole document with load()")
-        set_at(self._committed.doc, pointer, copy.deepcopy(value), self._container)
+        set_at(self._committed.doc, pointer, _copied(value), self._container)
         self._annotations.pop(pointer, None)
         changed = self._mark_tree(self._committed, pointer, value, FieldState.SETTLED, origin=Origin.USER)
         if invalid_reason is not None:
@@ -275,7 +287,7 @@ class FormModel:
     def load(self, document: Mapping[str, Any], *, origin: Origin = Origin.EXTRACTED) -> None:
         """Replace the committed document wholesale (every value SETTLED, from `origin`)."""
         self._require_idle("load values")
-        self._committed = _Layer(copy.deepcopy(dict(document)), {})
+        self._committed = _Layer(_copied(dict(document)), {})
         for p in walk(self._committed.doc, ""):
             self._committed.states[p] = _Entry(FieldState.SETTLED, None, origin)
         self._annotations.clear()
@@ -351,7 +363,7 @@ class FormModel:
                 # closing bracket over a hundred rows, not the 1,400 values under it again.
                 same = state is FieldState.SETTLED and container and bool(value) and same_json(previous, value)
                 if not same:
-                    copied = copy.deepcopy(value) if container else value
+                    copied = _copied(value) if container else value
                     if pointer == "":
                         draft.doc = copied
                     else:
@@ -372,10 +384,8 @@ class FormModel:
         """End the run: `value` (default: the draft) becomes the committed document, all SETTLED."""
         if self._draft is None:
             raise UsageError("commit() needs an active run")
-        doc = copy.deepcopy(self._draft.doc if value is MISSING else value)
-        layer = _Layer(doc, {})
-        for p in walk(doc, ""):
-            layer.states[p] = _Entry(FieldState.SETTLED)
+        doc = _copied(self._draft.doc if value is MISSING else value)
+        layer = _Layer(doc, dict.fromkeys(walk(doc, ""), _Entry(FieldState.SETTLED)))
         self._committed = layer
         self._draft = None
         self._runs_committed += 1
