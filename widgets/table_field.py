@@ -192,6 +192,7 @@ class TableField(FieldWidget):
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         view.setWordWrap(False)
         self.model.cell_visible = self._cell_visible
+        self.model.cell_visibility = self._cell_visibility
         self.model.shown_rows = self._shown_rows
         self.model.follows_newest = self._follows_newest
         self.model.rowsInserted.connect(self._fit)
@@ -398,10 +399,16 @@ class TableField(FieldWidget):
     def _cell_visible(self, row: int, column: int) -> bool:
         """Whether the cell can be painted now: inside the table's viewport and not clipped away
         by what holds the table (a short lane whose visible part ends above the row)."""
+        return self._cell_visibility()(row, column)
+
+    def _cell_visibility(self) -> Callable[[int, int], bool]:
+        """`_cell_visible` for many cells while nothing moves (the cells of one update): whether
+        the table is on screen and its visible region worked out once."""
         view = self.view
         if not on_screen(view):
-            return False
-        return view.viewport().visibleRegion().intersects(view.visualRect(self.model.index(row, column)))
+            return lambda _row, _column: False
+        region, index = view.viewport().visibleRegion(), self.model.index
+        return lambda row, column: region.intersects(view.visualRect(index(row, column)))
 
     def _follows_newest(self) -> bool:
         """While a run writes the table and the view is at its last row (the user has not

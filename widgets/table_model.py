@@ -69,6 +69,9 @@ class FormTableModel(QAbstractTableModel):
         self.probe = signals.paint_probe
         self.armed: set[tuple[int, int]] = set()  # cells now settled, their paint not yet seen
         self.cell_visible: Callable[[int, int], bool] = lambda _row, _column: False
+        #: the same question for many cells at once: a test for the cells of one update (what is
+        #: on screen is worked out once for them all, not once a cell)
+        self.cell_visibility: Callable[[], Callable[[int, int], bool]] = lambda: self.cell_visible
         #: whether the view keeps the newest row in view (it follows a run that writes the table):
         #: then a new row is what the user looks at, and is inserted at once, not on the timer
         self.follows_newest: Callable[[], bool] = lambda: False
@@ -284,6 +287,7 @@ class FormTableModel(QAbstractTableModel):
         probing = self.probe.sink is not None and self.form.marking
         shown = self.shown_rows()
         first, last = shown if shown is not None else (0, self._rows - 1)
+        visible: Callable[[int, int], bool] | None = None  # asked for at the first settled cell
         for row in sorted(r for r in rows if r < self._rows):
             columns = range(ncols) if rows[row] is None else self._columns_of(rows[row])
             if not first <= row <= last:
@@ -296,8 +300,11 @@ class FormTableModel(QAbstractTableModel):
                 new = self.cell(row, col)
                 if old != new:
                     changed.append(col)
-                    if probing and new[1] == "settled" and (old is None or old[1] != "settled") and self.cell_visible(row, col):
-                        self.armed.add((row, col))
+                    if probing and new[1] == "settled" and (old is None or old[1] != "settled"):
+                        if visible is None:
+                            visible = self.cell_visibility()
+                        if visible(row, col):
+                            self.armed.add((row, col))
             if changed:
                 self.dataChanged.emit(self.index(row, changed[0]), self.index(row, changed[-1]))
 

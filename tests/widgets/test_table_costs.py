@@ -1,0 +1,41 @@
+"""What a table's update costs the GUI thread, counted (not timed): the cells settled by one update
+are tested against what is on screen once for them all, not once a cell."""
+
+from __future__ import annotations
+
+from livefill.extraction.form import FieldState
+from livefill.extraction.scenarios import get_scenario
+from livefill.widgets import table_field
+from tests.widgets.shown import shown_catalog
+
+CATALOG = get_scenario("catalog")
+
+
+def test_the_cells_settled_by_one_update_ask_once_what_is_on_screen(qtbot, monkeypatch):
+    form, view = shown_catalog(qtbot, height=900)
+    painted: list[str] = []
+    view.signals.paint_probe.sink = painted.append  # byte-to-pixel on, as in a compare lane
+    table = view.field("/items")
+    asked = []
+    real = table_field.on_screen
+
+    def counting(widget):  # noqa: ANN001, ANN202
+        asked.append(widget)
+        return real(widget)
+
+    monkeypatch.setattr(table_field, "on_screen", counting)
+    form.begin_run()
+    view.signals.flush()
+    rows = CATALOG.output["items"][:3]
+    form.apply_many([(f"/items/{i}", FieldState.SETTLED, row) for i, row in enumerate(rows)])
+    view.signals.flush()
+    asked_in_update = len(asked)
+    columns = table.model.columnCount()
+    assert table.model.rowCount() == 3 and columns >= 5
+    shown = {(r, c) for r in range(3) for c in range(columns) if table._cell_visible(r, c)}  # noqa: SLF001
+    assert len(shown) >= 10
+    # the old code asked for each of the settled cells (over a dozen here); now once
+    assert asked_in_update == 1
+    assert {cell for cell in table.model.armed} <= shown and table.model.armed  # armed: the visible ones
+    qtbot.waitUntil(lambda: not table.model.armed, timeout=2000)  # ... until their first paint
+    assert any(p.startswith("/items/0/") for p in painted)
