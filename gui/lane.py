@@ -69,13 +69,15 @@ class Lane(QFrame):
     fieldPicked = Signal(str, str)  # noqa: N815
     error = Signal(str)
 
-    def __init__(self, session: Session, lane: SessionLane, *, chrome: bool = True, parent: QWidget | None = None) -> None:
+    def __init__(self, session: Session, lane: SessionLane, *, chrome: bool = True, parent: QWidget | None = None,
+                 defer_form: bool = False) -> None:
         super().__init__(parent)
         self.session = session
         self.model = lane
         self.chrome = chrome
         self.setObjectName(f"lane:{lane.name}")
         self.form_view: FormView | None = None
+        self.form_deferred = defer_form  # the form is built on first use (`ensure_form`): a view hidden at launch
         self._picker: FieldPicker | None = None
         self._removable = True
         self.settings_dialog: LaneSettingsDialog | None = None  # the last one opened
@@ -203,8 +205,9 @@ class Lane(QFrame):
 
     def field(self, pointer: str) -> FieldWidget:
         """The widget of the field at `pointer` in this lane's form."""
-        assert self.form_view is not None
-        return self.form_view.field(pointer)
+        view = self.ensure_form()
+        assert view is not None
+        return view.field(pointer)
 
     def field_states(self) -> dict[str, str]:
         """The `state` property of every field widget shown, by pointer."""
@@ -251,8 +254,15 @@ class Lane(QFrame):
             self.setProperty("mode", event.mode.value)
             repolish(self)
 
+    def ensure_form(self) -> FormView | None:
+        """The form's view, built now if it was deferred."""
+        if self.form_deferred:
+            self.form_deferred = False
+            self._show_form()
+        return self.form_view
+
     def _show_form(self) -> None:
-        if not self.model.has_form:
+        if not self.model.has_form or self.form_deferred:
             return
         form = self.model.form
         if self._picker is not None:

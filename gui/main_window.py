@@ -110,7 +110,7 @@ class MainWindow(QMainWindow):
         self.stop_button.clicked.connect(self.stop)
         self.compare_action.toggled.connect(self._compare_toggled)
 
-        self.single_view = Lane(session, session.single, chrome=False)
+        self.single_view = Lane(session, session.single, chrome=False, defer_form=bool(compare))  # built when shown
         body = self.body = WindowBody(self.single_view)
         self.setCentralWidget(body)
         self.body_splitter, self.top_splitter = body, body.top_splitter
@@ -213,8 +213,8 @@ class MainWindow(QMainWindow):
 
     @property
     def form_view(self) -> FormView | None:
-        """The single form's FormView."""
-        return self.single_view.form_view
+        """The single form's FormView (built now if the window opened in the compare view)."""
+        return self.single_view.ensure_form()
 
     @property
     def controller(self) -> RunController:
@@ -299,7 +299,7 @@ class MainWindow(QMainWindow):
 
     def commit_pending_edits(self) -> None:
         """Send every edit still in progress (cursor still in the field) to its form."""
-        for view in (self.form_view, *(lane.form_view for lane in self.lanes)):
+        for view in (self.single_view.form_view, *(lane.form_view for lane in self.lanes)):
             if view is not None:
                 view.commit_pending_edits()
 
@@ -461,12 +461,11 @@ class MainWindow(QMainWindow):
 
     def refresh_now(self) -> None:
         """Show everything pending at once (forms, lane headers, the metrics table): before a picture."""
-        if self.form_view is not None:
-            self.form_view.signals.flush()
-        for lane in self.lanes:
+        for lane in (self.single_view, *self.lanes):
             if lane.form_view is not None:
                 lane.form_view.signals.flush()
-            lane.header.refresh()
+            if lane.header is not None:  # (the single form has none)
+                lane.header.refresh()
         if self.comparing and self.compare_view is not None:
             self.compare_view.metrics_table.refresh()
 

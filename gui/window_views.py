@@ -75,6 +75,7 @@ class ViewSwitcher(QObject):
                 total = sum(self._top_sizes) or self.window.width()
                 body.top_splitter.setSizes([0, total])  # the lanes need the width; drag to see the source
         elif body.stack.currentWidget() is not body.form_holder:
+            self.single.ensure_form()  # (a window opened in the compare view builds it now)
             self._show_page(body.form_holder)
             if self._top_sizes:
                 body.top_splitter.setSizes(self._top_sizes)
@@ -126,7 +127,7 @@ class ViewSwitcher(QObject):
             return
         view: FormView | None = None
         if lane == SINGLE:
-            view = self.single.form_view
+            view = self.single.ensure_form()
         elif self.compare_view is not None:
             try:
                 view = self.compare_view.lane(lane).form_view

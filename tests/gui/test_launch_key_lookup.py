@@ -5,7 +5,8 @@ The Lanes menu's "live providers you have keys for" looks the keys up in the sys
 thread while the window was built). Launched in the compare view, the real app asks for no lookup
 before its window is shown; the window asks once the warm-up has chosen the keyring's backend.
 Nor has it imported keyring, the relay's pydantic models (livefill.relay.*: a settled or hybrid
-run's request, loaded by the warm-up with the relay client) or the provider SDKs by then.
+run's request, loaded by the warm-up with the relay client) or the provider SDKs by then. And a
+window opened in the compare view builds the single form only when it is first shown.
 """
 
 from __future__ import annotations
@@ -85,3 +86,22 @@ def test_a_compare_view_made_after_the_warmup_looks_at_once(make_window, qloop):
     button = window.compare_view.preset_button
     arun(qloop, wait_until(lambda: button.live_lanes is not None))
     assert button.live_action().toolTip() == NO_KEYS
+
+
+def test_a_window_opened_in_the_compare_view_builds_the_single_form_when_it_is_first_shown(make_window):
+    from livefill.widgets.form_view import FormView
+
+    window = make_window(compare=["naive", "partial", "settled"])
+    assert window.single_view.form_view is None and window.single_view.form_deferred
+    assert len(window.findChildren(FormView)) == 3  # the three lanes' forms only
+    window.set_compare(False)
+    view = window.single_view.form_view
+    assert view is not None and view.isVisible() and window.body.stack.currentWidget() is window.body.form_holder
+    assert len(window.findChildren(FormView)) == 4 and set(view.fields) == set(window.compare_view.lanes[0].form_view.fields)
+    window.set_compare(True)  # and back: the lanes kept, nothing built again
+    assert window.single_view.form_view is view and len(window.findChildren(FormView)) == 4
+
+
+def test_a_window_opened_in_the_single_view_builds_its_form_at_once(make_window):
+    window = make_window()
+    assert window.single_view.form_view is not None and window.compare_view is None
