@@ -47,7 +47,7 @@ from livefill.extraction.modes import Mode
 from livefill.session.run_config import RunConfig
 from livefill.session.run_status import RunStatus
 from livefill.session.compare import MAX_LANES, MIN_LANES
-from livefill.session.lane_settings import differing, shared_words
+from livefill.session.lane_settings import demo_words, differing, shared_words
 from livefill.session.session import Session
 from livefill.session.session_events import LanesChanged, NotesReady, SessionEvent, SettingsChanged
 from livefill.session.lane import SessionLane
@@ -324,6 +324,9 @@ class CompareView(QWidget):
         else:
             shared = " · ".join(shared_words(settings)) if settings else ""
             text = f"One document, {len(lanes)} requests: {titles}." + (f" Every lane: {shared}." if shared else "")
+            demo = demo_words(settings)  # beside a live lane, the demo lanes' knobs are theirs only
+            demo_lanes = sum(not s.live for s in settings)
+            text += f" Demo lane{'s' if demo_lanes > 1 else ''}: {' · '.join(demo)}." if demo else ""
         self.caption.setText(text)
 
     def _make_lane(self, model: SessionLane) -> Lane:

@@ -7,7 +7,7 @@
 Each picture is made by the app's own commands (`livefill --screenshot`, `livefill animate`),
 headless (QT_QPA_PLATFORM=offscreen), with its settings, history and data in a temporary folder:
 a picture cannot drift from the app, and making one leaves no trace on this machine.
-docs/screenshots/live-llama.png needs a real model server (llama-cpp-python[server] and the
+docs/screenshots/live-llama.png and compare-live-vs-demo.png need a real model server (llama-cpp-python[server] and the
 SmolLM2 model: scripts/install-llama-server.sh, or LIVEFILL_LLAMA_MODEL): made when both are
 there, otherwise left as it is, and said so. tests/test_docs_pictures.py checks that every
 picture of the window the docs reference is one made here.
@@ -90,6 +90,13 @@ PICTURES: tuple[Picture, ...] = (
             ("--screenshot", "OUT", "--scenario", "invoice", "--compare", "naive,partial,settled", "--speed", "30",
              "--expected", "docs/examples/invoice-wrong.expected.json", *SCREENSHOT),
             leftovers=("docs/screenshots/compare-wrong-answer-mid.png",)),
+    # docs/using.md "Compare view": a live lane (SmolLM2-135M on llama.cpp, OpenAI Chat's wire, a forced
+    # tool) beside a demo Anthropic lane, on the invoice: both run at once; the tiny model gets most fields wrong
+    Picture(("docs/screenshots/compare-live-vs-demo.png",),
+            ("--screenshot", "OUT", "--scenario", "invoice", "--speed", "30", "--idle-timeout", "90",
+             "--compare-lane", "provider=openai-chat,base_url=LLAMA,model=smollm2,structured=tools",
+             "--compare-lane", "provider=anthropic,live=false", *SCREENSHOT),
+            needs_llama=True, leftovers=("docs/screenshots/compare-live-vs-demo-mid.png",)),
     # docs/providers.md: a real model (SmolLM2-135M on llama.cpp) filling the weather form
     Picture(("docs/screenshots/live-llama.png",),
             ("--screenshot", "OUT", "--live", "--provider", "openai-compatible", "--base-url", "LLAMA",

@@ -32,7 +32,7 @@ from livefill.wire.keys import KeyStore
 from livefill.wire.providers.spec import PROVIDER_SPECS, STRUCTURED
 
 __all__ = [
-    "DEMO_KNOBS", "LANE_KEYS", "differing", "LANES_KEY", "PRESETS", "LaneSettings", "LaneSettingsError", "Preset", "lane_run_settings",
+    "DEMO_KNOBS", "LANE_KEYS", "demo_words", "differing", "LANES_KEY", "PRESETS", "LaneSettings", "LaneSettingsError", "Preset", "lane_run_settings",
     "lane_titles", "live_preset", "load_lanes", "parse_lane_settings", "save_lanes", "shared_words",
 ]
 
@@ -271,11 +271,21 @@ def lane_titles(settings: Sequence[RunSettings]) -> list[str]:
 
 
 def shared_words(settings: Sequence[RunSettings]) -> list[str]:
-    """What every lane shares, in a few words ("partial", "speed 30"), for a caption over them."""
+    """What every lane shares, in a few words ("partial", "speed 30"), for a caption over them (a
+    demo knob only when every lane is a demo lane: a live lane has none; see `demo_words`)."""
     words = [_words(s) for s in settings]
     if not words:
         return []
-    return [str(w) for k in words[0] if len(said := {w[k] for w in words} - {None}) == 1 and (w := said.pop())]
+    return [str(w) for k in words[0] if len(said := {w[k] for w in words}) == 1 and (w := said.pop())]
+
+
+def demo_words(settings: Sequence[RunSettings]) -> list[str]:
+    """Beside a live lane, the demo knobs the demo lanes share ("speed 30", "seed 7"); [] when
+    every lane is a demo lane (`shared_words` says them) or none is."""
+    words = [_words(s) for s in settings if not s.live]
+    if not words or len(words) == len(settings):
+        return []
+    return [str(w) for k in ("speed", "seed", "fault", "slicing") if len(said := {w[k] for w in words}) == 1 and (w := said.pop())]
 
 
 # -- presets ----------------------------------------------------------------------------------------

@@ -21,6 +21,11 @@ def test_compare_lanes_on_the_command_line_open_those_lanes(make_window):
         "openai-chat · live · smollm2 · partial", "anthropic · demo · fine-grained · default model · settled"]
     live = window.session.lane_run_settings(window.compare_view.lanes[0].name)
     assert live.live and live.structured == "tools"
+    # the demo knobs are the demo lane's only: the caption does not say every lane has them
+    caption = window.compare_view.caption.text()
+    every, _, demo = caption.partition(" Demo lane: ")
+    assert "speed" not in every and "seed" not in every, caption
+    assert demo.startswith("speed 0 · seed "), caption
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
