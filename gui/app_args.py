@@ -120,8 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="open the compare view with a preset of lanes: modes (the five reading modes) or "
                       "wires (every demo wire: Anthropic, Anthropic fine-grained, OpenAI Chat and Responses, Ollama)")
     what.add_argument("--compare-lane", metavar="KEY=VALUE,...", type=compare_lane, action="append", default=None,
-                      help="open the compare view with this lane (one per lane, 2 to 5), with the keys of "
-                      "`livefill compare --lane`, e.g. provider=openai-chat,base_url=http://127.0.0.1:8080/v1,model=M")
+                      help="open the compare view with this lane (give 2 to 5; the keys of `livefill compare "
+                      "--lane`), e.g. provider=openai-chat,base_url=URL,model=M")
     what.add_argument("--document", metavar="FILE", help="open your own document (.txt, .md or .pdf) instead of the scenario's")
     what.add_argument("--expected", metavar="FILE.json", type=expected_answer, default=None,
                       help="score the runs against this expected answer (as File → Expected answer ▸ Choose a file…)")
