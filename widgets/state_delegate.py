@@ -9,6 +9,7 @@ under its text (green / red: the glyph says it without the colour), in any mode.
 A table that follows the row being written moves every visible row up for each new row, so each
 cell is drawn once into a transparent picture (keyed by everything that decides its look) and
 copied while it does not change; a selected or still growing (provisional) cell is drawn directly.
+The text colour is read once per paint event of the table (`begin_paint` / `end_paint`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ class StateDelegate(QStyledItemDelegate):
     The glyph makes the state readable without colour."""
 
     _font_cache: tuple[QFont, tuple[QFont, QFont, QFont]] | None = None
+    #: True during the table's paint event (`FieldTable` says so): then the text colour, the same
+    #: for every cell of one paint, is read from the first cell's option only (reading a cell's
+    #: palette cost more than copying its picture)
+    painting = False
+    _text: tuple[QColor, int] | None = None
     _elided: dict[tuple[str, int, bool], str] | None = None
     _pixmaps: dict[tuple, QPixmap] = {}  # noqa: RUF012 - replaced per instance with the fonts
 
@@ -65,6 +71,23 @@ class StateDelegate(QStyledItemDelegate):
             self._elided = {}
             self._pixmaps = {}
         return self._font_cache[1]
+
+    def begin_paint(self) -> None:
+        """The table's paint event begins: its cells share one text colour."""
+        self.painting, self._text = True, None
+
+    def end_paint(self) -> None:
+        self.painting, self._text = False, None
+
+    def _text_colour(self, option: QStyleOptionViewItem) -> tuple[QColor, int]:
+        """The cells' text colour (and its rgba), read once per paint event."""
+        text = self._text
+        if text is None:
+            colour = option.palette.text().color()
+            text = (colour, colour.rgba())
+            if self.painting:
+                self._text = text
+        return text
 
     def _elide(self, painter: QPainter, text: str, width: int, italic: bool) -> str:
         """`text` elided to `width` in the painter's font (remembered: a repaint of the table asks
@@ -108,7 +131,7 @@ class StateDelegate(QStyledItemDelegate):
         # A following table moves every row up by one for each new row, so a cell is painted again
         # and again with the same content: drawn once into a pixmap, then copied.
         ratio = painter.device().devicePixelRatioF()
-        key = (text, state, align, marking, user, answer, rect.width(), rect.height(), ratio, option.palette.text().color().rgba())
+        key = (text, state, align, marking, user, answer, rect.width(), rect.height(), ratio, self._text_colour(option)[1])
         pixmaps = self._pixmaps
         pixmap = pixmaps.get(key)
         if pixmap is None:
@@ -141,7 +164,7 @@ class StateDelegate(QStyledItemDelegate):
         elif selected:
             painter.setPen(option.palette.highlightedText().color())
         else:
-            painter.setPen(option.palette.text().color())
+            painter.setPen(self._text_colour(option)[0])
         painter.setFont(font)
         if text:
             painter.drawText(text_rect, align, self._elide(painter, text, text_rect.width(), font is fonts[1]))

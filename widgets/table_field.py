@@ -72,7 +72,15 @@ class FieldTable(QTableView):
         painter = QPainter(viewport)
         painter.fillRect(event.rect(), viewport.palette().brush(viewport.backgroundRole()))
         painter.end()
-        super().paintEvent(event)
+        delegate = self.itemDelegate()
+        if not isinstance(delegate, StateDelegate):
+            super().paintEvent(event)
+            return
+        delegate.begin_paint()  # the cells of one paint share their text colour
+        try:
+            super().paintEvent(event)
+        finally:
+            delegate.end_paint()
 
     def setModel(self, model: QAbstractItemModel | None) -> None:  # noqa: N802 - Qt override
         super().setModel(model)

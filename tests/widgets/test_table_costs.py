@@ -3,9 +3,12 @@ are tested against what is on screen once for them all, not once a cell."""
 
 from __future__ import annotations
 
+from PySide6.QtGui import QPalette
+
 from livefill.extraction.form import FieldState
 from livefill.extraction.scenarios import get_scenario
 from livefill.widgets import table_field
+from livefill.widgets.state_delegate import StateDelegate
 from tests.widgets.shown import shown_catalog
 
 CATALOG = get_scenario("catalog")
@@ -39,3 +42,32 @@ def test_the_cells_settled_by_one_update_ask_once_what_is_on_screen(qtbot, monke
     assert {cell for cell in table.model.armed} <= shown and table.model.armed  # armed: the visible ones
     qtbot.waitUntil(lambda: not table.model.armed, timeout=2000)  # ... until their first paint
     assert any(p.startswith("/items/0/") for p in painted)
+
+
+def test_a_paint_of_the_table_reads_the_text_colour_once_not_once_a_cell(qtbot, monkeypatch):
+    form, view = shown_catalog(qtbot, height=900)
+    table = view.field("/items")
+    form.begin_run()
+    form.apply_many([(f"/items/{i}", FieldState.SETTLED, row) for i, row in enumerate(CATALOG.output["items"][:6])])
+    form.commit()
+    view.signals.flush()
+    qtbot.waitUntil(lambda: table.model.rowCount() == 6)
+    qtbot.wait(50)
+    reads = []
+    real = QPalette.text
+
+    def counting(palette, *args):  # noqa: ANN001, ANN002, ANN202
+        reads.append(args)
+        return real(palette, *args)
+
+    monkeypatch.setattr(QPalette, "text", counting)
+    delegate = table.view.itemDelegate()
+    assert isinstance(delegate, StateDelegate)
+    viewport = table.view.viewport()
+    before = viewport.grab().toImage()  # a whole paint of the table, every visible cell
+    monkeypatch.setattr(QPalette, "text", real)
+    assert len(reads) == 1  # the old code read it for each of the ~40 cells painted
+    assert not delegate.painting  # ... and only while the table paints
+    delegate._pixmaps = {}  # noqa: SLF001 - every cell drawn anew, its colour read from its own option
+    monkeypatch.setattr(delegate, "begin_paint", lambda: None)
+    assert viewport.grab().toImage() == before  # drawn the same
