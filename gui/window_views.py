@@ -163,7 +163,7 @@ class ViewSwitcher(QObject):
     def look_for_keys(self) -> None:
         """Once the warm-up has chosen the keyring's backend: the Lanes menu's live preset looks for
         the keys (a lookup while the window is built competed with it for the GUI thread)."""
-        if self.compare_view is not None:
+        if self.compare_view is not None and self.window.isVisible():  # (not once the window has closed)
             self.compare_view.preset_button.check_live_keys()
 
     def _on_single_status(self, status: RunStatus) -> None:
