@@ -5,8 +5,9 @@ QSS that colours a field's marker colours the legend's), followed by a few words
 (and View ▸ Legend) hides it; the window remembers the choice. For a mode that shows no marks
 (naive) `set_marking(False)` says so instead. While the form shows a committed run scored against
 its expected answer (`follow(lane)`: the lane's form's `form_marks`), one more entry, last, says
-"✓ right / ✗ wrong (expected on hover)"; its place is kept while it is hidden, so scoring never
-re-flows the legend nor widens it. The legend owns no business state: it renders the marks it follows.
+"✓ right / ✗ wrong" (the expected value is in each field's tooltip; words after it would widen
+the legend's least width and squeeze the source pane); its place is kept while it is hidden, so
+scoring never re-flows the legend nor widens it. The legend owns no business state: it renders the marks it follows.
 It is never narrower than its entries on `MAX_LINES` lines (its minimum width keeps the form's
 pane that wide), so it never grows into a column over the form.
 """
@@ -45,7 +46,7 @@ ENTRIES: tuple[tuple[str, str, str, str, str], ...] = (
 
 #: the entry shown while the form is scored: (marker, `answer` property) pairs, what they mean, the tooltip
 SCORED_ENTRY: tuple[tuple[tuple[str, str], ...], str, str] = (
-    (("✓ right", "right"), ("✗ wrong", "wrong")), "(expected on hover)",
+    (("✓ right", "right"), ("✗ wrong", "wrong")), "",
     "The committed run, checked field by field against the document's expected answer "
     "(File ▸ Expected answer): hover a field for the expected value.",
 )
@@ -131,8 +132,8 @@ class Legend(QFrame):
     def _scored_entry(self) -> QWidget:
         markers, words, tip = SCORED_ENTRY
         (right, right_answer), (wrong, wrong_answer) = markers
-        entry = _entry(_glyph(right, tip, answer=right_answer), _text("/", tip), _glyph(wrong, tip, answer=wrong_answer),
-                       _text(words, tip))
+        parts = [_glyph(right, tip, answer=right_answer), _text("/", tip), _glyph(wrong, tip, answer=wrong_answer)]
+        entry = _entry(*parts, *([_text(words, tip)] if words else []))
         policy = entry.sizePolicy()
         policy.setRetainSizeWhenHidden(True)  # hidden, it keeps its place: scoring never re-flows the legend
         entry.setSizePolicy(policy)

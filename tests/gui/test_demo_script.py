@@ -254,10 +254,10 @@ def walk(app: LiveApp, screen: XDisplay, problems: list[str]) -> None:
     assert s["fields"]["/amount"]["text"] == "1200"
     assert s["fields"]["/line_items"]["cells"], "no line items"
     said = " ".join(script_section("1:00").split())  # each ✓ becomes "✓ right", and the legend says so
-    check('"✓ right"' in said and "✓ right / ✗ wrong (expected on hover)" in said, "the 1:00 act does not say ✓ right")
+    check('"✓ right"' in said and "✓ right / ✗ wrong" in said, "the 1:00 act does not say ✓ right")
     try:
         s = app.wait(lambda s: s["fields"]["/customer_name"]["marker"] == "✓ right"
-                     and "✓ right / ✗ wrong (expected on hover)" in s["legend"]["text"], "the committed form marked ✓ right", 10)
+                     and "✓ right / ✗ wrong" in s["legend"]["text"], "the committed form marked ✓ right", 10)
     except AssertionError as exc:
         check(False, str(exc))
 

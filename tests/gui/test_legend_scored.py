@@ -1,4 +1,4 @@
-"""The legend explains "✓ right / ✗ wrong (expected on hover)" while the single form shows a run
+"""The legend explains "✓ right / ✗ wrong" while the single form shows a run
 scored against its expected answer, and only then; the entry's place is kept while it is hidden, so
 scoring never re-flows the legend, and at the window's least size it stays on two lines.
 
@@ -12,7 +12,7 @@ from livefill.widgets.legend import MAX_LINES
 from tests.gui.conftest import arun, wait_until
 from tests.gui.test_layout import settle, sized
 
-SAID = "✓ right / ✗ wrong (expected on hover)"
+SAID = "✓ right / ✗ wrong"
 
 
 def lines(legend) -> int:
