@@ -80,9 +80,13 @@ PICTURES: tuple[Picture, ...] = (
     Picture(("docs/screenshots/compare-right-answer.png",),
             ("--screenshot", "OUT", "--scenario", "invoice", "--compare", "naive,partial,settled", "--speed", "30",
              *SCREENSHOT), leftovers=("docs/screenshots/compare-right-answer-mid.png",)),
-    # docs/using.md "Compare view": one document, every demo wire side by side (the preset "wires")
+    # docs/using.md "Compare view": one document, every demo wire side by side (the preset "wires"'s
+    # lanes), demo seed 15: Anthropic's first buffered chunk closes five tokens after the first value starts
     Picture(("docs/screenshots/compare-wires.png",),
-            ("--screenshot", "OUT", "--scenario", "invoice", "--compare-preset", "wires", "--speed", "30", *SCREENSHOT),
+            ("--screenshot", "OUT", "--scenario", "invoice", "--speed", "30",
+             *(a for lane in ("provider=anthropic", "provider=anthropic,fine_grained=true", "provider=openai-chat",
+                              "provider=openai-responses", "provider=ollama")
+               for a in ("--compare-lane", f"{lane},mode=partial,seed=15")), *SCREENSHOT),
             leftovers=("docs/screenshots/compare-wires-mid.png",)),
     # docs/using.md "Right or wrong": the same lanes scored against an expected answer with one value
     # changed (docs/examples/invoice-wrong.expected.json: amount 1250), so each lane marks Amount ✗

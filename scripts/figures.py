@@ -124,7 +124,8 @@ def _site_dir() -> Path:
 
 
 def run_bench(tree: Tree, bench: str, timeout: float) -> None:
-    script = tree.root / "tests" / "benchmarks" / bench
+    name, *options = bench.split()  # "bench_ui.py --modes partial": the file, then its options
+    script = tree.root / "tests" / "benchmarks" / name
     if not script.exists():
         tree.failures.setdefault(bench, []).append(f"{bench} does not exist in this tree")
         return
@@ -133,7 +134,7 @@ def run_bench(tree: Tree, bench: str, timeout: float) -> None:
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     print(f"  {tree.label}: {bench} …", file=sys.stderr, flush=True)
     try:
-        done = subprocess.run([sys.executable, str(script)], cwd=tree.root, env=env, capture_output=True,
+        done = subprocess.run([sys.executable, str(script), *options], cwd=tree.root, env=env, capture_output=True,
                               text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         tree.failures.setdefault(bench, []).append(f"timed out after {timeout:g} s")
@@ -219,10 +220,10 @@ def render(benches: list[str], sides: list[Tree], runs: int, loads: list[float],
     ]
     for bench in benches:
         lines += ["", f"## {bench}", ""]
-        source = BENCHES / bench
+        source = BENCHES / bench.split()[0]
         if source.exists():
             doc = source.read_text(encoding="utf-8").split('"""')[1].strip().splitlines()[0]
-            lines += [f"`tests/benchmarks/{bench}`: {doc}", ""]
+            lines += [f"`tests/benchmarks/{bench.split()[0]}`: {doc}", ""]
         for side in sides:
             for why in side.failures.get(bench, []):
                 lines.append(f"- a run on {side.label} failed: {why}")
@@ -239,15 +240,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("benches", nargs="*", default=["bench_prefix.py"],
-                        help="benchmark files in tests/benchmarks (default: bench_prefix.py)")
+                        help="benchmark files in tests/benchmarks (default: bench_prefix.py), each with its "
+                             "options in one argument: 'bench_ui.py --modes partial'")
     parser.add_argument("--baseline", required=True, help="the commit to compare with, e.g. dbf4e8a")
     parser.add_argument("--runs", type=int, default=3, help="runs of each benchmark on each side (default 3)")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "figures.md", help="the page to write")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds one run may take (default 1800)")
     args = parser.parse_args(argv)
-    benches = [Path(b).name for b in args.benches]
+    benches = [" ".join([Path(b.split()[0]).name, *b.split()[1:]]) for b in args.benches]
     for bench in benches:
-        if not (BENCHES / bench).exists():
+        if not (BENCHES / bench.split()[0]).exists():
             parser.error(f"no such benchmark: tests/benchmarks/{bench}")
     if args.runs < 1:
         parser.error("--runs takes a whole number of at least 1")
