@@ -351,8 +351,10 @@ class Session(LaneIntents):
         t0 = self.clock()
         self.t0, self.t0_wall, self.config = t0, time.time(), config
         self.last_seed = config.demo.seed if config.demo is not None else None
-        final = expected_output(config, self._settings)
-        fields = rows_of(final) if final is not MISSING else spec_leaves(self.lanes[0].form)
+        # each lane's own truth: a demo lane's is known in advance, a live lane's only at its commit
+        finals = [expected_output(lane_config, self._settings) for lane_config in configs]
+        known = next((final for final in finals if final is not MISSING), MISSING)
+        fields = rows_of(known) if known is not MISSING else spec_leaves(self.lanes[0].form)
         feed = self.feed
         feed.set_fields(fields)
         feed.model.start(t0)
@@ -368,7 +370,7 @@ class Session(LaneIntents):
             self.record_paths.update(paths)
             self.record_notes.extend(notes)
         try:
-            for lane, lane_config in zip(self.lanes, planned):
+            for lane, lane_config, final in zip(self.lanes, planned, finals):
                 history = self._history_for(lane, lane_config)
                 if self._comparing:
                     what = lane_config.label

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialogButtonBox
 
+from livefill.extraction.json_doc import MISSING
 from livefill.gui.app_args import parse_args
 from livefill.gui.compare_presets import NO_KEYS
 from livefill.session.app_settings import MemoryStore
@@ -170,8 +171,13 @@ def test_a_live_lane_beside_a_demo_lane_each_with_its_own_key(make_window, qloop
     view = window.compare_view
     assert [lane.title for lane in view.lanes] == ["anthropic · live", "ollama · demo"]
     window.start_button.click()
+    # each lane's own truth: the demo lane's is known in advance (the scenario's answer), the live
+    # lane's only at its own commit (it was given the demo's, and its "all settled" stayed "—")
+    live_lane, demo_lane = window.session.compare_lanes
+    assert live_lane.final is MISSING and demo_lane.final is not MISSING
     arun(qloop, wait_until(all_done(window), timeout=60))
     assert [s.phase for s in window.last_statuses()] == [Phase.COMMITTED] * 2, [s.reason for s in window.last_statuses()]
+    assert live_lane.metrics.summary().final_known and live_lane.metrics.summary().all_settled is not None
     live, demo = (lane.run.config for lane in view.lanes)
     assert live.demo is None and live.api_key == secret and demo.demo is not None and demo.api_key == "demo"
     assert view.lane(0).header.live_label.isVisibleTo(view.lane(0)) and not view.lane(1).header.live_label.isVisibleTo(view.lane(1))
