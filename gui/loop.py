@@ -1,4 +1,5 @@
-"""Make a qasync loop finalise abandoned async generators the way asyncio's own loops do.
+"""Make a qasync loop finalise abandoned async generators the way asyncio's own loops do, and
+tell sniffio that this thread's async library is asyncio.
 
 On Python 3.11 `qasync.QEventLoop.run_forever` runs Qt's exec() without installing asyncio's
 async-generator hooks (BaseEventLoop.run_forever does; qasync replaces it). An async generator
@@ -14,6 +15,12 @@ thread other than the GUI thread (the embedded server's, say) the registered tim
 object and the GUI thread's next timer tick dereferences freed memory. So when the hooks are left
 on a loop that is not running (a test's loop, about to be closed), its `close()` is made to collect
 that garbage at once, on the closing (GUI) thread. `collect_on_close(loop)` does that on its own.
+
+httpcore asks sniffio which async library runs when it closes a response body
+(`AsyncShieldCancellation`); under qasync sniffio's guess (a current asyncio task) sometimes finds
+none, and a lane then failed with "internal error: AsyncLibraryNotFoundError" (seen under load in
+the compare tests). The thread that runs the qasync loop runs no other async library, so for the
+block sniffio is told so (`sniffio.thread_local.name`, its documented override).
 """
 
 from __future__ import annotations
@@ -24,23 +31,31 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import sniffio
+
 
 @contextmanager
 def asyncgen_hooks(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
-    """Install `loop`'s async-generator hooks for the duration of the block."""
-    firstiter = getattr(loop, "_asyncgen_firstiter_hook", None)
-    finalizer = getattr(loop, "_asyncgen_finalizer_hook", None)
-    if firstiter is None or finalizer is None:
-        yield
-        return
-    old = sys.get_asyncgen_hooks()
-    sys.set_asyncgen_hooks(firstiter=firstiter, finalizer=finalizer)
+    """Install `loop`'s async-generator hooks, and name asyncio to sniffio on this thread, for the
+    duration of the block."""
+    named = sniffio.thread_local.name
+    sniffio.thread_local.name = "asyncio"
     try:
-        yield
+        firstiter = getattr(loop, "_asyncgen_firstiter_hook", None)
+        finalizer = getattr(loop, "_asyncgen_finalizer_hook", None)
+        if firstiter is None or finalizer is None:
+            yield
+            return
+        old = sys.get_asyncgen_hooks()
+        sys.set_asyncgen_hooks(firstiter=firstiter, finalizer=finalizer)
+        try:
+            yield
+        finally:
+            sys.set_asyncgen_hooks(*old)
+            if not loop.is_running() and not loop.is_closed():
+                collect_on_close(loop)
     finally:
-        sys.set_asyncgen_hooks(*old)
-        if not loop.is_running() and not loop.is_closed():
-            collect_on_close(loop)
+        sniffio.thread_local.name = named
 
 
 def collect_on_close(loop: asyncio.AbstractEventLoop) -> None:

@@ -104,8 +104,15 @@ def test_stop_stops_every_lane_of_every_wire(make_window, qloop, demo_server):
     window = make_window(compare=PRESETS["wires"].lanes, keys=null_keys(), speed=20)
     view = window.compare_view
     window.start_button.click()
-    arun(qloop, wait_until(lambda: all(s is not None and s.deltas_received > 0 for s in window.last_statuses()),
-                           timeout=30))
+
+    def every_lane_streams() -> bool:
+        return all(s is not None and s.deltas_received > 0 for s in window.last_statuses())
+
+    try:
+        arun(qloop, wait_until(every_lane_streams, timeout=30))
+    except AssertionError:  # say which lane did not stream, and why
+        raise AssertionError([(lane.title, s and (s.phase.value, s.deltas_received, s.reason))
+                              for lane, s in zip(view.lanes, window.last_statuses())]) from None
     arun(qloop, wait_until(lambda: not any(lane.settings_button.isEnabled() for lane in view.lanes), timeout=5))
     assert not view.preset_button.isEnabled() and window.active  # no lane's settings change while it runs
     window.stop_button.click()
