@@ -79,8 +79,8 @@ class MetricsSummary:
     `byte_to_pixel`: (p50, p99, max) seconds from the read carrying a value's settling byte to the
     paint showing it settled, over `painted` values (None: none measured); `unpainted`: values
     shown settled in the form whose paint was not (yet) seen. `first_settled`: seconds from start
-    to the first value shown unmarked that is its field's final value (None: none, or final
-    values unknown). `facts`: the run's wire counts, tokens, score and cost.
+    to the first of the fields now showing their final value unmarked (the counterpart of
+    `all_settled`, the last; None: none, or final values unknown). `facts`: the run's wire counts, tokens, score and cost.
     """
 
     first_value: float | None
@@ -329,6 +329,8 @@ class LaneMetrics:
         all_settled = None
         if self._required and len(ok) == len(self._required):
             all_settled = max(ok.values()) - self._start
+        # the fields showing their final value unmarked, kept per display: no walk of the run's log
+        first_settled = min(ok.values()) - self._start if ok else None
         return MetricsSummary(
             first_value=None if self._first is None else self._first - self._start,
             all_settled=all_settled,
@@ -345,7 +347,7 @@ class LaneMetrics:
             byte_to_pixel=self.byte_to_pixel(),
             painted=len(self._latencies),
             unpainted=len(self._awaiting),
-            first_settled=self._first_settled(),
+            first_settled=first_settled,
             facts=self.facts,
         )
 
@@ -356,14 +358,6 @@ class LaneMetrics:
         if usage is None:
             return self._facts
         return replace(self._facts, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out)
-
-    def _first_settled(self) -> float | None:
-        final = self._final
-        if final is None:
-            return None
-        t = next((d.t for d in self._log  # in time order: the first is the soonest
-                  if not d.provisional and d.pointer in final and same_value(d.value, final[d.pointer])), None)
-        return None if t is None else t - self._start
 
     def byte_to_pixel(self) -> tuple[float, float, float] | None:
         """(p50, p99, max) seconds from settling read to paint (None: nothing measured)."""
