@@ -76,7 +76,9 @@ async def test_batches_come_at_most_one_a_frame_with_the_changes_reduced(demo_se
     assert status.phase is Phase.COMMITTED, status.reason
     sent = [at for at, _, _ in worker]
     gaps = [b - a for a, b in zip(sent, sent[1:])]
-    assert len(sent) > 3 and min(gaps) >= FRAME_SECONDS * 0.999, gaps
+    # the last batch rides on the run's Outcome, made at the stream's end without waiting a frame
+    # (run_worker.take): every batch before it is at least a frame after the one before
+    assert len(sent) > 3 and min(gaps[:-1]) >= FRAME_SECONDS * 0.999 and gaps[-1] >= 0, gaps
     assert len(sent) < status.deltas_received  # many deltas a batch
     # one form update a batch at most (the run's beginning and its commit besides)
     assert len([u for u in updates if u.running is None]) <= len(sent) + 1
