@@ -19,7 +19,7 @@ from PySide6.QtGui import QColor, QFont, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from livefill.extraction.form import Origin
-from livefill.widgets.table_model import STATE_ROLE
+from livefill.widgets.table_model import STATE_ROLE, FormTableModel
 
 AMBER = QColor("#d08a00")
 RED = QColor("#c62828")
@@ -105,25 +105,37 @@ class StateDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         model = index.model()
+        selected = bool(option.state.value & _SELECTED)
         if hasattr(model, "cell"):
-            text, state = model.cell(index.row(), index.column())
-            if model.armed and state == "settled":
-                key = (index.row(), index.column())
-                if key in model.armed:  # the first paint that shows it settled: byte-to-pixel
-                    model.armed.discard(key)
-                    model.probe.painted(model.cell_pointer(*key))
-        else:
-            text, state = str(index.data() or ""), str(index.data(STATE_ROLE) or "empty")
+            self.paint_cell(painter, option.rect, option, model, index.row(), index.column(), selected=selected)
+            return
+        text, state = str(index.data() or ""), str(index.data(STATE_ROLE) or "empty")
         align = model.alignment(index.column()) if hasattr(model, "alignment") else _LEFT
         form = getattr(model, "form", None)
         marking = form is None or form.marking
         answer = model.answer(index.row(), index.column()) if hasattr(model, "answer") else ""
-        user = False
-        if marking and state == "settled" and form is not None and hasattr(model, "cell_pointer"):
-            user = form.origin(model.cell_pointer(index.row(), index.column())) is Origin.USER
-        rect: QRect = option.rect
+        self._paint_look(painter, option.rect, option, (text, state, align, marking, False, answer), selected=selected)
+
+    def paint_cell(self, painter: QPainter, rect: QRect, option: QStyleOptionViewItem, model: FormTableModel,
+                   row: int, column: int, *, selected: bool = False) -> None:
+        """Paint the cell (`row`, `column`) of a FormTableModel in `rect`: `option` gives its font,
+        and its palette when selected (or when the text colour of this paint is not known yet)."""
+        text, state = model.cell(row, column)
+        if model.armed and state == "settled":
+            key = (row, column)
+            if key in model.armed:  # the first paint that shows it settled: byte-to-pixel
+                model.armed.discard(key)
+                model.probe.painted(model.cell_pointer(*key))
+        form = model.form
+        marking = form.marking
+        user = marking and state == "settled" and form.origin(model.cell_pointer(row, column)) is Origin.USER
+        look = (text, state, model.alignment(column), marking, user, model.answer(row, column))
+        self._paint_look(painter, rect, option, look, selected=selected)
+
+    def _paint_look(self, painter: QPainter, rect: QRect, option: QStyleOptionViewItem,
+                    look: tuple[str, str, int, bool, bool, str], *, selected: bool) -> None:
+        text, state, align, marking, user, answer = look
         fonts = self._fonts(option.font)
-        selected = bool(option.state.value & _SELECTED)
         if selected or state == "provisional" or rect.isEmpty():
             # a growing value changes with every delta: a picture of it would be used once
             self._draw(painter, rect, option, fonts, text, state, align, marking, user, selected=selected, answer=answer)
@@ -131,7 +143,7 @@ class StateDelegate(QStyledItemDelegate):
         # A following table moves every row up by one for each new row, so a cell is painted again
         # and again with the same content: drawn once into a pixmap, then copied.
         ratio = painter.device().devicePixelRatioF()
-        key = (text, state, align, marking, user, answer, rect.width(), rect.height(), ratio, self._text_colour(option)[1])
+        key = (look, rect.width(), rect.height(), ratio, self._text_colour(option)[1])
         pixmaps = self._pixmaps
         pixmap = pixmaps.get(key)
         if pixmap is None:

@@ -16,6 +16,7 @@ from livefill.widgets.paint_probe import on_screen
 from livefill.widgets.column_widths import Column, fit_columns
 from livefill.widgets.state_delegate import GLYPH_SPACE, StateDelegate
 from livefill.widgets.table_model import FormTableModel
+from livefill.widgets.table_paint import PanelProbe, paint_table
 from livefill.widgets.turn_timer import next_turn_timer
 from livefill.widgets.value_tips import watch
 
@@ -24,6 +25,8 @@ LONG_TEXT_CHARS = 16  # a text column whose widest value is longer (in average c
 CELL_PADDING = 4 + GLYPH_SPACE + 6  # a cell's text inset, its state glyph, and room for the provisional italics
 _TEXT_KINDS = (FieldKind.STRING, FieldKind.PROSE, FieldKind.CHIPS)
 MIN_COLUMN_WIDTH = 72  # px: no text column narrower (a narrow table scrolls sideways instead)
+_HOVERING = (QEvent.Type.HoverEnter, QEvent.Type.HoverMove)
+_LEFT = (QEvent.Type.HoverLeave, QEvent.Type.Leave)
 _CHANGES_KEPT = 64  # changed cells remembered while a row-append layout is pending (more: it repaints all)
 
 
@@ -48,6 +51,9 @@ class FieldTable(QTableView):
     repaints the whole viewport as Qt does.
     """
 
+    #: paint with livefill.widgets.table_paint where it can (False: Qt's own paint, as tests compare)
+    fast_paint = True
+
     def __init__(self) -> None:
         super().__init__()
         self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)  # kept through a repolish
@@ -60,14 +66,36 @@ class FieldTable(QTableView):
         self._data_changed: list[tuple[int, int, int, int]] | None = []
         self.font_changed: Callable[[], None] | None = None  # told after the table's font changed
         self.viewport_resized: Callable[[], None] | None = None  # told when the viewport's width changed
+        self._panel = PanelProbe()  # whether the style's cell panel draws anything (table_paint)
+        self._hover: QPersistentModelIndex | None = None  # the cell under the mouse
+        self.spans = False  # a span was set: Qt paints the table
+        self.fast_paints = 0  # paints table_paint did (tests)
 
     def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.Resize and self.viewport_resized is not None:
+        kind = event.type()
+        if kind == QEvent.Type.Resize and self.viewport_resized is not None:
             if event.size().width() != event.oldSize().width():
                 self.viewport_resized()
+        elif kind in _HOVERING:  # the cell under the mouse, as Qt notes it for its own paint
+            self._hover = QPersistentModelIndex(self.indexAt(event.position().toPoint()))
+        elif kind in _LEFT:
+            self._hover = None
         return super().viewportEvent(event)
 
+    def setSpan(self, row: int, column: int, row_span: int, column_span: int) -> None:  # noqa: N802 - Qt override
+        self.spans = True  # painted by Qt from now on (livefill.widgets.table_paint)
+        super().setSpan(row, column, row_span, column_span)
+
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        delegate = self.itemDelegate()
+        if self.fast_paint and isinstance(delegate, StateDelegate):
+            delegate.begin_paint()
+            try:
+                if paint_table(self, event, delegate, self._panel, self._hover):
+                    self.fast_paints += 1
+                    return  # livefill.widgets.table_paint: Qt's picture, without Qt's per-cell cost
+            finally:
+                delegate.end_paint()
         viewport = self.viewport()
         painter = QPainter(viewport)
         painter.fillRect(event.rect(), viewport.palette().brush(viewport.backgroundRole()))
@@ -94,6 +122,8 @@ class FieldTable(QTableView):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
             self._changed = True
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.PaletteChange):
+            self._panel = PanelProbe()
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange and self.font_changed is not None:
             self.font_changed()
