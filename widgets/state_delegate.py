@@ -58,6 +58,9 @@ class StateDelegate(QStyledItemDelegate):
     _text: tuple[QColor, int] | None = None
     _elided: dict[tuple[str, int, bool], str] | None = None
     _pixmaps: dict[tuple, QPixmap] = {}  # noqa: RUF012 - replaced per instance with the fonts
+    _context: tuple[tuple[QFont, QFont, QFont], float, int, bool] | None = None  # see paint_cell
+    #: (row, column) -> the model's cell() tuple, answers, size and context it was drawn for, and its picture
+    _shown: dict[tuple[int, int], tuple] = {}  # noqa: RUF012 - replaced per instance with the fonts
 
     def _fonts(self, base: QFont) -> tuple[QFont, QFont, QFont]:
         """(normal, italic, small) fonts for `base`, made once (and the elided texts forgotten
@@ -70,14 +73,15 @@ class StateDelegate(QStyledItemDelegate):
             self._font_cache = (QFont(base), (QFont(base), italic, small))
             self._elided = {}
             self._pixmaps = {}
+            self._shown = {}
         return self._font_cache[1]
 
     def begin_paint(self) -> None:
         """The table's paint event begins: its cells share one text colour."""
-        self.painting, self._text = True, None
+        self.painting, self._text, self._context = True, None, None
 
     def end_paint(self) -> None:
-        self.painting, self._text = False, None
+        self.painting, self._text, self._context = False, None, None
 
     def _text_colour(self, option: QStyleOptionViewItem) -> tuple[QColor, int]:
         """The cells' text colour (and its rgba), read once per paint event."""
@@ -107,7 +111,9 @@ class StateDelegate(QStyledItemDelegate):
         model = index.model()
         selected = bool(option.state.value & _SELECTED)
         if hasattr(model, "cell"):
-            self.paint_cell(painter, option.rect, option, model, index.row(), index.column(), selected=selected)
+            rect = option.rect
+            self.paint_cell(painter, rect.x(), rect.y(), rect.width(), rect.height(), option, model, index.row(), index.column(),
+                            selected=selected)
             return
         text, state = str(index.data() or ""), str(index.data(STATE_ROLE) or "empty")
         align = model.alignment(index.column()) if hasattr(model, "alignment") else _LEFT
@@ -116,34 +122,58 @@ class StateDelegate(QStyledItemDelegate):
         answer = model.answer(index.row(), index.column()) if hasattr(model, "answer") else ""
         self._paint_look(painter, option.rect, option, (text, state, align, marking, False, answer), selected=selected)
 
-    def paint_cell(self, painter: QPainter, rect: QRect, option: QStyleOptionViewItem, model: FormTableModel,
-                   row: int, column: int, *, selected: bool = False) -> None:
-        """Paint the cell (`row`, `column`) of a FormTableModel in `rect`: `option` gives its font,
-        and its palette when selected (or when the text colour of this paint is not known yet)."""
-        text, state = model.cell(row, column)
+    def paint_cell(self, painter: QPainter, x: int, y: int, width: int, height: int, option: QStyleOptionViewItem,
+                   model: FormTableModel, row: int, column: int, *, selected: bool = False) -> None:
+        """Paint the cell (`row`, `column`) of a FormTableModel at (`x`, `y`), `width` × `height`:
+        `option` gives its font, and its palette when selected (or when the text colour of this
+        paint is not known yet)."""
+        hit = model.cell(row, column)
+        text, state = hit
         if model.armed and state == "settled":
             key = (row, column)
             if key in model.armed:  # the first paint that shows it settled: byte-to-pixel
                 model.armed.discard(key)
                 model.probe.painted(model.cell_pointer(*key))
+        context = self._context
+        if context is None:  # what every cell of one paint shares: fonts, pixel ratio, text colour
+            context = (self._fonts(option.font), painter.device().devicePixelRatioF(), self._text_colour(option)[1], model.form.marking)
+            if self.painting:
+                self._context = context
+        shown = self._shown.get((row, column))
+        # the picture this cell had, while its model's answer for it, its size and the paint's look
+        # are the same (the model's cell() gives the same tuple until the form changes that cell)
+        if (shown is not None and shown[0] is hit and shown[1] is model.answers_seen and shown[2] == width
+                and shown[3] == height and shown[4] == context and not selected):
+            painter.drawPixmap(x, y, shown[5])
+            return
+        rect = QRect(x, y, width, height)
         form = model.form
-        marking = form.marking
+        marking = context[3]
         user = marking and state == "settled" and form.origin(model.cell_pointer(row, column)) is Origin.USER
         look = (text, state, model.alignment(column), marking, user, model.answer(row, column))
-        self._paint_look(painter, rect, option, look, selected=selected)
+        pixmap = self._paint_look(painter, rect, option, look, selected=selected, context=context)
+        if pixmap is not None:
+            if len(self._shown) >= _PIXMAPS:
+                self._shown.clear()
+            self._shown[(row, column)] = (hit, model.answers_seen, width, height, context, pixmap)
 
     def _paint_look(self, painter: QPainter, rect: QRect, option: QStyleOptionViewItem,
-                    look: tuple[str, str, int, bool, bool, str], *, selected: bool) -> None:
+                    look: tuple[str, str, int, bool, bool, str], *, selected: bool,
+                    context: tuple[tuple[QFont, QFont, QFont], float, int, bool] | None = None) -> QPixmap | None:
+        """Paint a cell that looks like `look`; the picture copied (None: drawn directly)."""
         text, state, align, marking, user, answer = look
-        fonts = self._fonts(option.font)
+        fonts = self._fonts(option.font) if context is None else context[0]
         if selected or state == "provisional" or rect.isEmpty():
             # a growing value changes with every delta: a picture of it would be used once
             self._draw(painter, rect, option, fonts, text, state, align, marking, user, selected=selected, answer=answer)
-            return
+            return None
         # A following table moves every row up by one for each new row, so a cell is painted again
         # and again with the same content: drawn once into a pixmap, then copied.
-        ratio = painter.device().devicePixelRatioF()
-        key = (look, rect.width(), rect.height(), ratio, self._text_colour(option)[1])
+        if context is None:
+            ratio, colour = painter.device().devicePixelRatioF(), self._text_colour(option)[1]
+        else:
+            ratio, colour = context[1], context[2]
+        key = (look, rect.width(), rect.height(), ratio, colour)
         pixmaps = self._pixmaps
         pixmap = pixmaps.get(key)
         if pixmap is None:
@@ -158,6 +188,7 @@ class StateDelegate(QStyledItemDelegate):
             cell.end()
             pixmaps[key] = pixmap
         painter.drawPixmap(rect.topLeft(), pixmap)
+        return pixmap
 
     def _draw(self, painter: QPainter, rect: QRect, option: QStyleOptionViewItem, fonts: tuple[QFont, QFont, QFont],
               text: str, state: str, align: int, marking: bool, user: bool, *, selected: bool, answer: str = "") -> None:

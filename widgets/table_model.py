@@ -90,6 +90,11 @@ class FormTableModel(QAbstractTableModel):
         if self._rows and self.columns:
             self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(self.columns) - 1))
 
+    @property
+    def answers_seen(self) -> object:
+        """What `answer` reads: another object whenever any cell's answer may have changed."""
+        return self._answers
+
     def answer(self, row: int, column: int) -> str:
         """"right" / "wrong" for a cell scored against the expected answer ("": not scored)."""
         if not self._answers:

@@ -124,6 +124,7 @@ def _paint_cells(view: QTableView, model: FormTableModel, painter: QPainter, opt
     first_column = 0 if first_column == -1 else first_column
     last_column = hh.count() - 1 if last_column == -1 else last_column
     drawn: set[tuple[int, int]] = set()
+    paint = delegate.paint_cell
     # the columns' places and widths and the rows' are asked once a paint, not once a cell
     column_at: dict[int, tuple[int, int, int] | None] = {}
     row_at: dict[int, tuple[int, int, int] | None] = {}
@@ -158,28 +159,27 @@ def _paint_cells(view: QTableView, model: FormTableModel, painter: QPainter, opt
         top = vh.visualIndexAt(dirty.top())
         if top == -1 or top > bottom:
             continue
-        for visual_row in range(top, bottom + 1):
+        # the columns of this part of the region Qt would paint (its record of the cells drawn
+        # covers only those between the first and last visible ones)
+        spans = [(visual, *place) for visual in range(max(left, first_column), min(right, last_column) + 1)
+                 if (place := column_of(visual)) is not None]
+        for visual_row in range(max(top, first_row), min(bottom, last_row) + 1):
             row_place = row_of(visual_row)
             if row_place is None:
                 continue
             row, y, height = row_place
-            for visual_column in range(left, right + 1):
-                if (visual_row, visual_column) in drawn or not first_row <= visual_row <= last_row \
-                        or not first_column <= visual_column <= last_column:
-                    continue  # (Qt's record of the cells drawn covers only those)
-                drawn.add((visual_row, visual_column))
-                column_place = column_of(visual_column)
-                if column_place is None:
+            height -= grid
+            for visual_column, column, x, width in spans:
+                if (visual_row, visual_column) in drawn:
                     continue
-                column, x, width = column_place
-                rect = QRect(x, y, width - grid, height - grid)
+                drawn.add((visual_row, visual_column))
                 chosen = selected_box is not None and selected_box[0] <= row <= selected_box[2] \
                     and selected_box[1] <= column <= selected_box[3] and selection.isSelected(model.index(row, column))
                 if chosen or (row, column) == special:
-                    _draw_cell(view, painter, option, rect, model.index(row, column), selected=chosen,
-                               hover=(row, column) == hovered, focus=(row, column) == special)
+                    _draw_cell(view, painter, option, QRect(x, y, width - grid, height), model.index(row, column),
+                               selected=chosen, hover=(row, column) == hovered, focus=(row, column) == special)
                 else:
-                    delegate.paint_cell(painter, rect, option, model, row, column)
+                    paint(painter, x, y, width - grid, height, option, model, row, column)
         if show_grid:
             _grid(view, painter, grid_pen, dirty, option, top, bottom, left, right, row_of, column_of)
 
