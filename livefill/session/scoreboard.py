@@ -10,10 +10,15 @@ marks the lane's form (`form_marks`) until the form changes. Choosing or clearin
 answer after a commit scores again the lanes whose form still shows what their run committed, and
 a run shown again (Undo of a clear puts its form back exactly) is marked again.
 The tokens come from the `usage` tap the lane puts on its wire (`LaneMetrics.usage`).
+A run's end is scored on the event loop's next turn, not inside the turn that commits: the commit,
+the lanes' repaint and the scoring with its marks are each their own turn (one turn doing them all
+held the GUI thread ~30 ms at the end of a catalog run); a lane that starts again or is emptied
+before that turn is not scored for the run it left.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from livefill.extraction.json_doc import MISSING
@@ -71,11 +76,22 @@ class Scoreboard:
             lane.metrics.set_facts(deltas=status.deltas_received, records=status.records_received,
                                    bytes=status.bytes_received)
             if isinstance(event, LaneFinished):
-                self._score(lane)
+                self._score_soon(lane)
             elif status.phase is Phase.COMMITTED and not lane.active and lane.has_form and not form_marks(lane.form).fresh:
                 self._score(lane)  # the run shown again (Undo put its form back exactly): marked again
         elif isinstance(event, LaneReset) and lane.has_form:
             form_marks(lane.form).clear()
+
+    def _score_soon(self, lane: SessionLane) -> None:
+        """Score the run that just ended on the next turn of the running event loop (at once
+        without one), if the lane still shows that run then."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._score(lane)
+            return
+        run = lane.run
+        loop.call_soon(lambda: self._score(lane) if lane.run is run and not lane.active else None)
 
     def _score(self, lane: SessionLane) -> None:
         """Score the lane's committed object (its form shows it) against the expected answer."""
