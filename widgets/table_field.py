@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QEvent, QItemSelection, QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt
 from PySide6.QtGui import QFontMetrics, QPainter, QPaintEvent
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QScrollArea, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemDelegate, QAbstractItemView, QApplication, QHeaderView, QScrollArea, QTableView, QWidget
 
 from livefill.extraction.form import FieldState
 from livefill.extraction.schema import FieldKind
@@ -16,7 +16,7 @@ from livefill.widgets.paint_probe import on_screen
 from livefill.widgets.column_widths import Column, fit_columns
 from livefill.widgets.state_delegate import GLYPH_SPACE, StateDelegate
 from livefill.widgets.table_model import FormTableModel
-from livefill.widgets.table_paint import PanelProbe, paint_table
+from livefill.widgets.table_paint import PaintLook, paint_table
 from livefill.widgets.turn_timer import next_turn_timer
 from livefill.widgets.value_tips import watch
 
@@ -27,6 +27,7 @@ _TEXT_KINDS = (FieldKind.STRING, FieldKind.PROSE, FieldKind.CHIPS)
 MIN_COLUMN_WIDTH = 72  # px: no text column narrower (a narrow table scrolls sideways instead)
 _HOVERING = (QEvent.Type.HoverEnter, QEvent.Type.HoverMove)
 _LEFT = (QEvent.Type.HoverLeave, QEvent.Type.Leave)
+_RESTYLED = (QEvent.Type.StyleChange, QEvent.Type.PaletteChange, QEvent.Type.FontChange)
 _CHANGES_KEPT = 64  # changed cells remembered while a row-append layout is pending (more: it repaints all)
 
 
@@ -66,9 +67,9 @@ class FieldTable(QTableView):
         self._data_changed: list[tuple[int, int, int, int]] | None = []
         self.font_changed: Callable[[], None] | None = None  # told after the table's font changed
         self.viewport_resized: Callable[[], None] | None = None  # told when the viewport's width changed
-        self._panel = PanelProbe()  # whether the style's cell panel draws anything (table_paint)
+        self._look = PaintLook()  # what the paints share (livefill.widgets.table_paint)
         self._hover: QPersistentModelIndex | None = None  # the cell under the mouse
-        self.spans = False  # a span was set: Qt paints the table
+        self.qt_paints = False  # a span or a delegate of a row or column was set: Qt paints the table
         self.fast_paints = 0  # paints table_paint did (tests)
 
     def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt override
@@ -80,18 +81,28 @@ class FieldTable(QTableView):
             self._hover = QPersistentModelIndex(self.indexAt(event.position().toPoint()))
         elif kind in _LEFT:
             self._hover = None
+        elif kind in _RESTYLED:
+            self._look.forget()
         return super().viewportEvent(event)
 
     def setSpan(self, row: int, column: int, row_span: int, column_span: int) -> None:  # noqa: N802 - Qt override
-        self.spans = True  # painted by Qt from now on (livefill.widgets.table_paint)
+        self.qt_paints = True  # painted by Qt from now on (livefill.widgets.table_paint)
         super().setSpan(row, column, row_span, column_span)
+
+    def setItemDelegateForColumn(self, column: int, delegate: QAbstractItemDelegate | None) -> None:  # noqa: N802
+        self.qt_paints = True
+        super().setItemDelegateForColumn(column, delegate)
+
+    def setItemDelegateForRow(self, row: int, delegate: QAbstractItemDelegate | None) -> None:  # noqa: N802
+        self.qt_paints = True
+        super().setItemDelegateForRow(row, delegate)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
         delegate = self.itemDelegate()
         if self.fast_paint and isinstance(delegate, StateDelegate):
             delegate.begin_paint()
             try:
-                if paint_table(self, event, delegate, self._panel, self._hover):
+                if not self.qt_paints and paint_table(self, event, delegate, self._look, self._hover):
                     self.fast_paints += 1
                     return  # livefill.widgets.table_paint: Qt's picture, without Qt's per-cell cost
             finally:
@@ -122,8 +133,8 @@ class FieldTable(QTableView):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
             self._changed = True
-        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.PaletteChange):
-            self._panel = PanelProbe()
+        if event.type() in _RESTYLED:
+            self._look.forget()
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange and self.font_changed is not None:
             self.font_changed()

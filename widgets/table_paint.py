@@ -34,26 +34,58 @@ _PANEL = QStyle.PrimitiveElement.PE_PanelItemViewRow
 _GRID_COLOUR = QStyle.StyleHint.SH_Table_GridLineColor
 _LEFT_TOP_LINES = QStyle.StyleHint.SH_Table_AlwaysDrawLeftTopGridLines
 _DRAGGING = QAbstractItemView.State.DraggingState
+_KEYBOARD_FOCUS = Qt.WidgetAttribute.WA_KeyboardFocusChange
 _Index = QModelIndex | QPersistentModelIndex
 
 
-class PanelProbe:
-    """Whether a style's item-row panel (PE_PanelItemViewRow) draws anything for a cell that is
-    neither selected nor the focused current one: drawn once into a transparent image per style,
-    palette and option state, and remembered."""
+class PaintLook:
+    """What every paint of one table shares while its style, palette, focus and activation stay
+    the same: the option Qt would start each cell from (its palette's group set as drawCell sets
+    it), the grid's pen, the viewport's background, the text colour, and whether the style's
+    item-row panel (PE_PanelItemViewRow) draws anything for a cell that is neither selected nor
+    the focused current one (found by drawing it into a transparent image). Worked out again
+    after `forget` (the table's style, palette or font changed) or when the focus, activation or
+    enabled state differ from the last paint's."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[int, int, int], bool] = {}
+        self._key: tuple[bool, bool, bool, bool] | None = None
+        self._look: tuple | None = None
+        self._panels: dict[tuple[int, int, int], bool] = {}
 
-    def empty(self, view: QTableView, option: QStyleOptionViewItem, hover: bool) -> bool:
+    def forget(self) -> None:
+        self._key = None
+        self._panels.clear()
+
+    def get(self, view: QTableView) -> tuple | None:
+        """(option, grid pen, background brush, (text colour, rgba)), or None: the panel draws."""
+        window = view.window()
+        key = (view.hasFocus(), window.isActiveWindow(), view.isEnabled(), window.testAttribute(_KEYBOARD_FOCUS))
+        if key == self._key:
+            return self._look
+        option = QStyleOptionViewItem()
+        view.initViewItemOption(option)
+        palette = QPalette(option.palette)
+        if option.state.value & _ENABLED:  # as drawCell: an enabled cell's colours are the Normal group's
+            palette.setCurrentColorGroup(QPalette.ColorGroup.Normal)
+        option.palette = palette
+        viewport = view.viewport()
+        look = None
+        # the cell under the mouse (Qt's own record of it is private) is painted as any other when
+        # the panel draws nothing for it either
+        if self._empty(view, option, viewport.testAttribute(Qt.WidgetAttribute.WA_Hover)):
+            grid = QPen(QColor.fromRgba(view.style().styleHint(_GRID_COLOUR, option, view) & 0xFFFFFFFF), 1, view.gridStyle())
+            colour = palette.text().color()
+            look = (option, grid, viewport.palette().brush(viewport.backgroundRole()), (colour, colour.rgba()))
+        self._key, self._look = key, look
+        return look
+
+    def _empty(self, view: QTableView, option: QStyleOptionViewItem, hover: bool) -> bool:
         style = view.style()
         states = (option.state.value,) + ((option.state.value | _MOUSE_OVER.value,) if hover else ())
         for state in states:
             key = (id(style), option.palette.cacheKey(), state)
-            known = self._known.get(key)
+            known = self._panels.get(key)
             if known is None:
-                if len(self._known) > 64:
-                    self._known.clear()
                 probe = QStyleOptionViewItem(option)
                 probe.state = QStyle.StateFlag(state)
                 probe.rect = QRect(0, 0, 24, 12)
@@ -62,54 +94,37 @@ class PanelProbe:
                 painter = QPainter(image)
                 style.drawPrimitive(_PANEL, probe, painter, view)
                 painter.end()
-                known = self._known[key] = all(image.pixel(x, y) == 0 for y in range(12) for x in range(24))
+                known = self._panels[key] = all(image.pixel(x, y) == 0 for y in range(12) for x in range(24))
             if not known:
                 return False
         return True
 
 
-def paint_table(view: QTableView, event: QPaintEvent, delegate: StateDelegate, probe: PanelProbe,
-                hover: QPersistentModelIndex | None, background: bool = True) -> bool:
-    """Paint `view`'s viewport for `event` as QTableView.paintEvent would (the module docstring);
-    False, having painted nothing, when it cannot. With `background`, the viewport's background
-    fills the event's rectangle first."""
+def paint_table(view: QTableView, event: QPaintEvent, delegate: StateDelegate, shared: PaintLook,
+                hover: QPersistentModelIndex | None) -> bool:
+    """Paint `view`'s viewport for `event` as QTableView.paintEvent would, over the viewport's
+    background (the module docstring); False, having painted nothing, when it cannot. The caller
+    says when Qt must paint for what it alone knows of (spans, a delegate of a row or column)."""
     model = view.model()
-    if (not isinstance(model, FormTableModel) or view.isRightToLeft() or view.alternatingRowColors()
-            or getattr(view, "spans", False) or view.state() == _DRAGGING):
+    if type(model) is not FormTableModel or view.isRightToLeft() or view.alternatingRowColors() or view.state() == _DRAGGING:
         return False
-    hh, vh = view.horizontalHeader(), view.verticalHeader()
-    columns = hh.count()
-    for column in range(columns):
-        if view.itemDelegateForColumn(column) is not None:
-            return False
-    option = QStyleOptionViewItem()
-    view.initViewItemOption(option)
-    viewport = view.viewport()
-    palette = QPalette(option.palette)
-    if option.state.value & _ENABLED:  # as drawCell: an enabled cell's colours are the Normal group's
-        palette.setCurrentColorGroup(QPalette.ColorGroup.Normal)
-    option.palette = palette
-    # the cell under the mouse (Qt's own record of it is private) is painted as any other when
-    # the panel draws nothing for it either
-    if not probe.empty(view, option, viewport.testAttribute(Qt.WidgetAttribute.WA_Hover)):
+    look = shared.get(view)
+    if look is None:
         return False
-    colour = palette.text().color()
-    delegate._text = (colour, colour.rgba())  # noqa: SLF001 - the text colour of this paint
-    painter = QPainter(viewport)
-    if background:
-        painter.fillRect(event.rect(), viewport.palette().brush(viewport.backgroundRole()))
-    if columns == 0 or vh.count() == 0:
-        return True
-    _paint_cells(view, model, painter, option, event, delegate, hover)
+    option, grid_pen, background, text = look
+    delegate._text = text  # noqa: SLF001 - the text colour of this paint
+    painter = QPainter(view.viewport())
+    painter.fillRect(event.rect(), background)
+    if view.horizontalHeader().count() and view.verticalHeader().count():
+        _paint_cells(view, model, painter, option, grid_pen, event, delegate, hover)
     return True
 
 
-def _paint_cells(view: QTableView, model: FormTableModel, painter: QPainter, option: QStyleOptionViewItem,
+def _paint_cells(view: QTableView, model: FormTableModel, painter: QPainter, option: QStyleOptionViewItem, grid_pen: QPen,
                  event: QPaintEvent, delegate: StateDelegate, hover: QPersistentModelIndex | None) -> None:
     hh, vh = view.horizontalHeader(), view.verticalHeader()
     show_grid = view.showGrid()
     grid = 1 if show_grid else 0
-    grid_pen = QPen(QColor.fromRgba(view.style().styleHint(_GRID_COLOUR, option, view) & 0xFFFFFFFF), 1, view.gridStyle())
     x_end = hh.length() - hh.offset() - 1
     y_end = vh.length() - vh.offset() - 1
     selection = view.selectionModel()

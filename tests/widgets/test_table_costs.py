@@ -66,7 +66,7 @@ def test_a_paint_of_the_table_reads_the_text_colour_once_not_once_a_cell(qtbot, 
     viewport = table.view.viewport()
     before = viewport.grab().toImage()  # a whole paint of the table, every visible cell
     monkeypatch.setattr(QPalette, "text", real)
-    assert len(reads) == 1  # the old code read it for each of the ~40 cells painted
+    assert len(reads) <= 1  # the old code read it for each of the ~40 cells painted (now: once, or not again while the look is the same)
     assert not delegate.painting  # ... and only while the table paints
     delegate._pixmaps = {}  # noqa: SLF001 - every cell drawn anew, its colour read from its own option
     monkeypatch.setattr(delegate, "begin_paint", lambda: None)
