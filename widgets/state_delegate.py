@@ -36,6 +36,7 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _SELECTED = QStyle.StateFlag.State_Selected.value  # tested as an int: an enum `&` per cell is slow
 _ELIDE = Qt.TextElideMode.ElideRight
 _ALIGN_ROLE = Qt.ItemDataRole.TextAlignmentRole
+_ANTIALIASED = QPainter.RenderHint.Antialiasing
 
 GLYPHS = {"provisional": "…", "settled": "✓", "invalid": "✗", "pending": "◌"}
 GLYPH_COLOURS = {"settled": GREEN, "invalid": RED}
@@ -61,6 +62,7 @@ class StateDelegate(QStyledItemDelegate):
     _context: tuple[tuple[QFont, QFont, QFont], float, int, bool] | None = None  # see paint_cell
     #: (row, column) -> the model's cell() tuple, answers, size and context it was drawn for, and its picture
     _shown: dict[tuple[int, int], tuple] = {}  # noqa: RUF012 - replaced per instance with the fonts
+    _outlines: dict[tuple[int, int, float], QPixmap] = {}  # noqa: RUF012 - see _dashed_outline
 
     def _fonts(self, base: QFont) -> tuple[QFont, QFont, QFont]:
         """(normal, italic, small) fonts for `base`, made once (and the elided texts forgotten
@@ -74,6 +76,7 @@ class StateDelegate(QStyledItemDelegate):
             self._elided = {}
             self._pixmaps = {}
             self._shown = {}
+            self._outlines = {}
         return self._font_cache[1]
 
     def begin_paint(self) -> None:
@@ -190,6 +193,31 @@ class StateDelegate(QStyledItemDelegate):
         painter.drawPixmap(rect.topLeft(), pixmap)
         return pixmap
 
+    def _dashed_outline(self, painter: QPainter, rect: QRect, inner: QRect) -> None:
+        """The provisional cell's dashed amber outline around `inner`: stroking a dashed pen cost
+        more than the rest of the cell, so the outline is drawn once per cell size into a
+        transparent picture and copied (its pixels are opaque: the same as stroking it there).
+        Stroked as before where a copy might differ (antialiased, a fractional pixel ratio)."""
+        ratio = painter.device().devicePixelRatioF()
+        if ratio != int(ratio) or painter.testRenderHint(_ANTIALIASED):
+            painter.setPen(QPen(AMBER, 1.5, Qt.PenStyle.DashLine))
+            painter.drawRect(inner)
+            return
+        key = (rect.width(), rect.height(), ratio)
+        outline = self._outlines.get(key)
+        if outline is None:
+            if len(self._outlines) >= 64:
+                self._outlines.clear()
+            outline = QPixmap(round(rect.width() * ratio), round(rect.height() * ratio))
+            outline.setDevicePixelRatio(ratio)
+            outline.fill(Qt.GlobalColor.transparent)
+            drawing = QPainter(outline)
+            drawing.setPen(QPen(AMBER, 1.5, Qt.PenStyle.DashLine))
+            drawing.drawRect(inner.translated(-rect.x(), -rect.y()))
+            drawing.end()
+            self._outlines[key] = outline
+        painter.drawPixmap(rect.x(), rect.y(), outline)
+
     def _draw(self, painter: QPainter, rect: QRect, option: QStyleOptionViewItem, fonts: tuple[QFont, QFont, QFont],
               text: str, state: str, align: int, marking: bool, user: bool, *, selected: bool, answer: str = "") -> None:
         painter.save()
@@ -227,8 +255,7 @@ class StateDelegate(QStyledItemDelegate):
             painter.restore()  # a client that shows no states (naive): no outline, no glyph
             return
         if state == "provisional":
-            painter.setPen(QPen(AMBER, 1.5, Qt.PenStyle.DashLine))
-            painter.drawRect(inner)
+            self._dashed_outline(painter, rect, inner)
         elif state == "invalid":
             painter.setPen(QPen(RED, 2))
             painter.drawRect(inner)

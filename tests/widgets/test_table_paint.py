@@ -180,3 +180,49 @@ def test_a_paint_builds_no_option_asks_no_flags_and_calls_no_delegate_paint_for_
     table2.viewport().repaint()
     assert counted["paint"] >= 30 and counted["flags"] >= 30  # (what the old code did, still there to compare)
     del form, view, table
+
+
+def _provisional(delegate: state_delegate.StateDelegate, text: str, *, selected: bool = False) -> QImage:
+    """A provisional cell drawn by the delegate on an opaque image, as on the table's viewport."""
+    from PySide6.QtCore import QRect  # noqa: PLC0415
+    from PySide6.QtGui import QPainter  # noqa: PLC0415
+    from PySide6.QtWidgets import QStyleOptionViewItem  # noqa: PLC0415
+
+    image = QImage(200, 60, QImage.Format.Format_RGB32)
+    image.fill(0xFFFFFFFF)
+    painter = QPainter(image)
+    option = QStyleOptionViewItem()
+    option.font = QApplication.font()
+    option.palette = QApplication.palette()
+    for y in (3, 30):  # two cells of one size
+        delegate._draw(painter, QRect(5, y, 160, 24), option, delegate._fonts(option.font), text, "provisional",  # noqa: SLF001
+                       int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), True, False, selected=selected)
+    painter.end()
+    return image
+
+
+def test_a_provisional_cell_strokes_its_dashed_outline_once_per_size_and_looks_the_same(qtbot, monkeypatch):
+    from PySide6.QtGui import QPainter, QPen  # noqa: PLC0415
+
+    strokes = []
+    real = QPainter.drawRect
+
+    def counting(painter, *args):  # noqa: ANN001, ANN002, ANN202
+        strokes.append(args)
+        return real(painter, *args)
+
+    monkeypatch.setattr(QPainter, "drawRect", counting)
+    delegate = state_delegate.StateDelegate()
+    cached = [_provisional(delegate, text, selected=selected) for text in ("Sand alumin", "Sand aluminium pendant lig")
+              for selected in (False, True)]
+    assert len(strokes) == 1  # the old code stroked the dashed pen for every cell drawn (8 here)
+
+    def stroked(painter, rect, inner):  # noqa: ANN001, ANN202 - the outline as the old code drew it
+        painter.setPen(QPen(state_delegate.AMBER, 1.5, Qt.PenStyle.DashLine))
+        real(painter, inner)
+
+    monkeypatch.setattr(delegate, "_dashed_outline", stroked)
+    direct = [_provisional(delegate, text, selected=selected) for text in ("Sand alumin", "Sand aluminium pendant lig")
+              for selected in (False, True)]
+    for i, (ours, theirs) in enumerate(zip(cached, direct)):
+        _same(ours, theirs, f"provisional-{i}")
