@@ -244,7 +244,7 @@ class TableField(FieldWidget):
         self.model.cell_visibility = self._cell_visibility
         self.model.shown_rows = self._shown_rows
         self.model.follows_newest = self._follows_newest
-        self.model.rowsInserted.connect(self._fit)
+        self.model.rowsInserted.connect(self._rows_added)
         self._follow_timer = next_turn_timer(view, self._scroll_to_newest)
         self.model.rowsInserted.connect(self._follow)
         self.model.modelAboutToBeReset.connect(self._note_position)
@@ -475,6 +475,10 @@ class TableField(FieldWidget):
             return (0, -1)
         first, last = view.rowAt(0), self._last_shown_row()
         return (max(first, 0), rows - 1 if last < 0 else last)
+
+    def _rows_added(self, _parent: QModelIndex, first: int, _last: int) -> None:
+        if first < MAX_VISIBLE_ROWS:  # past that the rows added change nothing _fit reads
+            self._fit()
 
     def _fit_sideways(self, _minimum: int, _maximum: int) -> None:
         self._fit()  # the sideways scroll bar came or went

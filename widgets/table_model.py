@@ -25,7 +25,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from livefill.extraction.form import FieldState, FormModel
-from livefill.extraction.json_doc import MISSING
+from livefill.extraction.field_text import PROVISIONAL_MARK, format_value
+from livefill.extraction.json_doc import MISSING, get_at
 from livefill.extraction.schema import FieldKind, FieldSpec
 from livefill.session.expected_answer import field_mark, form_marks
 from livefill.session.scoring import FieldScore, Verdict
@@ -136,18 +137,27 @@ class FormTableModel(QAbstractTableModel):
         return self._align[column]
 
     def cell(self, row: int, column: int) -> tuple[str, str]:
-        """(display text, state name) of a cell, cached until the form changes that row."""
+        """(display text, state name) of a cell, cached until the form changes that row.
+
+        The text is `FormModel.display`'s, read without its lookups: the cell's spec is its
+        column's, and its value is read inside its row's (a new cell's pointer is not parsed
+        whole, nor its spec looked up, for every cell of every row a run writes)."""
         key = (row, column)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
-        ptr = self.cell_pointer(row, column)
-        state = self.form.state(ptr)
-        if not self.form.marking and state is not FieldState.INVALID:
-            name = "settled" if self.form.value(ptr) is not MISSING else "empty"
+        form = self.form
+        state = form.state(self.cell_pointer(row, column))
+        value = get_at(form.value(f"{self.pointer}/{row}"), self._pointers[column])
+        if not form.marking and state is not FieldState.INVALID:
+            name = "settled" if value is not MISSING else "empty"
         else:
             name = state.value
-        hit = (self.form.display(ptr), name)
+        text = format_value(self.columns[column], value)
+        if (value is not MISSING and state is FieldState.PROVISIONAL and form.marking
+                and isinstance(value, (str, int, float)) and not isinstance(value, bool)):
+            text += PROVISIONAL_MARK  # as FormModel.display
+        hit = (text, name)
         self._cache[key] = hit
         return hit
 
