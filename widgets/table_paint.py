@@ -57,7 +57,8 @@ class PaintLook:
         self._panels.clear()
 
     def get(self, view: QTableView) -> tuple | None:
-        """(option, grid pen, background brush, (text colour, rgba)), or None: the panel draws."""
+        """(option, (grid pen, whether the style draws the left and top grid lines when the
+        headers are hidden), background brush, (text colour, rgba)), or None: the panel draws."""
         window = view.window()
         key = (view.hasFocus(), window.isActiveWindow(), view.isEnabled(), window.testAttribute(_KEYBOARD_FOCUS))
         if key == self._key:
@@ -73,7 +74,9 @@ class PaintLook:
         # the cell under the mouse (Qt's own record of it is private) is painted as any other when
         # the panel draws nothing for it either
         if self._empty(view, option, viewport.testAttribute(Qt.WidgetAttribute.WA_Hover)):
-            grid = QPen(QColor.fromRgba(view.style().styleHint(_GRID_COLOUR, option, view) & 0xFFFFFFFF), 1, view.gridStyle())
+            style = view.style()
+            grid = (QPen(QColor.fromRgba(style.styleHint(_GRID_COLOUR, option, view) & 0xFFFFFFFF), 1, view.gridStyle()),
+                    bool(style.styleHint(_LEFT_TOP_LINES, option, view)))
             colour = palette.text().color()
             look = (option, grid, viewport.palette().brush(viewport.backgroundRole()), (colour, colour.rgba()))
         self._key, self._look = key, look
@@ -111,16 +114,16 @@ def paint_table(view: QTableView, event: QPaintEvent, delegate: StateDelegate, s
     look = shared.get(view)
     if look is None:
         return False
-    option, grid_pen, background, text = look
+    option, grid, background, text = look
     delegate._text = text  # noqa: SLF001 - the text colour of this paint
     painter = QPainter(view.viewport())
     painter.fillRect(event.rect(), background)
     if view.horizontalHeader().count() and view.verticalHeader().count():
-        _paint_cells(view, model, painter, option, grid_pen, event, delegate, hover)
+        _paint_cells(view, model, painter, option, grid, event, delegate, hover)
     return True
 
 
-def _paint_cells(view: QTableView, model: FormTableModel, painter: QPainter, option: QStyleOptionViewItem, grid_pen: QPen,
+def _paint_cells(view: QTableView, model: FormTableModel, painter: QPainter, option: QStyleOptionViewItem, grid_look: tuple[QPen, bool],
                  event: QPaintEvent, delegate: StateDelegate, hover: QPersistentModelIndex | None) -> None:
     hh, vh = view.horizontalHeader(), view.verticalHeader()
     show_grid = view.showGrid()
@@ -196,7 +199,7 @@ def _paint_cells(view: QTableView, model: FormTableModel, painter: QPainter, opt
                 else:
                     paint(painter, x, y, width - grid, height, option, model, row, column)
         if show_grid:
-            _grid(view, painter, grid_pen, dirty, option, top, bottom, left, right, row_of, column_of)
+            _grid(view, painter, grid_look, dirty, top, bottom, left, right, row_of, column_of)
 
 
 def _selection_box(selection: object) -> tuple[int, int, int, int] | None:
@@ -227,14 +230,14 @@ def _draw_cell(view: QTableView, painter: QPainter, base: QStyleOptionViewItem, 
     view.itemDelegateForIndex(index).paint(painter, option, index)
 
 
-def _grid(view: QTableView, painter: QPainter, pen: QPen, dirty: QRect, option: QStyleOptionViewItem,
+def _grid(view: QTableView, painter: QPainter, grid_look: tuple[QPen, bool], dirty: QRect,
           top: int, bottom: int, left: int, right: int, row_of, column_of) -> None:  # noqa: ANN001
     """The grid lines over `dirty`, as QTableView.paintEvent draws them."""
     vh = view.verticalHeader()
     while bottom > top and vh.isSectionHidden(vh.logicalIndex(bottom)):
         bottom -= 1
     old = painter.pen()
-    painter.setPen(pen)
+    painter.setPen(grid_look[0])
     for visual in range(top, bottom + 1):
         place = row_of(visual)
         if place is not None:
@@ -245,8 +248,7 @@ def _grid(view: QTableView, painter: QPainter, pen: QPen, dirty: QRect, option: 
         if place is not None:
             line_x = place[1] + place[2] - 1
             painter.drawLine(QLineF(line_x + 0.5, dirty.top() + 0.5, line_x + 0.5, dirty.bottom() + 0.5))
-    style = view.style()
-    always = style.styleHint(_LEFT_TOP_LINES, option, view)
+    always = grid_look[1]
     if always and view.horizontalHeader().isHidden():
         place = row_of(top)
         if place is not None and place[1] == dirty.top():
