@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -35,17 +35,8 @@ from livefill.observers import Observers
 from livefill.session.run_facts import RunFacts
 from livefill.wire.usage import UsageTap
 
-__all__ = [
-    "Display",
-    "LaneMetrics",
-    "MetricsSummary",
-    "Verdict",
-    "format_ms",
-    "format_seconds",
-    "percentile",
-    "leaves",
-    "same_value",
-]
+__all__ = ["Display", "LaneMetrics", "MetricsSummary", "Verdict", "format_ms", "format_seconds", "percentile", "leaves",
+           "same_value"]
 
 
 class Verdict(Enum):
@@ -238,11 +229,16 @@ class LaneMetrics:
 
     def display(self, pointer: str, value: Any, *, provisional: bool, t: float) -> None:
         """The lane now shows `value` for `pointer` (visibly marked provisional or not) at `t`."""
-        if isinstance(value, (dict, list, tuple)) and value:
-            for leaf, v in leaves(value, pointer):
-                self._display_leaf(leaf, v, provisional, t)
-        else:
-            self._display_leaf(pointer, value, provisional, t)
+        self.display_many(((pointer, value, provisional, t),))
+
+    def display_many(self, displays: Iterable[tuple[str, Any, bool, float]]) -> None:
+        """`display(pointer, value, provisional=..., t=...)` for each, told to subscribers once."""
+        for pointer, value, provisional, t in displays:
+            if isinstance(value, (dict, list, tuple)) and value:
+                for leaf, v in leaves(value, pointer):
+                    self._display_leaf(leaf, v, provisional, t)
+            else:
+                self._display_leaf(pointer, value, provisional, t)
         self._notify()
 
     def shelve(self) -> object:

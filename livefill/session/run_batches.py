@@ -3,7 +3,8 @@
 The worker says `Ready` once warm. The parent (the app's side, livefill.session.run_remote) sends
 `StartRun`, then maybe `StopRun`; the worker answers `Opened` once the source is open, at most one `Batch` per `FRAME_SECONDS`
 (the form's changes already reduced to the last write per pointer, the wire the parent's taps
-replay, the run's counts so far), and finally one `Outcome`, which carries the last batch. A
+replay, the run's counts so far, what the lane's figures count), sooner when a value settled,
+and finally one `Outcome`, which carries the last batch. A
 failure crosses as its own exception when that survives pickling, else as a `WorkerFailure`
 that says it the same way (`portable_failure`). Everything here is a frozen dataclass.
 """
@@ -11,7 +12,7 @@ that says it the same way (`portable_failure`). Everything here is a frozen data
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from livefill.errors import RunFailure
@@ -20,6 +21,7 @@ from livefill.session.failure_reasons import describe_failure
 from livefill.session.run_config import RunConfig
 
 __all__ = [
+    "FINAL_STATES",
     "FRAME_SECONDS",
     "Batch",
     "Opened",
@@ -28,14 +30,17 @@ __all__ = [
     "StartRun",
     "StopRun",
     "WorkerFailure",
+    "merged",
     "portable_failure",
     "reduce_changes",
 ]
 
 FRAME_SECONDS = 1 / 60
-"""The shortest time between two batches a worker sends (one screen frame)."""
+"""The shortest time between two batches a worker sends (one screen frame), unless a value settled
+or was found invalid: that batch goes at once (the GUI holds its repaints to one a frame anyway)."""
 
 _WRITES = (FieldState.PROVISIONAL, FieldState.SETTLED, FieldState.INVALID)
+FINAL_STATES = (FieldState.SETTLED, FieldState.INVALID)  # a change in one of these is sent at once
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +58,7 @@ class StartRun:
     marking: bool = True
     settle_reads: bool = False  # note when each value's settling byte arrived (SettleReads) there
     own_servers: tuple[str, ...] = ()  # the app's own servers among the run's (never named in a failure)
+    shown: tuple[bool, bool] = (False, False)  # watch the mirror form for the lane's (metrics, timeline)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +89,7 @@ class Batch:
     stop_reason: str | None
     sent_at: float  # time.monotonic() in the worker when it was sent
     settle_times: tuple[tuple[str, float], ...] = ()  # SettleReads.times noted since the last batch
+    shown: tuple[tuple[Any, ...], ...] = ()  # what the mirror form's probe reported (form_probe.ShownLog)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,3 +143,10 @@ def reduce_changes(changes: list[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...
         for i, change in enumerate(changes)
         if isinstance(change[2], (dict, list)) and change[1] in _WRITES or last.get(change[0], i) <= i
     )
+
+
+def merged(first: Batch, then: Batch) -> Batch:
+    """One batch that leaves the form, the taps and the figures as `first` then `then` do (the
+    app had not read `first` yet when `then` came: it applies them as one)."""
+    return replace(then, changes=reduce_changes([*first.changes, *then.changes]), wire=first.wire + then.wire,
+                   settle_times=first.settle_times + then.settle_times, shown=first.shown + then.shown)

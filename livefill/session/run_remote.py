@@ -36,7 +36,8 @@ from livefill import switches
 from livefill.errors import ConnectionLost
 from livefill.recording.settle_reads import SettleReads
 from livefill.session import run_worker
-from livefill.session.run_batches import Batch, Opened, Outcome, Ready, StartRun, StopRun
+from livefill.session.form_probe import FormProbe, shown_elsewhere
+from livefill.session.run_batches import Batch, Opened, Outcome, Ready, StartRun, StopRun, merged
 from livefill.wire.providers.http_failures import in_process
 from livefill.wire.taps import Tee, WireTap, arriving, tee
 
@@ -242,8 +243,10 @@ def _own_servers(cfg: Any) -> tuple[str, ...]:
     return tuple(url for url in dict.fromkeys((cfg.base_url, cfg.relay_url)) if url and in_process(url))
 
 
-def apply_batch(run: Run, tap: WireTap | None, batch: Batch, settle: list[SettleReads] | None = None) -> None:
-    """One batch into the run: its wire to the taps, one status update, one form update."""
+def apply_batch(run: Run, tap: WireTap | None, batch: Batch, settle: list[SettleReads] | None = None,
+                probes: list[FormProbe] | None = None) -> None:
+    """One batch into the run: its wire to the taps, one status update, one form update, and to
+    the form's `probes` what the mirror form's probe reported (the lane's figures)."""
     for reads in settle or ():
         reads.times.update(batch.settle_times)
     if tap is not None:
@@ -271,26 +274,43 @@ def apply_batch(run: Run, tap: WireTap | None, batch: Batch, settle: list[Settle
         run._update(**changes)
     if batch.changes:
         run.form.apply_many(batch.changes, parent_state=batch.parent_state)
+    if batch.shown:
+        for probe in probes or ():
+            probe.replay(batch.shown)
 
 
-def _handle(run: Run, tap: WireTap | None, message: Any, settle: list[SettleReads]) -> Outcome | None:
+def _handle(run: Run, tap: WireTap | None, message: Any, settle: list[SettleReads],
+            probes: list[FormProbe]) -> Outcome | None:
     if message is None:
         raise ConnectionLost("the run's worker process ended before the run did")
     if isinstance(message, Batch):
-        apply_batch(run, tap, message, settle)
+        apply_batch(run, tap, message, settle, probes)
     elif isinstance(message, Opened):
         run._begin_trace(status=200, headers=message.headers)
     elif isinstance(message, Outcome):
         if message.last is not None:
-            apply_batch(run, tap, message.last, settle)
+            apply_batch(run, tap, message.last, settle, probes)
         return message
     return None
 
 
-async def _outcome(run: Run, tap: WireTap | None, inbox: _Inbox, settle: list[SettleReads]) -> Outcome:
+def _together(messages: list[Any]) -> list[Any]:
+    """`messages` with batches that came one after the other merged: one update of the form and
+    the status for all that waited (a busy GUI thread catches up in one step)."""
+    out: list[Any] = []
+    for message in messages:
+        if isinstance(message, Batch) and out and isinstance(out[-1], Batch):
+            out[-1] = merged(out[-1], message)
+        else:
+            out.append(message)
+    return out
+
+
+async def _outcome(run: Run, tap: WireTap | None, inbox: _Inbox, settle: list[SettleReads],
+                   probes: list[FormProbe]) -> Outcome:
     while True:
-        for message in await inbox.get():
-            outcome = _handle(run, tap, message, settle)
+        for message in _together(await inbox.get()):
+            outcome = _handle(run, tap, message, settle, probes)
             if outcome is not None:
                 return outcome
 
@@ -304,13 +324,16 @@ async def consume(run: Run, tap: WireTap | None) -> None:
     relay_record = run._relay_record
     tap, settle = _split(tap)
     try:
-        worker.send(StartRun(run.config, run.status.run_id, str(relay_record.path) if relay_record else None,
-                             run.form.marking, settle_reads=bool(settle), own_servers=_own_servers(run.config)))
-        try:
-            outcome = await _outcome(run, tap, inbox, settle)
-        except asyncio.CancelledError:
-            await _stop(run, tap, worker, inbox, settle)
-            raise
+        with shown_elsewhere(run.form) as probes:  # they report what the worker's probe reported
+            shown = (any(p.metrics is not None for p in probes), any(p.timeline is not None for p in probes))
+            worker.send(StartRun(run.config, run.status.run_id, str(relay_record.path) if relay_record else None,
+                                 run.form.marking, settle_reads=bool(settle), own_servers=_own_servers(run.config),
+                                 shown=shown))
+            try:
+                outcome = await _outcome(run, tap, inbox, settle, probes)
+            except asyncio.CancelledError:
+                await _stop(run, tap, worker, inbox, settle, probes)
+                raise
         if outcome.kind == "committed":
             run._finish(outcome.value)
         elif outcome.failure is not None:
@@ -322,10 +345,11 @@ async def consume(run: Run, tap: WireTap | None) -> None:
         workers.give_back(worker)
 
 
-async def _stop(run: Run, tap: WireTap | None, worker: _Worker, inbox: _Inbox, settle: list[SettleReads]) -> None:
+async def _stop(run: Run, tap: WireTap | None, worker: _Worker, inbox: _Inbox, settle: list[SettleReads],
+                probes: list[FormProbe]) -> None:
     """Tell the worker to close its connection; return once it has (or it was killed)."""
     try:
         worker.send(StopRun())
-        await asyncio.wait_for(_outcome(run, tap, inbox, settle), STOP_WAIT)
+        await asyncio.wait_for(_outcome(run, tap, inbox, settle, probes), STOP_WAIT)
     except (Exception, asyncio.CancelledError):  # noqa: BLE001 - no answer: the process ends instead
         worker.close()

@@ -5,9 +5,11 @@ method): it warms what a first request needs, then serves one `StartRun` after a
 `conn` until the app closes its end. For each run it opens the source exactly as
 livefill.session.run does (the provider stream, or the relay as the mode says), feeds every event
 to the mode's reader and the reader's changes into a `FormModel` of its own (the mirror the final
-value is read from; and, when asked, the byte-to-pixel probe's `SettleReads`), and sends the parent (livefill.session.run_batches): `Opened`, at most one
-`Batch` per frame (the changes reduced to the last write per pointer, the wire for the parent's
-taps, the counts), and one `Outcome`. A `StopRun` cancels the read: the connection is closed
+value is read from; when asked, watched by a `FormProbe` for the lane's figures, and the
+byte-to-pixel probe's `SettleReads`), and sends the parent (livefill.session.run_batches):
+`Opened`, at most one `Batch` per frame, or at once when a value settled (the changes reduced to
+the last write per pointer, the wire for the parent's taps, the counts, what the probe
+reported), and one `Outcome`. A `StopRun` cancels the read: the connection is closed
 (the server sees the disconnect) before the stopped `Outcome` is sent.
 """
 
@@ -27,7 +29,9 @@ from livefill.extraction.form import FormModel
 from livefill.extraction.readers import READERS, Reader
 from livefill.extraction.schema import check_document
 from livefill.recording.settle_reads import SettleReads
+from livefill.session.form_probe import FormProbe, ShownLog
 from livefill.session.run_batches import (
+    FINAL_STATES,
     FRAME_SECONDS,
     Batch,
     Opened,
@@ -158,6 +162,10 @@ async def _read(start: StartRun, outbox: _Outbox) -> Any:
     outbox.parent_state = reader.parent_state
     form = FormModel(model, marking=start.marking)
     form.begin_run()
+    if any(start.shown):  # the lane's figures: what a probe on the app's form would report of each change
+        shown = outbox.shown = ShownLog()
+        FormProbe(form, shown if start.shown[0] else None, timeline=shown if start.shown[1] else None,
+                  clock=time.monotonic)
     flush: asyncio.TimerHandle | None = None
     loop = asyncio.get_running_loop()
 
@@ -217,9 +225,11 @@ class _Outbox:
         self._changes: list[tuple[Any, ...]] = []
         self._wire: list[tuple[Any, ...]] = []
         self._timer: asyncio.TimerHandle | None = None
+        self._soon = False  # the timer is a call_soon
         self._last_sent = -1.0
         self._dirty = False
         self.parent_state: Any = None
+        self.shown: ShownLog | None = None
         self.payload_bytes = 0
         self.deltas = 0
         self.records = 0
@@ -266,16 +276,22 @@ class _Outbox:
 
     def add_changes(self, changes: list[tuple[Any, ...]]) -> None:
         self._changes.extend(changes)
-        self._due()
+        self._due(any(change[1] in FINAL_STATES for change in changes))
 
     # -- sending ------------------------------------------------------------------------------
 
-    def _due(self) -> None:
+    def _due(self, prompt: bool = False) -> None:
+        """Something to send: in a frame from the last batch, or, `prompt` (a value settled or
+        was found invalid: the moment the demo is about), as soon as this read's events are in."""
         self._dirty = True
-        if self._timer is None:
-            wait = self._last_sent + FRAME_SECONDS - time.monotonic()
-            # even when a frame has passed, wait for the rest of this read's events (call_soon)
-            self._timer = self._loop.call_later(wait, self._flush) if wait > 0 else self._loop.call_soon(self._flush)  # type: ignore[assignment]
+        if self._timer is not None:
+            if not prompt or self._soon:
+                return
+            self._timer.cancel()
+        wait = 0.0 if prompt else self._last_sent + FRAME_SECONDS - time.monotonic()
+        self._soon = wait <= 0
+        # even when a frame has passed, wait for the rest of this read's events (call_soon)
+        self._timer = self._loop.call_later(wait, self._flush) if wait > 0 else self._loop.call_soon(self._flush)  # type: ignore[assignment]
 
     def _batch(self) -> Batch | None:
         if not self._dirty:
@@ -292,6 +308,7 @@ class _Outbox:
             stop_reason=self.stop_reason,
             sent_at=now,
             settle_times=tuple(self._settled),
+            shown=self.shown.take() if self.shown is not None else (),
         )
         self._settled.clear()
         self._changes.clear()

@@ -19,7 +19,7 @@ from livefill.extraction.schemas import schema_model
 from livefill.recording.wiretap import WireRecorder
 from livefill.session import run_remote
 from livefill.session.run import Run
-from livefill.session.run_batches import FRAME_SECONDS
+from livefill.session.run_batches import FINAL_STATES, FRAME_SECONDS
 from livefill.session.run_status import Phase
 from livefill.wire.taps import tee
 
@@ -28,13 +28,14 @@ from tests.session.test_run_demo import config, primed_form
 
 @pytest.fixture
 def worker(monkeypatch):
-    """Runs read in a worker; the batches each run applied, as (sent_at, changes, wire items)."""
+    """Runs read in a worker; the batches each run applied, as (sent_at, changes, wire items,
+    whether a value settled or was found invalid in it)."""
     monkeypatch.setenv("LIVEFILL_RUN_WORKER", "process")
-    seen: list[tuple[float, int, int]] = []
+    seen: list[tuple[float, int, int, bool]] = []
     apply = run_remote.apply_batch
 
     def counting(run, tap, batch, *settle):
-        seen.append((batch.sent_at, len(batch.changes), len(batch.wire)))
+        seen.append((batch.sent_at, len(batch.changes), len(batch.wire), any(c[1] in FINAL_STATES for c in batch.changes)))
         apply(run, tap, batch, *settle)
 
     monkeypatch.setattr(run_remote, "apply_batch", counting)
@@ -68,17 +69,22 @@ async def test_a_run_in_the_worker_commits_what_it_commits_in_process(demo_serve
     assert tap.next_frame > 0 and tap.next_event > 0
 
 
-async def test_batches_come_at_most_one_a_frame_with_the_changes_reduced(demo_server, worker):
+async def test_batches_come_at_most_one_a_frame_unless_a_value_settled_with_the_changes_reduced(demo_server, worker,
+                                                                                                 monkeypatch):
+    monkeypatch.setattr(run_remote, "_together", lambda messages: messages)  # each batch as it was sent
     form = FormModel(schema_model("catalog"))
     updates = []
     form.subscribe(updates.append)
     status = await Run(form, config(demo_server, "partial", scenario="catalog", speed=2000)).run()
     assert status.phase is Phase.COMMITTED, status.reason
-    sent = [at for at, _, _ in worker]
+    sent = [at for at, *_ in worker]
     gaps = [b - a for a, b in zip(sent, sent[1:])]
-    # the last batch rides on the run's Outcome, made at the stream's end without waiting a frame
-    # (run_worker.take): every batch before it is at least a frame after the one before
-    assert len(sent) > 3 and min(gaps[:-1]) >= FRAME_SECONDS * 0.999 and gaps[-1] >= 0, gaps
+    final = [f for *_, f in worker][1:]
+    # a batch in which a value settled goes at once (the byte-to-pixel clock runs: it must not wait
+    # a worker frame and then a display frame); any other batch at least a frame after the one
+    # before, but the last, which rides on the run's Outcome, made at the stream's end (run_worker.take)
+    assert len(sent) > 3 and all(gap >= FRAME_SECONDS * 0.999 for gap, f in zip(gaps[:-1], final) if not f), gaps
+    assert any(gap < FRAME_SECONDS * 0.9 for gap in gaps[:-1])  # settled values did not wait
     assert len(sent) < status.deltas_received  # many deltas a batch
     # one form update a batch at most (the run's beginning and its commit besides)
     assert len([u for u in updates if u.running is None]) <= len(sent) + 1
@@ -116,6 +122,30 @@ def test_reduced_changes_leave_the_form_as_all_of_them_do():
             form.apply_many(batch)
         assert form.document == every.document and form.states() == every.states(), size
         assert size < 7 or kept < len(changes) * 0.8, (size, kept, len(changes))
+
+
+def test_batches_that_waited_are_applied_as_one_that_leaves_the_form_as_both_do():
+    from livefill.session.run_batches import Batch, merged
+    from livefill.extraction.form import FieldState
+
+    def batch(changes, wire, shown, deltas):
+        return Batch(changes=tuple(changes), parent_state=FieldState.PROVISIONAL, wire=tuple(wire), payload_bytes=deltas,
+                     deltas=deltas, records=0, content=True, stop_reason=None, sent_at=float(deltas),
+                     settle_times=(("/a", float(deltas)),), shown=tuple(shown))
+
+    first = batch([("/customer_name", FieldState.PROVISIONAL, "Mar")], [("e", 1)], [("d", "/customer_name", "Mar", True, 1.0)], 1)
+    then = batch([("/customer_name", FieldState.SETTLED, "Martinez SA"), ("/invoice_number", FieldState.PROVISIONAL, "IN")],
+                 [("e", 2)], [("s", "/customer_name", 2.0)], 2)
+    one = merged(first, then)
+    assert one.changes == then.changes  # the earlier write at the same pointer is overwritten whole
+    assert one.wire == first.wire + then.wire and one.shown == first.shown + then.shown
+    assert one.settle_times == first.settle_times + then.settle_times and one.deltas == 2
+    both, single = FormModel(schema_model("invoice")), FormModel(schema_model("invoice"))
+    both.begin_run(), single.begin_run()
+    for b in (first, then):
+        both.apply_many(b.changes)
+    single.apply_many(one.changes)
+    assert both.document == single.document and both.states() == single.states()
 
 
 @pytest.mark.parametrize("mode", ["partial", "settled"])
