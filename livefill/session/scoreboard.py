@@ -10,15 +10,16 @@ marks the lane's form (`form_marks`) until the form changes. Choosing or clearin
 answer after a commit scores again the lanes whose form still shows what their run committed, and
 a run shown again (Undo of a clear puts its form back exactly) is marked again.
 The tokens come from the `usage` tap the lane puts on its wire (`LaneMetrics.usage`).
-A run's end is scored on the event loop's next turn, not inside the turn that commits: the commit,
-the lanes' repaint and the scoring with its marks are each their own turn (one turn doing them all
-held the GUI thread ~30 ms at the end of a catalog run); a lane that starts again or is emptied
-before that turn is not scored for the run it left.
+A run's end is scored on the event loop's next turn and its form marked on the turn after, not
+inside the turn that commits: the commit, the scoring and the marks are each their own turn (one
+turn doing them all held the GUI thread ~45 ms at the end of a catalog run); a lane that starts
+again or is emptied before then is not scored or marked for the run it left.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from livefill.extraction.json_doc import MISSING
@@ -83,18 +84,24 @@ class Scoreboard:
             form_marks(lane.form).clear()
 
     def _score_soon(self, lane: SessionLane) -> None:
-        """Score the run that just ended on the next turn of the running event loop (at once
-        without one), if the lane still shows that run then."""
+        """Score the run that just ended on the next turn of the running event loop, and mark its
+        form on the turn after (each ~10-15 ms for the catalog's 900 fields), if the lane still
+        shows that run then; at once without a running loop."""
+        self._soon(lane, lambda: self._score(lane, mark=lambda marks: self._soon(lane, marks)))
+
+    def _soon(self, lane: SessionLane, then: Callable[[], None]) -> None:
+        """`then()` on the event loop's next turn if the lane still shows the run it shows now."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._score(lane)
+            then()
             return
-        run = lane.run
-        loop.call_soon(lambda: self._score(lane) if lane.run is run and not lane.active else None)
+        run, status = lane.run, lane.status
+        loop.call_soon(lambda: then() if lane.run is run and lane.status is status and not lane.active else None)
 
-    def _score(self, lane: SessionLane) -> None:
-        """Score the lane's committed object (its form shows it) against the expected answer."""
+    def _score(self, lane: SessionLane, *, mark: Callable[[Callable[[], None]], None] | None = None) -> None:
+        """Score the lane's committed object (its form shows it) against the expected answer;
+        `mark`: how to mark the form (given the marking; default: at once)."""
         run, status = lane.run, lane.status
         committed = run is not None and status is not None and status.phase is Phase.COMMITTED and run.result is not MISSING
         answer = self.expected.current()
@@ -106,7 +113,8 @@ class Scoreboard:
         scored = score(answer.value, run.result)
         lane.metrics.set_facts(fields_right=scored.right, fields_total=scored.total, answer_source=answer.source,
                                wrong=scored.wrong)
-        form_marks(lane.form).set(scored)
+        marks = form_marks(lane.form)
+        (mark or (lambda now: now()))(lambda: marks.set(scored))
 
     def _rescore(self) -> None:
         """The expected answer changed: lanes whose form still shows their committed run are

@@ -1,4 +1,5 @@
-"""A run's end is scored on the event loop's next turn, not in the turn that commits it."""
+"""A run's end is scored on the event loop's next turn and marked on the one after, not in the
+turn that commits it."""
 
 from __future__ import annotations
 
@@ -15,29 +16,52 @@ from tests.session.test_session import Script, complete
 INVOICE = get_scenario("invoice")
 
 
-async def test_the_commit_and_the_scoring_are_two_turns_and_a_new_run_is_not_scored_for_the_old():
+async def test_the_commit_the_scoring_and_the_marks_are_three_turns():
     session = Session(RunSettings(scenario="invoice", speed=50, slicing="7"), source=Script(complete()), fetch_notes=False)
     session.enter_compare(["partial", "blocking"])
-    at_finish = []
+    seen: dict[str, list] = {lane.name: [] for lane in session.lanes}
+
+    def look(lane):  # what the lane's figures and marks say now, then a turn later, then another
+        seen[lane.name].append((lane.form.committed == INVOICE.output, lane.metrics.facts.fields_right,
+                                form_marks(lane.form).score is not None))
+
+    def then(lane, turns):
+        look(lane)
+        if turns:
+            asyncio.get_running_loop().call_soon(then, lane, turns - 1)
+
     for lane in session.lanes:
-        lane.subscribe(lambda e, lane=lane: at_finish.append((lane.form.committed, form_marks(lane.form).score))
-                       if isinstance(e, LaneFinished) else None)
+        lane.subscribe(lambda e, lane=lane: then(lane, 2) if isinstance(e, LaneFinished) else None)
     session.start()
     statuses = await session.wait()
     assert [s.phase for s in statuses] == [Phase.COMMITTED] * 2
-    # in the turn that committed: the object is there, its marks not yet (the old code scored there)
-    assert [committed == INVOICE.output for committed, _ in at_finish] == [True, True]
-    assert [score for _, score in at_finish] == [None, None]
-    await asyncio.sleep(0)  # the next turn
-    for lane in session.lanes:
-        score = form_marks(lane.form).score
-        assert score is not None and score.right == score.total > 0
-        assert lane.metrics.facts.fields_right == score.total
+    for _ in range(3):
+        await asyncio.sleep(0)
+    # the commit's turn: committed, not scored (the old code scored and marked there); the next:
+    # scored, not marked; the one after: marked
+    assert list(seen.values()) == [[(True, None, False), (True, 19, False), (True, 19, True)]] * 2
+    assert all(form_marks(lane.form).score.right == 19 for lane in session.lanes)
 
-    # a lane emptied before its scoring turn is not marked for the run it left
+
+async def test_a_lane_emptied_before_its_scoring_or_marking_turn_is_not_scored_or_marked_for_the_run_it_left():
+    session = Session(RunSettings(scenario="invoice", speed=50, slicing="7"), source=Script(complete()), fetch_notes=False)
+    session.enter_compare(["partial", "blocking"])
+    first, second = session.lanes
+    emptied: dict[str, int] = {}
+
+    def empty_after(lane, turns):
+        if turns:
+            asyncio.get_running_loop().call_soon(empty_after, lane, turns - 1)
+        else:
+            emptied[lane.name] = lane.metrics.facts.fields_right or 0
+            lane.forget_run()
+
+    first.subscribe(lambda e: empty_after(first, 0) if isinstance(e, LaneFinished) else None)  # before scoring
+    second.subscribe(lambda e: empty_after(second, 1) if isinstance(e, LaneFinished) else None)  # scored, not marked
     session.start()
     await session.wait()
-    lane = session.lanes[0]
-    lane.forget_run()
-    await asyncio.sleep(0)
-    assert form_marks(lane.form).score is None
+    for _ in range(4):
+        await asyncio.sleep(0)
+    assert emptied == {first.name: 0, second.name: 19}
+    assert form_marks(first.form).score is None and form_marks(second.form).score is None
+    assert first.metrics.facts.fields_right is None and first.status is None and second.status is None
