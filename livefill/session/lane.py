@@ -163,7 +163,7 @@ class SessionLane:
         self._observers: Observers[LaneEvent] = Observers()
         self._left: tuple[FormModel, Any, Mode] | None = None  # the form as the last run left it
         self._shelf: tuple[Any, ...] | None = None  # a forgotten run, while its form may come back
-        run_remote.prewarm()  # a warm worker for this lane's runs, when they read in one
+        self._warm = run_remote.prewarm()  # a warm worker for this lane's runs, when they read in one
 
     # -- observing ------------------------------------------------------------------------------
 
@@ -334,7 +334,10 @@ class SessionLane:
                 pass
 
     def release(self) -> None:
-        """Stop following the form (before the lane is thrown away)."""
+        """Stop following the form (before the lane is thrown away); its warm worker is not wanted."""
+        if self._warm:
+            self._warm = False
+            run_remote.pool().want(-1)
         if self._probe is not None:
             self._probe.close()
             self._probe = None

@@ -46,6 +46,7 @@ Run = Any  # livefill.session.run.Run, which imports this module (no circle: not
 __all__ = ["STOP_WAIT", "WorkerPool", "consume", "enabled", "pool", "prewarm", "usable"]
 
 STOP_WAIT = 10.0  # seconds a stopped run waits for its worker to close the connection
+MAX_WARM = 6  # warm workers kept at most: the single form and five compare lanes (compare.MAX_LANES)
 
 
 def enabled() -> bool:
@@ -128,13 +129,16 @@ class WorkerPool:
         self.wanted = 0  # how many warm workers to keep (one per lane that asked)
 
     def want(self, count: int = 1) -> None:
-        """Keep `count` more warm workers (fewer, for a negative count); start missing ones now."""
+        """Keep `count` more warm workers (fewer, for a negative count: the spare ones end now),
+        at most `MAX_WARM`; start missing ones now."""
         self.wanted = max(0, self.wanted + count)
+        while len(self.idle) > max(1, min(self.wanted, MAX_WARM)):
+            self.idle.pop().close()
         self.top_up()
 
     def top_up(self) -> None:
         self.idle = [w for w in self.idle if w.alive or w.close()]
-        while len(self.idle) < max(1, self.wanted):
+        while len(self.idle) < max(1, min(self.wanted, MAX_WARM)):
             self.idle.append(_Worker())
 
     def warm(self) -> bool:
@@ -152,7 +156,7 @@ class WorkerPool:
 
     def give_back(self, worker: _Worker) -> None:
         """After a run: keep `worker` if it is well and wanted, and top the pool up."""
-        if worker.alive and len(self.idle) < max(1, self.wanted):
+        if worker.alive and len(self.idle) < max(1, min(self.wanted, MAX_WARM)):
             self.idle.append(worker)
         else:
             worker.close()
@@ -174,10 +178,13 @@ def pool() -> WorkerPool:
     return _POOL
 
 
-def prewarm(count: int = 1) -> None:
-    """Start `count` more warm workers now, when runs read in workers (else nothing)."""
+def prewarm(count: int = 1) -> bool:
+    """Start `count` more warm workers now, when runs read in workers (else nothing: False). A
+    lane that asked gives its worker back when released (`prewarm(-1)`)."""
     if enabled():
         pool().want(count)
+        return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -252,3 +252,33 @@ async def test_a_refusal_in_the_worker_is_said_without_the_apps_own_server(demo_
     there = await Run(primed_form(), letter).run()
     assert status.phase is Phase.FAILED and status.reason == there.reason, (status.reason, there.reason)
     assert demo_server.url.split("://", 1)[1].rstrip("/") not in status.reason
+
+
+def test_lanes_keep_at_most_max_warm_workers_and_give_theirs_back_when_released(monkeypatch):
+    """Every lane asks for a warm worker; a test suite or a presenter changing lanes must not pile
+    up processes: at most MAX_WARM wait, and a released lane's worker ends."""
+    from livefill.session.lane import SessionLane
+
+    started, closed = [], []
+
+    class Stub:
+        alive = True
+
+        def __init__(self):
+            started.append(self)
+
+        def close(self):
+            closed.append(self)
+
+    monkeypatch.setenv("LIVEFILL_RUN_WORKER", "process")
+    monkeypatch.setattr(run_remote, "_Worker", Stub)
+    monkeypatch.setattr(run_remote, "_POOL", None)
+    lanes = [SessionLane(f"l{i}") for i in range(run_remote.MAX_WARM + 4)]
+    pool = run_remote.pool()
+    assert len(pool.idle) == len(started) == run_remote.MAX_WARM
+    for lane in lanes[:-2]:
+        lane.release()
+    assert len(pool.idle) == 2 and len(closed) == run_remote.MAX_WARM - 2
+    for lane in lanes[-2:]:
+        lane.release()
+    assert len(pool.idle) == 1  # one stays warm for the next lane
