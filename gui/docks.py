@@ -9,36 +9,33 @@ row) is bound by the window to the session's slicing setting.
 `TimelineDock` shows a `TimelineView` in a scroll area, a line saying how many fields it leaves
 out, and an "Export PNG…" button (`export(path)` writes the picture without a dialog).
 
+Both are hidden at launch: what they show (`livefill.gui.dock_bodies`) is built the first time a
+dock is shown or its contents are asked for (`inspector`, `view`, ...); until then a dock keeps
+what it was told (lanes, recorders, the timeline's model and note) and hands it over then.
+
 `DockFollower` makes both docks, puts them under the window's lanes, side by side, and points them at the
 lanes the session shows (the single form's, or the compare lanes) whenever those change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QComboBox,
-    QDockWidget,
-    QMainWindow,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QScrollArea,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QPushButton, QScrollArea, QWidget
 
 from livefill.gui.saves import confirm_saved, save_folder
 from livefill.gui.timeline_title import timeline_title
+from livefill.recording.wiretap import WireRecorder
 from livefill.session.session import SINGLE, Session
 from livefill.session.timeline import TimelineModel
-from livefill.recording.wiretap import WireRecorder
-from livefill.widgets.timeline import TimelineView
-from livefill.widgets.wire_inspector import WireInspector
+
+if TYPE_CHECKING:
+    from livefill.gui.dock_bodies import InspectorBody, TimelineBody
+    from livefill.widgets.timeline import TimelineView
+    from livefill.widgets.wire_inspector import WireInspector
 
 __all__ = ["InspectorDock", "TimelineDock", "DockFollower", "DOCK_HEIGHT"]
 
@@ -46,68 +43,94 @@ DOCK_HEIGHT = 260
 """The bottom docks' height when first shown (less on a short window: a quarter of it)."""
 
 DOCK_MIN_HEIGHT = 120
-"""Below this a dock's contents scroll."""
+"""Below this a dock's contents scroll (as livefill.gui.dock_bodies.DOCK_MIN_HEIGHT)."""
 
 
-class _Fitted(QWidget):
-    """Holds a dock's contents at the scroll area's height, or at their minimum when that is
-    taller. (A scroll area sizes contents that wrap text by their height-for-width, which is their
-    preferred height: a short dock then showed only the top of a much taller body.)"""
+def _bodies():  # noqa: ANN202 - the module
+    """livefill.gui.dock_bodies, imported when a dock's contents are first built."""
+    from livefill.gui import dock_bodies  # lazy: the wire inspector's and the timeline's widgets, not before the window shows
 
-    def __init__(self, body: QWidget) -> None:
-        super().__init__()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(body)
-
-    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
-        return self.minimumSizeHint().height()
+    return dock_bodies
 
 
-def _scrolling(body: QWidget) -> QScrollArea:
-    """`body` in a scroll area: a dock may be smaller than its contents' minimum (they scroll),
-    so an open dock never makes the window taller or wider than a small screen."""
-    area = QScrollArea()
-    area.setObjectName("dockScroll")
-    area.setFrameShape(QScrollArea.Shape.NoFrame)
-    area.setWidgetResizable(True)
-    area.setWidget(_Fitted(body))
-    area.setMinimumSize(160, DOCK_MIN_HEIGHT)
-    return area
+class _Deferred(QDockWidget):
+    """A dock whose contents are built the first time it is shown, or asked for (`body()`)."""
+
+    def __init__(self, title: str, parent: QWidget | None) -> None:
+        super().__init__(title, parent)
+        self._body: QWidget | None = None
+
+    @property
+    def built(self) -> bool:
+        """True once the contents are built."""
+        return self._body is not None
+
+    def body(self) -> QWidget:
+        """The contents, built now if they were not."""
+        if self._body is None:
+            self._body = self._build()
+            self.setWidget(_bodies().scrolling(self._body))
+        return self._body
+
+    def _build(self) -> QWidget:
+        raise NotImplementedError
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802 - Qt override: show(), the View menu, restoreState
+        if visible:
+            self.body()
+        super().setVisible(visible)
 
 
-class InspectorDock(QDockWidget):
-    """The wire inspector with a lane selector (see the module docstring)."""
+class InspectorDock(_Deferred):
+    """The wire inspector with a lane selector (see the module docstring). `on_built(inspector)`
+    runs once its WireInspector is made (the window binds its slicing knob to the session)."""
 
     pointerSelected = Signal(str, str)  # noqa: N815 - (lane, pointer) the user picked in the inspector
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *,
+                 on_built: Callable[[WireInspector], None] | None = None) -> None:
         super().__init__("Wire inspector", parent)
         self.setObjectName("inspectorDock")
         self.recorders: dict[str, WireRecorder | None] = {}
         self._titles: dict[str, str] = {}
-        self.lane_combo = QComboBox()
-        self.lane_combo.setObjectName("inspectorLane")
-        self.lane_combo.setToolTip("Whose wire to show")
-        self.lane_combo.currentIndexChanged.connect(self._lane_chosen)
-        self.inspector = WireInspector()
-        self.inspector.pointerSelected.connect(lambda p: self.pointerSelected.emit(self.lane, p))
-        top = QHBoxLayout()
-        top.setContentsMargins(4, 4, 4, 0)
-        top.addWidget(QLabel("Lane:"))
-        top.addWidget(self.lane_combo, 1)
-        body = QWidget()
-        layout = QVBoxLayout(body)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(0)
-        layout.addLayout(top)
-        layout.addWidget(self.inspector, 1)
-        self.setWidget(_scrolling(body))
+        self._lanes: list[tuple[str, str]] = []  # (name, title), kept for the lane selector until it is built
+        self._lane = ""  # the lane selected until the selector is built
+        self._busy = False
+        self._on_built = on_built
+
+    def _build(self) -> InspectorBody:
+        body = _bodies().InspectorBody()
+        body.lane_combo.currentIndexChanged.connect(self._lane_chosen)
+        body.inspector.pointerSelected.connect(lambda p: self.pointerSelected.emit(self.lane, p))
+        body.inspector.slicing.setEnabled(not self._busy)
+        if self._on_built is not None:
+            self._on_built(body.inspector)
+        self._body = body
+        self._fill(body.lane_combo, self._lane)
+        return body
+
+    @property
+    def inspector(self) -> WireInspector:
+        """The wire inspector (built now if it was not)."""
+        return self.body().inspector  # type: ignore[attr-defined]
+
+    @property
+    def lane_combo(self) -> QComboBox:
+        """The lane selector (built now if it was not)."""
+        return self.body().lane_combo  # type: ignore[attr-defined]
 
     @property
     def lane(self) -> str:
         """The lane shown ("" if none)."""
-        return str(self.lane_combo.currentData() or "")
+        if self._body is None:
+            return self._lane
+        return str(self._body.lane_combo.currentData() or "")  # type: ignore[attr-defined]
+
+    def set_busy(self, busy: bool) -> None:
+        """A run is active (or a Start waits): the slicing knob is greyed meanwhile."""
+        self._busy = busy
+        if self._body is not None:
+            self._body.inspector.slicing.setEnabled(not busy)  # type: ignore[attr-defined]
 
     def set_lanes(
         self, lanes: Sequence[tuple[str, str]], recorders: Mapping[str, WireRecorder | None] | None = None
@@ -115,22 +138,30 @@ class InspectorDock(QDockWidget):
         """The lanes to choose from: (name, title), left to right, and (optionally) their current
         recorders. Keeps the selection if it can."""
         current = self.lane
+        self._lanes = list(lanes)
         self._titles = dict(lanes)
         known = {**self.recorders, **(recorders or {})}
         self.recorders = {name: known.get(name) for name, _ in lanes}
-        self.lane_combo.blockSignals(True)
-        self.lane_combo.clear()
-        for name, title in lanes:
-            self.lane_combo.addItem(title, name)
-        i = self.lane_combo.findData(current)
-        self.lane_combo.setCurrentIndex(i if i >= 0 else 0)
-        self.lane_combo.blockSignals(False)
-        self._lane_chosen(self.lane_combo.currentIndex())
+        if self._body is None:
+            names = [name for name, _ in lanes]
+            self._lane = current if current in names else (names[0] if names else "")
+            return
+        self._fill(self._body.lane_combo, current)  # type: ignore[attr-defined]
+
+    def _fill(self, combo: QComboBox, current: str) -> None:
+        combo.blockSignals(True)
+        combo.clear()
+        for name, title in self._lanes:
+            combo.addItem(title, name)
+        i = combo.findData(current)
+        combo.setCurrentIndex(i if i >= 0 else 0)
+        combo.blockSignals(False)
+        self._lane_chosen(combo.currentIndex())
 
     def set_recorder(self, lane: str, recorder: WireRecorder | None) -> None:
         """Lane `lane` started a run with `recorder`; shown now if that lane is selected."""
         self.recorders[lane] = recorder
-        if lane == self.lane:
+        if self._body is not None and lane == self.lane:
             self.inspector.set_recorder(recorder)
 
     def show_lane(self, lane: str) -> None:
@@ -151,43 +182,54 @@ class InspectorDock(QDockWidget):
             self.inspector.set_recorder(recorder)
 
 
-class TimelineDock(QDockWidget):
+class TimelineDock(_Deferred):
     """The timeline of every lane, scrollable, with Export PNG (see the module docstring)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Timeline", parent)
         self.setObjectName("timelineDock")
-        self.view = TimelineView()
-        self.scroll = QScrollArea()
-        self.scroll.setObjectName("timelineScroll")
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(self.view)
-        self.export_button = QPushButton("Export PNG…")
-        self.export_button.setObjectName("timelineExport")
-        self.export_button.setToolTip("Write the whole timeline as a PNG picture")
-        self.export_button.clicked.connect(self.ask_export)
-        self.note = QLabel()
-        self.note.setObjectName("timelineNote")
-        top = QHBoxLayout()
-        top.setContentsMargins(4, 2, 4, 2)
-        top.addWidget(self.note, 1)
-        top.addWidget(self.export_button)
-        body = QWidget()
-        layout = QVBoxLayout(body)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(0)
-        layout.addLayout(top)
-        layout.addWidget(self.scroll, 1)
-        self.setWidget(_scrolling(body))
+        self._model: TimelineModel | None = None
+        self._note = ""
         self._dialog: QFileDialog | None = None
+
+    def _build(self) -> TimelineBody:
+        body = _bodies().TimelineBody()
+        body.export_button.clicked.connect(self.ask_export)
+        body.view.set_model(self._model)
+        body.note.setText(self._note)
+        return body
+
+    @property
+    def view(self) -> TimelineView:
+        """The timeline's view (built now if it was not)."""
+        return self.body().view  # type: ignore[attr-defined]
+
+    @property
+    def scroll(self) -> QScrollArea:
+        """The scroll area around the view (built now if it was not)."""
+        return self.body().scroll  # type: ignore[attr-defined]
+
+    @property
+    def note(self) -> QLabel:
+        """The line above the timeline (built now if it was not)."""
+        return self.body().note  # type: ignore[attr-defined]
+
+    @property
+    def export_button(self) -> QPushButton:
+        """Its "Export PNG…" button (built now if it was not)."""
+        return self.body().export_button  # type: ignore[attr-defined]
 
     def set_model(self, model: TimelineModel | None) -> None:
         """Paint `model`."""
-        self.view.set_model(model)
+        self._model = model
+        if self.built:
+            self.view.set_model(model)
 
     def set_note(self, text: str) -> None:
         """A line above the timeline (e.g. how many fields it leaves out)."""
-        self.note.setText(text)
+        self._note = text
+        if self.built:
+            self.note.setText(text)
 
     def export(self, path: str | Path, title: str | None = None) -> Path:
         """Write the timeline to `path` as a PNG (no dialog), at a readable width under a title row
@@ -219,8 +261,7 @@ class DockFollower:
     def __init__(self, window: QMainWindow, session: Session) -> None:
         self.window = window
         self.session = session
-        self.inspector = inspector = InspectorDock(window)
-        inspector.inspector.slicing.bind(session)
+        self.inspector = inspector = InspectorDock(window, on_built=lambda shown: shown.slicing.bind(session))
         self.timeline = timeline = TimelineDock(window)
         # both under the lanes, side by side: the lanes keep the window's whole width
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, timeline)

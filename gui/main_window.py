@@ -415,7 +415,7 @@ class MainWindow(QMainWindow):
         busy = self.active or self.pending_start.waiting  # a Start taken (livefill.gui.pending_start) shows as a run
         self.toolbar.set_enabled(busy, self.comparing, self.autoplay.active)
         self.document_bar.set_enabled(not busy)
-        self.inspector_dock.inspector.slicing.setEnabled(not busy)
+        self.inspector_dock.set_busy(busy)  # (the slicing knob, greyed)
 
     def _on_runs_finished(self) -> None:
         self.docks.update_note()
