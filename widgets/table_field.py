@@ -37,7 +37,8 @@ class FieldTable(QTableView):
     Its viewport is opaque: a cell that changes repaints that cell alone. Under a style sheet
     Qt's viewport is not (the style sheet turns its background fill off), so each cell update
     also repainted, behind it, the table's frame, the field, the form and the form's scroll area.
-    The viewport paints its own background (the colour the style sheet gives it) under the cells.
+    The viewport paints its own background (the colour the style sheet gives it) under the cells,
+    and the cells themselves where it can (livefill.widgets.table_paint: Qt's picture, cheaper).
 
     A row added at the end does not repaint the rows already shown. Qt lays the view out again
     after every row insertion and then repaints the whole viewport (every visible cell: 60-80

@@ -35,8 +35,8 @@ def themed(request, qapp):
     qapp.setStyle(style)
 
 
-def _view(qtbot, width: int, *, presenting: bool = False) -> tuple[FormModel, FormView]:
-    form = FormModel(SCHEMAS["catalog"])
+def _view(qtbot, width: int, *, presenting: bool = False, marking: bool = True) -> tuple[FormModel, FormView]:
+    form = FormModel(SCHEMAS["catalog"], marking=marking)
     view = FormView(form)
     qtbot.addWidget(view)
     if presenting:
@@ -112,8 +112,9 @@ def test_the_committed_table_looks_the_same_as_qt_paints_it(qtbot, themed, prese
     _same(*_grabs(qtbot, table), f"{themed}-scrolled-{presenting}")
 
 
-def test_a_table_being_written_looks_the_same_as_qt_paints_it(qtbot, themed):
-    form, view = _view(qtbot, 900)
+@pytest.mark.parametrize("marking", [True, False], ids=["partial", "naive"])
+def test_a_table_being_written_looks_the_same_as_qt_paints_it(qtbot, themed, marking):
+    form, view = _view(qtbot, 900, marking=marking)
     form.begin_run()
     changes = [(f"/items/{i}", FieldState.SETTLED, row) for i, row in enumerate(ROWS[:4])]
     changes += [("/items/4/sku", FieldState.SETTLED, ROWS[4]["sku"]),
@@ -126,8 +127,8 @@ def test_a_table_being_written_looks_the_same_as_qt_paints_it(qtbot, themed):
     table = view.field("/items").view
     qtbot.waitUntil(lambda: table.model().rowCount() == 5)
     states = {table.model().cell(r, c)[1] for r in range(5) for c in range(table.model().columnCount())}
-    assert {"settled", "provisional", "pending", "invalid"} <= states
-    _same(*_grabs(qtbot, table), f"{themed}-running")
+    assert {"settled", "provisional", "pending", "invalid"} <= states if marking else {"settled", "empty", "invalid"} <= states
+    _same(*_grabs(qtbot, table), f"{themed}-running-{marking}")
 
 
 def test_an_open_cell_editor_is_drawn_over_the_cells_either_way(qtbot):
