@@ -19,6 +19,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+# first: PySide6, with its import hook made cheap for every module imported after it (gui/qt_app.py)
+from livefill.gui.qt_app import make_application  # isort: skip
+
 import qasync
 from PySide6.QtWidgets import QApplication
 
@@ -32,7 +35,6 @@ from livefill.gui.launch_session import launch_session
 from livefill.gui.loop import asyncgen_hooks
 from livefill.gui.main_window import MainWindow
 from livefill.gui.qsettings_store import QSettingsStore
-from livefill.gui.qt_app import make_application
 from livefill.gui.state_dump import install_state_dump
 from livefill.gui.theme import Theme
 from livefill.gui.warmup import Warmup

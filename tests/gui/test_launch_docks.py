@@ -50,6 +50,7 @@ def _at_show(tmp_path: Path, *args: str) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [("--compare", "naive,partial,settled"), ()], ids=["compare", "single"])
 def test_a_launch_neither_imports_nor_builds_the_docks_contents_before_its_window_shows(tmp_path, args):
     out = _at_show(tmp_path, *args)
