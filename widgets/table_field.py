@@ -16,6 +16,7 @@ from livefill.widgets.paint_probe import on_screen
 from livefill.widgets.column_widths import Column, fit_columns
 from livefill.widgets.state_delegate import GLYPH_SPACE, StateDelegate
 from livefill.widgets.table_model import FormTableModel
+from livefill.widgets.text_widths import TextWidths
 from livefill.widgets.table_paint import PaintLook, paint_table
 from livefill.widgets.turn_timer import next_turn_timer
 from livefill.widgets.value_tips import watch
@@ -234,6 +235,7 @@ class TableField(FieldWidget):
         for column in range(len(self.spec.children)):  # sized by what they hold: _measure, _size_columns
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
         self._needs: list[tuple[int, int, int]] = []  # per column: its title's longest word, its title, its widest value (px)
+        self._widths = TextWidths()  # the values' widths, each text measured once (in the table's font)
         self._columns_timer = next_turn_timer(view, self._size_columns)
         self._measure_timer = next_turn_timer(view, self._measure)
         view.viewport_resized = self._columns_timer.start
@@ -288,12 +290,12 @@ class TableField(FieldWidget):
         model, view = self.model, self.view
         if model.rowCount() == 0 and self._needs:
             return
-        words, values = view.horizontalHeader().fontMetrics(), view.fontMetrics()
+        words, value_width = view.horizontalHeader().fontMetrics(), self._widths.of(view.font())
         needs = []
         for column, spec in enumerate(self.spec.children):
             word = max((words.horizontalAdvance(w) for w in spec.label.split()), default=0) + 24
             title = words.horizontalAdvance(spec.label) + 24
-            widest = max((values.horizontalAdvance(t) for t in model.column_texts(column) if t), default=0)
+            widest = max((value_width(t) for t in model.column_texts(column) if t), default=0)
             needs.append((word, title, widest + CELL_PADDING if widest else 0))
         if self.form.running and len(self._needs) == len(needs):
             needs = [(w, t, max(v, old[2])) for (w, t, v), old in zip(needs, self._needs)]
@@ -306,11 +308,11 @@ class TableField(FieldWidget):
         needs, model = self._needs, self.model
         if not needs:
             return
-        metrics = self.view.fontMetrics()
+        value_width = self._widths.of(self.view.font())
         for column in range(top_left.column(), min(bottom_right.column(), len(needs) - 1) + 1):
             for row in range(top_left.row(), bottom_right.row() + 1):
                 text = model.cached_text(row, column)
-                width = metrics.horizontalAdvance(text) + CELL_PADDING if text else 0
+                width = value_width(text) + CELL_PADDING if text else 0
                 if width > needs[column][2]:
                     needs[column] = (*needs[column][:2], width)
                     self._columns_timer.start()

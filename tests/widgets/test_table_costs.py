@@ -71,3 +71,38 @@ def test_a_paint_of_the_table_reads_the_text_colour_once_not_once_a_cell(qtbot, 
     delegate._pixmaps = {}  # noqa: SLF001 - every cell drawn anew, its colour read from its own option
     monkeypatch.setattr(delegate, "begin_paint", lambda: None)
     assert viewport.grab().toImage() == before  # drawn the same
+
+
+def test_the_measure_at_a_runs_end_does_not_measure_again_the_texts_it_measured_as_they_arrived(qtbot, monkeypatch):
+    from PySide6.QtGui import QFontMetrics
+
+    form, view = shown_catalog(qtbot, height=900)
+    table = view.field("/items")
+    rows = CATALOG.output["items"][:30]
+    form.begin_run()
+    view.signals.flush()
+    for i, row in enumerate(rows):  # rows arrive and settle in view, each cell measured as it is read
+        form.apply_many([(f"/items/{i}", FieldState.PROVISIONAL, row)])
+        view.signals.flush()
+        qtbot.wait(5)  # the table follows its newest row
+        form.apply_many([(f"/items/{i}", FieldState.SETTLED, row)])
+        view.signals.flush()
+    qtbot.waitUntil(lambda: table.model.rowCount() == len(rows))
+    measured: list[str] = []
+    real = QFontMetrics.horizontalAdvance
+
+    def counting(metrics, text, *args):  # noqa: ANN001, ANN002, ANN202
+        measured.append(text)
+        return real(metrics, text, *args)
+
+    monkeypatch.setattr(QFontMetrics, "horizontalAdvance", counting)
+    form.commit()
+    view.signals.flush()
+    table._measure()  # noqa: SLF001 - what the end of the run runs on the next turn
+    texts = {table.model.cached_text(r, c) or table.model.cell(r, c)[0] for r in range(len(rows))
+             for c in range(table.model.columnCount())}
+    titles = {word for spec in table.spec.children for word in (spec.label, *spec.label.split())}
+    values = [t for t in measured if t in texts and t not in titles]
+    # the old code measured every cell's text again (30 rows x 8 columns); now none
+    assert values == [] and len(texts) > 100
+    assert table._needs and all(need[2] > 0 for need in table._needs)  # noqa: SLF001 - and every column is measured
