@@ -9,7 +9,8 @@ object against the expected answer (`expected`, livefill.session.expected_answer
 marks the lane's form (`form_marks`) until the form changes. Choosing or clearing an expected
 answer after a commit scores again the lanes whose form still shows what their run committed, and
 a run shown again (Undo of a clear puts its form back exactly) is marked again.
-The tokens come from the `usage` tap the lane puts on its wire (`LaneMetrics.usage`).
+The tokens come from the `usage` tap the lane puts on its wire (`LaneMetrics.usage`). While a
+run streams, the counts follow its status at most `COUNTS_EVERY` (the status changes with each delta).
 A run's end is scored on the event loop's next turn and its form marked on the turn after, not
 inside the turn that commits: the commit, the scoring and the marks are each their own turn (one
 turn doing them all held the GUI thread ~45 ms at the end of a catalog run); a lane that starts
@@ -19,6 +20,7 @@ again or is emptied before then is not scored or marked for the run it left.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +33,12 @@ from livefill.session.scoring import score
 from livefill.session.session_events import DOCUMENT_FIELDS, LanesChanged, SessionEvent, SettingsChanged, ViewChanged
 from livefill.wire.providers.request import DEFAULT_MODELS
 
-__all__ = ["Scoreboard"]
+__all__ = ["COUNTS_EVERY", "Scoreboard"]
+
+#: s: while a run streams, its wire counts go into the lane's facts at most this often (a status
+#: comes with every delta, hundreds a second; each change of the facts redraws the scoreboard's
+#: figures); every status outside a run, and the run's last, at once
+COUNTS_EVERY = 1 / 30
 
 
 class Scoreboard:
@@ -42,6 +49,7 @@ class Scoreboard:
         self.session = session
         self.expected = ExpectedAnswer(lambda: session.settings)
         self._watched: dict[int, tuple[SessionLane, Any]] = {}
+        self._counted: dict[int, float] = {}  # id(lane) -> when its wire counts were last put in its facts
         session.subscribe(self._on_session_event)
         self.expected.subscribe(self._rescore)
         self.watch()
@@ -74,6 +82,10 @@ class Scoreboard:
             lane.metrics.set_facts(model=model, price=price_of(self.session.settings.prices, model))
         elif isinstance(event, (LaneStatus, LaneFinished)):
             status = event.status
+            now = time.monotonic()
+            if lane.active and now - self._counted.get(id(lane), -COUNTS_EVERY) < COUNTS_EVERY:
+                return  # a status a delta during a run: its counts shown a frame later (exact at the end)
+            self._counted[id(lane)] = now
             lane.metrics.set_facts(deltas=status.deltas_received, records=status.records_received,
                                    bytes=status.bytes_received)
             if isinstance(event, LaneFinished):

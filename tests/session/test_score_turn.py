@@ -65,3 +65,25 @@ async def test_a_lane_emptied_before_its_scoring_or_marking_turn_is_not_scored_o
     assert emptied == {first.name: 0, second.name: 19}
     assert form_marks(first.form).score is None and form_marks(second.form).score is None
     assert first.metrics.facts.fields_right is None and first.status is None and second.status is None
+
+
+async def test_a_runs_wire_counts_reach_the_scoreboard_a_frame_at_a_time_and_exactly_at_its_end(monkeypatch):
+    session = Session(RunSettings(scenario="invoice", speed=50, slicing="7"), source=Script(complete(size=2)), fetch_notes=False)
+    lane = session.single
+    counted = []
+    real = type(lane.metrics).set_facts
+
+    def counting(metrics, **changes):  # noqa: ANN001, ANN003, ANN202
+        if metrics is lane.metrics and "deltas" in changes:
+            counted.append(changes["deltas"])
+        return real(metrics, **changes)
+
+    monkeypatch.setattr(type(lane.metrics), "set_facts", counting)
+    statuses = []
+    lane.subscribe(lambda e: statuses.append(e) if isinstance(e, LaneFinished) else None)
+    session.start()
+    (status,) = await session.wait()
+    assert status.phase is Phase.COMMITTED and status.deltas_received > 200
+    # the old code put the counts in with every status (one a delta: > 200); the run took a few ms
+    assert len(counted) <= 5
+    assert counted[-1] == status.deltas_received == lane.metrics.facts.deltas  # exact at the end
