@@ -59,6 +59,7 @@ class StartRun:
     settle_reads: bool = False  # note when each value's settling byte arrived (SettleReads) there
     own_servers: tuple[str, ...] = ()  # the app's own servers among the run's (never named in a failure)
     shown: tuple[bool, bool] = (False, False)  # watch the mirror form for the lane's (metrics, timeline)
+    environ: dict[str, str] | None = None  # the app's environment now (a warm worker was started before)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import os
 import sys
 import time
 import types
@@ -156,6 +157,7 @@ class WorkerPool:
 
     def give_back(self, worker: _Worker) -> None:
         """After a run: keep `worker` if it is well and wanted, and top the pool up."""
+        worker._ready = worker._ready or worker.alive  # it said Ready before its run (the run's inbox took it)
         if worker.alive and len(self.idle) < max(1, min(self.wanted, MAX_WARM)):
             self.idle.append(worker)
         else:
@@ -335,7 +337,7 @@ async def consume(run: Run, tap: WireTap | None) -> None:
             shown = (any(p.metrics is not None for p in probes), any(p.timeline is not None for p in probes))
             worker.send(StartRun(run.config, run.status.run_id, str(relay_record.path) if relay_record else None,
                                  run.form.marking, settle_reads=bool(settle), own_servers=_own_servers(run.config),
-                                 shown=shown))
+                                 shown=shown, environ=dict(os.environ)))
             try:
                 outcome = await _outcome(run, tap, inbox, settle, probes)
             except asyncio.CancelledError:

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import gc
 import importlib
+import os
 import time
 from collections.abc import AsyncIterator
 from multiprocessing.connection import Connection
@@ -109,6 +110,9 @@ async def _serve(conn: Connection) -> None:
 
 async def _serve_run(start: StartRun, conn: Connection, inbox: asyncio.Queue[Any]) -> bool:
     """Run `start` until it ends or the app stops it; False when the app has gone."""
+    if start.environ is not None and start.environ != os.environ:  # e.g. a provider's base URL, a switch
+        os.environ.clear()
+        os.environ.update(start.environ)
     outbox = _Outbox(conn, start.settle_reads)
     task = asyncio.ensure_future(_run(start, outbox))
     alive = True

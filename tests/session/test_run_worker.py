@@ -282,3 +282,20 @@ def test_lanes_keep_at_most_max_warm_workers_and_give_theirs_back_when_released(
     for lane in lanes[-2:]:
         lane.release()
     assert len(pool.idle) == 1  # one stays warm for the next lane
+
+
+async def test_a_warm_worker_reads_with_the_apps_environment_as_it_is_at_start(demo_server, worker, monkeypatch):
+    """A worker warmed up before an environment variable changed (a provider's base URL, as a test
+    or a shell sets it) runs with the app's environment of the moment, as an in-process run does."""
+    from dataclasses import replace
+
+    pool = run_remote.pool()
+    deadline = asyncio.get_running_loop().time() + 60
+    while not pool.warm():  # the worker was started before the variable was set
+        assert asyncio.get_running_loop().time() < deadline, "the pool's workers never said they were warm"
+        await asyncio.sleep(0.05)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", demo_server.url)  # the demo provider addressed as Anthropic's API
+    live = replace(config(demo_server, "partial", "anthropic", scenario="weather"), base_url="", demo=None,
+                   api_key="sk-ant-test-worker")
+    status = await Run(FormModel(schema_model("weather")), live).run()
+    assert worker and status.phase is Phase.COMMITTED, status.reason
