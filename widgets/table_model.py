@@ -25,7 +25,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from livefill.extraction.form import FieldState, FormModel
-from livefill.extraction.field_text import PROVISIONAL_MARK, format_value
+from livefill.extraction.field_text import shown_text
 from livefill.extraction.json_doc import MISSING, get_at
 from livefill.extraction.schema import FieldKind, FieldSpec
 from livefill.session.expected_answer import field_mark, form_marks
@@ -153,10 +153,7 @@ class FormTableModel(QAbstractTableModel):
             name = "settled" if value is not MISSING else "empty"
         else:
             name = state.value
-        text = format_value(self.columns[column], value)
-        if (value is not MISSING and state is FieldState.PROVISIONAL and form.marking
-                and isinstance(value, (str, int, float)) and not isinstance(value, bool)):
-            text += PROVISIONAL_MARK  # as FormModel.display
+        text = shown_text(self.columns[column], value, provisional=form.marking and state is FieldState.PROVISIONAL)
         hit = (text, name)
         self._cache[key] = hit
         return hit

@@ -1,4 +1,5 @@
-"""The text a form field shows for a value (`format_value`), and the mark of a provisional one."""
+"""The text a form field shows for a value (`format_value`), and with its state (`shown_text`:
+the mark of a provisional one)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from livefill.extraction.json_doc import MISSING
 from livefill.extraction.schema import FieldKind, FieldSpec
 
-__all__ = ["PROVISIONAL_MARK", "format_value"]
+__all__ = ["PROVISIONAL_MARK", "format_value", "shown_text"]
 
 
 def format_value(spec: FieldSpec | None, value: Any) -> str:
@@ -40,3 +41,12 @@ def format_value(spec: FieldSpec | None, value: Any) -> str:
 
 PROVISIONAL_MARK = "…"
 """Appended to the text of a provisional value: it is still arriving."""
+
+
+def shown_text(spec: FieldSpec | None, value: Any, *, provisional: bool) -> str:
+    """The text a field shows for `value`: a provisional scalar (`provisional`: the form marks
+    states and the field is provisional) ends in `PROVISIONAL_MARK`."""
+    text = format_value(spec, value)
+    if provisional and value is not MISSING and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return text + PROVISIONAL_MARK
+    return text

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from livefill.errors import UsageError
 from livefill.extraction import pointer as jp
-from livefill.extraction.field_text import PROVISIONAL_MARK, format_value
+from livefill.extraction.field_text import shown_text
 from livefill.extraction.json_doc import MISSING, delete_at, get_at, same_json, set_at, walk
 from livefill.extraction.json_doc import tokens as pointer_tokens
 from livefill.extraction.schema import FieldKind, FieldSpec, fields_for
@@ -233,11 +233,8 @@ class FormModel:
     def display(self, pointer: str) -> str:
         """The text the field at `pointer` shows: its value, with "…" while provisional."""
         value = self.value(pointer)
-        text = format_value(self.spec_for(pointer), value)
-        if value is not MISSING and self.marking and self.state(pointer) is FieldState.PROVISIONAL:
-            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                return text + PROVISIONAL_MARK
-        return text
+        provisional = self.marking and value is not MISSING and self.state(pointer) is FieldState.PROVISIONAL
+        return shown_text(self.spec_for(pointer), value, provisional=provisional)
 
     def states(self) -> dict[str, FieldState]:
         """Every pointer with a known state (a snapshot)."""
