@@ -35,7 +35,8 @@ class FormProbe:
 
     `FormProbe(form, metrics, lane="partial", timeline=timeline)` subscribes to a
     `livefill.extraction.form.FormModel` and, for every leaf field a run changes while the run is active, reports
-    what the form now shows: `metrics.display(pointer, value, provisional=..., t=clock())` where
+    what the form now shows: `metrics.display_many([(pointer, value, provisional, clock()), ...])`
+    (one call an update) where
     provisional means "visibly marked": the form marks states (`form.marking`, False for the naive
     client) and the field is PROVISIONAL or INVALID; and `timeline.record(lane, pointer, state, t)`.
     A value a marking form shows SETTLED is also reported `metrics.settled(pointer, t)` (the
@@ -102,6 +103,7 @@ class FormProbe:
         if update.reset:
             return  # begin_run: an empty draft, nothing shown yet
         t = self._clock()
+        displays = []  # told to the metrics at once: one notify for the update, not one a field
         for pointer in sorted(update.pointers):
             value = form.value(pointer)
             if isinstance(value, (dict, list)) and value:
@@ -117,10 +119,11 @@ class FormProbe:
             if self.metrics is not None:
                 shown = None if value is MISSING else value
                 marking = form.marking
-                marked = marking and name in ("provisional", "invalid")
-                self.metrics.display(pointer, shown, provisional=marked, t=t)
+                displays.append((pointer, shown, marking and name in ("provisional", "invalid"), t))
                 if marking and name == "settled" and shown is not None:
                     self.metrics.settled(pointer, t)
+        if displays and self.metrics is not None:
+            self.metrics.display_many(displays)
 
 
 class ShownLog:
@@ -143,6 +146,10 @@ class ShownLog:
             value = type(value)(value)  # as it is now (empty: FormProbe shows no filled container)
         self._shown[pointer] = (value, provisional)
         self._items.append(("d", pointer, value, provisional, t))
+
+    def display_many(self, displays: Any) -> None:
+        for pointer, value, provisional, t in displays:
+            self.display(pointer, value, provisional=provisional, t=t)
 
     def settled(self, pointer: str, t: float) -> None:
         if pointer not in self._settled:

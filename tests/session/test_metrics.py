@@ -258,6 +258,21 @@ def test_form_probe_counts_what_a_naive_form_shows_unmarked():
     probe.close()
 
 
+def test_form_probe_tells_the_metrics_once_an_update_however_many_fields_it_changed():
+    form = FormModel(schema_model("invoice"))
+    m = LaneMetrics(final=INVOICE.output)
+    heard = []
+    m.subscribe(lambda: heard.append(1))
+    FormProbe(form, m, lane="partial", clock=Clock())
+    m.start(0.0)
+    form.begin_run()
+    heard.clear()
+    form.apply_many([("/customer_name", FieldState.SETTLED, "Martinez SA"), ("/amount", FieldState.SETTLED, 1200),
+                     ("/currency", FieldState.PROVISIONAL, "EU")])
+    assert m.summary().displays == 3
+    assert len(heard) == 1  # the old code told them once a field (3)
+
+
 def test_form_probe_sees_marking_and_ignores_the_restore():
     from livefill.session.timeline import TimelineModel
 
