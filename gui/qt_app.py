@@ -11,7 +11,7 @@ an import after PySide6 is loaded, reads that module's whole source through `ins
 contains "PySide6". The window's launch names ~150 modules so before its first show (~40 ms of the
 GUI thread), the warm-up ~3,400 (0.3-0.8 s of its 2.5-3.5 s). The hook now reads the file's bytes
 instead: the same answer, for a fraction of the cost, and nothing kept. (launch.py imports this
-module right after qasync, before the window's modules.)
+module first, before qasync and the window's modules.)
 """
 
 from __future__ import annotations

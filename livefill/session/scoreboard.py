@@ -13,7 +13,7 @@ The tokens come from the `usage` tap the lane puts on its wire (`LaneMetrics.usa
 run streams, the counts follow its status at most `COUNTS_EVERY` (the status changes with each delta).
 A run's end is scored on the event loop's next turn and its form marked on the turn after, not
 inside the turn that commits: the commit, the scoring and the marks are each their own turn (one
-turn doing them all held the GUI thread ~45 ms at the end of a catalog run); a lane that starts
+turn doing them all held the GUI thread ~30 ms at the end of a catalog run); a lane that starts
 again or is emptied before then is not scored or marked for the run it left.
 """
 
@@ -59,6 +59,7 @@ class Scoreboard:
         lanes = {id(lane): lane for lane in (self.session.single, *self.session.compare_lanes)}
         for key in [k for k in self._watched if k not in lanes]:
             self._watched.pop(key)[1]()
+            self._counted.pop(key, None)
         for key, lane in lanes.items():
             if key not in self._watched:
                 self._watched[key] = (lane, lane.subscribe(lambda event, lane=lane: self._on_lane_event(lane, event)))
