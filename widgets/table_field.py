@@ -101,27 +101,21 @@ class FieldTable(QTableView):
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
         delegate = self.itemDelegate()
-        if self.fast_paint and isinstance(delegate, StateDelegate):
-            delegate.begin_paint()
-            try:
-                if not self.qt_paints and paint_table(self, event, delegate, self._look, self._hover):
-                    self.fast_paints += 1
-                    return  # livefill.widgets.table_paint: Qt's picture, without Qt's per-cell cost
-            finally:
-                delegate.end_paint()
-        viewport = self.viewport()
-        painter = QPainter(viewport)
-        painter.fillRect(event.rect(), viewport.palette().brush(viewport.backgroundRole()))
-        painter.end()
-        delegate = self.itemDelegate()
-        if not isinstance(delegate, StateDelegate):
-            super().paintEvent(event)
-            return
-        delegate.begin_paint()  # the cells of one paint share their text colour
+        ours = isinstance(delegate, StateDelegate)
+        if ours:
+            delegate.begin_paint()  # the cells of one paint share their text colour
         try:
+            if ours and self.fast_paint and not self.qt_paints and paint_table(self, event, delegate, self._look, self._hover):
+                self.fast_paints += 1
+                return  # livefill.widgets.table_paint: Qt's picture, without Qt's per-cell cost
+            viewport = self.viewport()
+            painter = QPainter(viewport)
+            painter.fillRect(event.rect(), viewport.palette().brush(viewport.backgroundRole()))
+            painter.end()
             super().paintEvent(event)
         finally:
-            delegate.end_paint()
+            if ours:
+                delegate.end_paint()
 
     def setModel(self, model: QAbstractItemModel | None) -> None:  # noqa: N802 - Qt override
         super().setModel(model)
