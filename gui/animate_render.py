@@ -223,6 +223,8 @@ async def render(args: argparse.Namespace, trace: Trace, scenario: str, server: 
                 due = clock.next_time(min(seen or [0]))  # never past the next read's recorded time
                 if due is not None:
                     t = min(t, max(at, due - 1.0))
+                else:  # after the last read, never past the recorded run's end (a loaded machine's
+                    t = min(t, max(at, trace.duration_ms))  # slow commit is not recorded time)
                 at, arrived = t, time.monotonic()
             else:
                 continue
