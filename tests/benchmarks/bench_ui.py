@@ -363,7 +363,7 @@ class _ProcessServer:
 
         self.relay_token = secrets.token_urlsafe(16)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "livefill.cli.server", "--port", "0", "--relay-token", self.relay_token],
+            [sys.executable, "-m", "livefill.cli.server", "--port", "0", f"--relay-token={self.relay_token}"],
             stdout=subprocess.PIPE, text=True, cwd=str(Path(__file__).resolve().parents[2]),
         )
         line = self.proc.stdout.readline() if self.proc.stdout else ""
