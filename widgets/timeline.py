@@ -15,10 +15,13 @@ both by `paintEvent` and by `render_image`, so a picture of any size can be made
 the widget, and tests can ask where a bar should be (`bar_rect`). While a lane runs, the widget
 repaints only on its 30 Hz frame timer (open bars grow up to "now"), whatever the model did in
 between: a batch of changes costs one paint, never one per change; idle, a change repaints at
-once. A paint draws only the rows its rectangle exposes (in the dock's scroll area that is the
-visible part), the label columns only where the rectangle reaches them (a frame tick repaints the
-plot alone), and the label columns' widths are measured once per set of rows; the widget asks
-its layout for a new size only when its number of rows changed.
+once. A paint visits only the field groups its rectangle reaches (in the dock's scroll area the
+visible part; found by arithmetic, every group being as tall, then each bar looked up by row:
+no walk over every bar, so a paint costs the rows shown, not the run), the label columns only
+where the rectangle reaches them (a frame tick repaints the plot alone). The rows' y and the
+label columns' widths are made once per set of rows (the model's `rows_version`), not per paint;
+the widget asks its layout for a new size only when its number of rows changed. The geometry's
+pieces live in widgets/timeline_geometry.py.
 """
 
 from __future__ import annotations
@@ -26,98 +29,30 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QImage, QPainter, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from livefill.session.timeline import TimelineModel
+from livefill.session.timeline import Bar, TimelineModel
+from livefill.widgets.timeline_geometry import (
+    _BOTTOM,
+    _GROUP_GAP,
+    _PAD,
+    _ROW_GAP,
+    _ROW_H,
+    _TOP,
+    EXPORT_MIN_WIDTH,
+    STATE_COLORS,
+    TimelineLayout,
+    _decimals,
+    _end_word,
+    _nice_step,
+    _Rows,
+    place_end_labels,
+)
 
-__all__ = ["TimelineView", "TimelineLayout", "STATE_COLORS"]
-
-#: Fill colours of the segment states (the pattern differs too: never colour alone).
-STATE_COLORS = {
-    "pending": QColor(140, 140, 150),
-    "provisional": QColor(245, 166, 35),
-    "invalid": QColor(220, 50, 47),
-    "settled": QColor(46, 160, 67),
-    "stop": QColor(214, 40, 40),
-}
-
-_ROW_H = 14
-_ROW_GAP = 2
-_GROUP_GAP = 8
-_TOP = 46  # legend + axis labels
-_BOTTOM = 10
-_PAD = 10
-
-EXPORT_MIN_WIDTH = 1200
-"""The narrowest exported PNG (the dock may be narrow or never shown: the picture stays readable)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TimelineLayout:
-    """Where things go for one width: plot x range, seconds shown, the y of every row."""
-
-    width: int
-    height: int
-    label_w: int
-    lane_w: int
-    x0: float
-    x1: float
-    t_max: float
-    rows: dict[tuple[str, str], float]  # (pointer, lane) -> top y of the row
-    groups: list[tuple[str, float, float]]  # (pointer, top, bottom)
-
-    def x(self, t: float) -> float:
-        """The x of time `t` (seconds from Start)."""
-        return self.x0 + (self.x1 - self.x0) * max(0.0, t) / self.t_max
-
-
-def _decimals(step: float) -> int:
-    """Decimals that write every multiple of `step` exactly (0.25 s ticks: "0.25", not "0.2")."""
-    return next((d for d in range(4) if abs(round(step, d) - step) < 1e-9), 3)
-
-
-def _end_word(outcome: str) -> str:
-    """The word over a lane's end line: how its run ended."""
-    if outcome.startswith("committed"):
-        return "end"
-    return "Stop" if outcome.startswith("stopped") else "failed"
-
-
-def place_end_labels(marks: list[tuple[float, str]], advance: Callable[[str], float], left: float, right: float,
-                     gap: float = 4.0) -> list[tuple[float, float, str]]:
-    """The words over the lanes' end lines (`marks`: x, word) as (left, width, text), none
-    overlapping: lines whose words would touch share one label over them ("end", "end / Stop")."""
-    clusters = [[mark] for mark in sorted(marks)]
-
-    def label(cluster: list[tuple[float, str]]) -> tuple[float, float, str]:
-        text = " / ".join(dict.fromkeys(word for _, word in cluster))
-        width = advance(text) + 4
-        centre = (cluster[0][0] + cluster[-1][0]) / 2
-        return max(left, min(centre - width / 2, right - width)), width, text
-
-    merged = True
-    while merged:  # a shared label is wider: it may touch the next one in turn
-        merged, out = False, []
-        for cluster in clusters:
-            if out and label(cluster)[0] < sum(label(out[-1])[:2]) + gap:
-                out[-1], merged = out[-1] + cluster, True
-            else:
-                out.append(cluster)
-        clusters = out
-    return [label(cluster) for cluster in clusters]
-
-
-def _nice_step(span: float, target: int) -> float:
-    raw = span / max(1, target)
-    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
-    for k in (1, 2, 2.5, 5, 10):
-        if raw <= k * mag:
-            return k * mag
-    return 10 * mag
+__all__ = ["TimelineView", "TimelineLayout", "STATE_COLORS", "EXPORT_MIN_WIDTH", "place_end_labels"]
 
 
 class TimelineView(QWidget):
@@ -145,6 +80,7 @@ class TimelineView(QWidget):
         self._timer.timeout.connect(self._tick)
         self._hinted_height = -1
         self._widths: tuple[tuple[object, ...], int, int] | None = None  # (what was measured, label_w, lane_w)
+        self._rows: tuple[tuple[object, ...], _Rows] | None = None  # (the model's rows version, their geometry)
         self.set_model(model)
 
     # -- model ----------------------------------------------------------------------------------
@@ -160,6 +96,7 @@ class TimelineView(QWidget):
             self._unsubscribe()
             self._unsubscribe = None
         self._model = model
+        self._rows = None
         if model is not None:
             self._unsubscribe = model.subscribe(self._changed)
         self._changed()
@@ -203,7 +140,7 @@ class TimelineView(QWidget):
         m = self._model
         if m is None:
             return 0, 0
-        return len(m.fields), len(m.lanes)
+        return m.field_count, len(m.lanes)
 
     def content_height(self) -> int:
         """The height that shows every row."""
@@ -220,9 +157,8 @@ class TimelineView(QWidget):
     def layout_for(self, width: int, height: int | None = None) -> TimelineLayout:
         """The geometry for a picture `width` wide (see `TimelineLayout`)."""
         m = self._model
-        fields = m.fields if m is not None else []
-        lanes = m.lanes if m is not None else []
-        label_w, lane_w = self._label_widths(fields, [m.title(ln) for ln in lanes] if m is not None else None)
+        rows = self._row_geometry()
+        label_w, lane_w = rows.label_w, rows.lane_w
         x0 = _PAD + label_w + lane_w
         x1 = max(x0 + 40, width - _PAD - 30)
         t_end = self.now()
@@ -230,19 +166,44 @@ class TimelineView(QWidget):
             ends = [s.t for s in m.stops()]
             t_end = max([t_end] + ends)
         t_max = max(0.5, t_end * 1.04)
-        rows: dict[tuple[str, str], float] = {}
-        groups = []
-        y = float(_TOP)
-        per = _ROW_H + _ROW_GAP
-        for pointer in fields:
-            top = y
-            for lane in lanes:
-                rows[(pointer, lane)] = y
-                y += per
-            groups.append((pointer, top, y))
-            y += _GROUP_GAP
         h = height if height is not None else max(self.content_height(), 120)
-        return TimelineLayout(width, h, label_w, lane_w, float(x0), float(x1), t_max, rows, groups)
+        return TimelineLayout(width, h, label_w, lane_w, float(x0), float(x1), t_max, rows.rows, rows.groups)
+
+    def _row_geometry(self) -> _Rows:
+        """Every row's y and the label columns' widths, made again only when the rows changed
+        (the model's `rows_version`), never per paint."""
+        m = self._model
+        key = (id(m), m.rows_version if m is not None else -1, self._font().key())
+        if self._rows is None or self._rows[0] != key:
+            fields = m.fields if m is not None else []
+            lanes = m.lanes if m is not None else []
+            label_w, lane_w = self._label_widths(fields, [m.title(ln) for ln in lanes] if m is not None else None)
+            rows: dict[tuple[str, str], float] = {}
+            groups = []
+            y = float(_TOP)
+            per = _ROW_H + _ROW_GAP
+            for pointer in fields:
+                top = y
+                for lane in lanes:
+                    rows[(pointer, lane)] = y
+                    y += per
+                groups.append((pointer, top, y))
+                y += _GROUP_GAP
+            self._rows = (key, _Rows(label_w, lane_w, lanes, rows, groups))
+        return self._rows[1]
+
+    def visible_groups(self, top: float, bottom: float) -> range:
+        """The indices of the field groups that reach into the band `top`..`bottom` (found by
+        arithmetic: every group is as tall as the next; no walk over the rows)."""
+        rows = self._row_geometry()
+        n = len(rows.groups)
+        if n == 0:
+            return range(0)
+        height = len(rows.lanes) * (_ROW_H + _ROW_GAP)
+        stride = height + _GROUP_GAP
+        first = 0 if top == -math.inf else max(0, math.floor((top - _TOP - height) / stride) - 1)
+        last = n - 1 if bottom == math.inf else min(n - 1, math.ceil((bottom - _TOP) / stride) + 1)
+        return range(first, last + 1)
 
     def bar_rect(self, pointer: str, lane: str, width: int | None = None) -> QRectF | None:
         """Where the bar of `pointer` in `lane` is painted (None if it has none)."""
@@ -352,7 +313,7 @@ class TimelineView(QWidget):
         head = top < _TOP + 2  # the legend and the axis labels are exposed
         if head:
             self._paint_legend(p, fm, text)
-        if m is None or not m.fields:
+        if m is None or not m.field_count:
             p.setPen(muted)
             p.drawText(QRectF(0, _TOP, width, 40), Qt.AlignmentFlag.AlignCenter, "No run yet")
             self._paint_axis(p, fm, lay, text, grid, height, top, bottom, head)
@@ -364,7 +325,9 @@ class TimelineView(QWidget):
         labels = clip is None or clip.left() < lay.x0  # the label columns are exposed
         shade = QColor(text)
         shade.setAlpha(12)
-        for i, (pointer, g_top, g_bottom) in enumerate(lay.groups):
+        shown = self.visible_groups(top, bottom)  # the rows this paint reaches, found without a walk
+        for i in shown:
+            pointer, g_top, g_bottom = lay.groups[i]
             if g_bottom < top or g_top > bottom:
                 continue
             if i % 2 == 1:
@@ -382,16 +345,25 @@ class TimelineView(QWidget):
                     Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                     title,
                 )
-        for bar in m.bars():
-            y = lay.rows[(bar.pointer, bar.lane)]
-            if y + _ROW_H < top or y > bottom:
-                continue
-            for seg in bar.segments:
-                end = seg.end if seg.end is not None else now
-                self._paint_segment(p, seg.state, lay.x(seg.start), lay.x(end), y)
-            if bar.settled is not None:
-                self._paint_settle(p, lay.x(bar.settled), y)
-        self._paint_stops(p, fm, lay, m, text, top, bottom, head)
+        lanes = m.lanes
+        for i in shown:  # by field order then lane order, as `m.bars()` lists them
+            pointer = lay.groups[i][0]
+            for lane in lanes:
+                bar = m.bar(lane, pointer)
+                if bar is None:
+                    continue
+                y = lay.rows[(pointer, lane)]
+                if y + _ROW_H < top or y > bottom:
+                    continue
+                self._paint_bar(p, lay, bar, y, now)
+        self._paint_stops(p, fm, lay, m, text, top, bottom, head, shown)
+
+    def _paint_bar(self, p: QPainter, lay: TimelineLayout, bar: Bar, y: float, now: float) -> None:
+        for seg in bar.segments:
+            end = seg.end if seg.end is not None else now
+            self._paint_segment(p, seg.state, lay.x(seg.start), lay.x(end), y)
+        if bar.settled is not None:
+            self._paint_settle(p, lay.x(bar.settled), y)
 
     def _paint_segment(self, p: QPainter, state: str, xa: float, xb: float, y: float) -> None:
         rect = QRectF(xa, y + 2, max(2.0, xb - xa), _ROW_H - 4)
@@ -426,16 +398,17 @@ class TimelineView(QWidget):
 
     def _paint_stops(
         self, p: QPainter, fm: QFontMetrics, lay: TimelineLayout, m: TimelineModel, text: QColor,
-        top: float = -math.inf, bottom: float = math.inf, head: bool = True,
+        top: float = -math.inf, bottom: float = math.inf, head: bool = True, shown: range | None = None,
     ) -> None:
         ends: list[tuple[float, str]] = []
+        groups = lay.groups if shown is None else [lay.groups[i] for i in shown]
         for stop in m.stops():
             x = lay.x(stop.t)
             stopped = not stop.outcome.startswith("committed")
             color = STATE_COLORS["stop"] if stopped else QColor(text)
             pen = QPen(color, 2 if stopped else 1, Qt.PenStyle.DashLine if stopped else Qt.PenStyle.DotLine)
             p.setPen(pen)
-            for pointer, _, _ in lay.groups:
+            for pointer, _, _ in groups:
                 y = lay.rows[(pointer, stop.lane)]
                 if top <= y + _ROW_H and y <= bottom:
                     p.drawLine(QPointF(x, y), QPointF(x, y + _ROW_H))

@@ -115,8 +115,11 @@ class TimelineModel:
         self._lanes: list[str] = []
         self._titles: dict[str, str] = {}
         self._fields: list[str] = []
+        self._field_set: set[str] = set()
+        self._rows_version = 0  # bumped whenever the rows (fields, lanes, titles) change
         self.t0 = 0.0
         self._tracks: dict[tuple[str, str], _Track] = {}
+        self._track_lanes: set[str] = set()  # lanes that have a bar
         self._stops: dict[str, StopMark] = {}
         self._last_t = 0.0
         for lane in lanes:
@@ -129,19 +132,24 @@ class TimelineModel:
         if lane not in self._lanes:
             self._lanes.append(lane)
         self._titles[lane] = title or lane
+        self._rows_version += 1
         self._notify()
 
     def set_fields(self, pointers: Iterable[str]) -> None:
         """Row order: these fields first, in this order; fields seen later are appended."""
         fixed = list(dict.fromkeys(pointers))
-        rest = [p for p in self._fields if p not in set(fixed)]
+        wanted = set(fixed)
+        rest = [p for p in self._fields if p not in wanted]
         self._fields = fixed + rest
+        self._field_set = set(self._fields)
+        self._rows_version += 1
         self._notify()
 
     def start(self, t0: float) -> None:
         """A run starts at `t0`: clear every bar and stop mark (lanes and field order stay)."""
         self.t0 = t0
         self._tracks.clear()
+        self._track_lanes.clear()
         self._stops.clear()
         self._last_t = 0.0
         self._notify()
@@ -156,13 +164,17 @@ class TimelineModel:
         if lane not in self._lanes:
             self._lanes.append(lane)
             self._titles.setdefault(lane, lane)
+            self._rows_version += 1
         track = self._tracks.get((lane, pointer))
         if track is None:
             if name not in BAR_STATES:
                 return
             track = self._tracks[(lane, pointer)] = _Track()
-            if pointer not in self._fields:
+            self._track_lanes.add(lane)
+            if pointer not in self._field_set:
                 self._fields.append(pointer)
+                self._field_set.add(pointer)
+                self._rows_version += 1
         if track.closed:
             if name not in BAR_STATES or name == "settled":
                 return
@@ -210,6 +222,21 @@ class TimelineModel:
         return list(self._fields)
 
     @property
+    def field_count(self) -> int:
+        """How many fields have rows (`len(fields)` without copying them)."""
+        return len(self._fields)
+
+    def field_at(self, index: int) -> str:
+        """The pointer of the `index`-th field in display order."""
+        return self._fields[index]
+
+    @property
+    def rows_version(self) -> int:
+        """A number that changes whenever the rows change (fields, lanes, their order or titles):
+        a view may keep its row geometry until it does."""
+        return self._rows_version
+
+    @property
     def last_time(self) -> float:
         """The latest time recorded (seconds after start)."""
         return self._last_t
@@ -217,7 +244,7 @@ class TimelineModel:
     @property
     def running(self) -> bool:
         """True while some lane that has bars has not stopped."""
-        return any(lane not in self._stops for lane, _ in self._tracks)
+        return any(lane not in self._stops for lane in self._track_lanes)
 
     def bar(self, lane: str, pointer: str) -> Bar | None:
         """The bar of one field in one lane, or None if it never left "empty"."""

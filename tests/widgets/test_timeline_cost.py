@@ -1,0 +1,151 @@
+"""The timeline's paint costs the rows it shows: never the bars or rows outside its rectangle.
+
+A paint of a clipped rectangle (the dock's scroll area shows a part of the rows; a frame tick
+repaints the plot) visits only the field groups that rectangle reaches, found by arithmetic, and
+the row geometry is made again only when the rows change, never per paint. Counted in bar
+snapshots and reads of the model's field list, not timed; and the clipped pictures are the same
+pixels as the whole picture's.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRect, QRectF
+from PySide6.QtGui import QImage, QPainter, QPalette
+from PySide6.QtWidgets import QApplication
+
+from livefill.session import timeline as timeline_module
+from livefill.session.timeline import TimelineModel
+from livefill.widgets.timeline import TimelineView
+
+LANES = ("naive", "partial", "settled")
+
+
+def _model(fields: int, *, stopped: bool = True) -> TimelineModel:
+    """Every kind of bar: pending, provisional, invalid, settled, open, cut by a stop."""
+    tl = TimelineModel(LANES)
+    tl.set_fields([f"/items/{i}/sku" for i in range(fields)])
+    tl.start(10.0)
+    for i in range(fields):
+        pointer = f"/items/{i}/sku"
+        t = 10.0 + 0.02 * i
+        tl.record("naive", pointer, "provisional", t)
+        tl.record("partial", pointer, "pending", t)
+        tl.record("partial", pointer, "provisional", t + 0.05)
+        if i % 3:
+            tl.record("partial", pointer, "settled", t + 0.3)
+        if i % 4 == 0:
+            tl.record("settled", pointer, "invalid", t + 0.1)
+        elif i % 4 != 3:
+            tl.record("settled", pointer, "settled", t + 0.4)
+    if stopped:
+        tl.stop("naive", 10.0 + 0.02 * fields + 0.5, "committed")
+        tl.stop("partial", 10.0 + 0.02 * fields + 0.6, "stopped")
+        tl.stop("settled", 10.0 + 0.02 * fields + 0.7, "failed: boom")
+    return tl
+
+
+def _add_fields(tl: TimelineModel, first: int, count: int) -> None:
+    for i in range(first, first + count):
+        for lane in LANES:
+            tl.record(lane, f"/more/{i}", "provisional", 10.5)
+
+
+def _paint(view: TimelineView, width: int, height: int, clip: QRectF | None) -> QImage:
+    img = QImage(width, height, QImage.Format.Format_ARGB32)
+    img.fill(view.palette().color(QPalette.ColorRole.Base))
+    p = QPainter(img)
+    try:
+        if clip is not None:
+            p.setClipRect(clip)  # as a widget's paint event is clipped to its rectangle
+        view.paint(p, width, height, clip)
+    finally:
+        p.end()
+    return img
+
+
+def _inside(band: QRect, height: int) -> QRect:
+    """`band` less a row's height along a cut edge: Qt itself draws a few pixels differently where a
+    clip cuts a glyph or a dashed outline (it restarts the dashes at the clip), whatever paints."""
+    cut_top = 14 if band.top() > 0 else 0
+    cut_bottom = 14 if band.bottom() < height - 1 else 0
+    return band.adjusted(0, cut_top, 0, -cut_bottom)
+
+
+def _count_snapshots(monkeypatch) -> list[int]:
+    counter = [0]
+    real = timeline_module._Track.snapshot
+
+    def snapshot(self, lane, pointer):  # noqa: ANN001, ANN202
+        counter[0] += 1
+        return real(self, lane, pointer)
+
+    monkeypatch.setattr(timeline_module._Track, "snapshot", snapshot)
+    return counter
+
+
+def test_a_clipped_paint_visits_the_same_bars_however_many_rows_lie_outside_it(qtbot, monkeypatch):
+    model = _model(20)
+    view = TimelineView(model, clock=lambda: 20.0)
+    qtbot.addWidget(view)
+    snapshots = _count_snapshots(monkeypatch)
+    band = QRectF(0, 300, 900, 200)  # a few groups in the middle, as a scrolled dock shows them
+    _paint(view, 900, view.content_height(), band)
+    visited = snapshots[0]
+    assert 0 < visited < 20 * len(LANES)  # only the groups the band reaches
+    _add_fields(model, 0, 500)  # the run goes on: many more rows, all below the band
+    snapshots[0] = 0
+    _paint(view, 900, view.content_height(), band)
+    assert snapshots[0] == visited
+
+
+def test_a_paint_reads_the_rows_only_when_they_changed(qtbot, monkeypatch):
+    model = _model(40, stopped=False)
+    view = TimelineView(model, clock=lambda: 20.0)
+    qtbot.addWidget(view)
+    _paint(view, 900, 400, QRectF(200, 0, 700, 400))
+    reads = [0]
+    real = TimelineModel.fields
+
+    def fields(self):  # noqa: ANN001, ANN202
+        reads[0] += 1
+        return real.fget(self)
+
+    monkeypatch.setattr(TimelineModel, "fields", property(fields))
+    for i in range(5):  # frame ticks while bars grow and change state on rows already there
+        model.record("naive", f"/items/{i}/sku", "pending", 11.0 + i)
+        _paint(view, 900, 400, QRectF(200, 0, 700, 400))
+    assert reads[0] == 0  # no copy of the field list per paint (nor per change)
+    _add_fields(model, 0, 1)  # a new row: the geometry is made again, once
+    _paint(view, 900, 400, QRectF(200, 0, 700, 400))
+    _paint(view, 900, 400, QRectF(200, 0, 700, 400))
+    assert reads[0] == 1
+
+
+def test_clipped_paints_are_the_whole_pictures_pixels(qtbot):
+    for stopped in (True, False):
+        view = TimelineView(_model(30, stopped=stopped), clock=lambda: 20.0)
+        qtbot.addWidget(view)
+        width, height = 900, view.content_height()
+        whole = _paint(view, width, height, None)
+        x0 = int(view.layout_for(width, height).x0)
+        bands = [QRect(0, 0, width, 120), QRect(x0 - 1, 137, width - x0 + 1, 251), QRect(x0 - 1, 0, width - x0 + 1, height),
+                 QRect(x0 - 1, 503, width - x0 + 1, 170), QRect(0, height - 90, width, 90), QRect(50, 61, 300, 7),
+                 QRect(0, 252, width, 300)]
+        for band in bands:
+            part = _paint(view, width, height, QRectF(band))
+            inside = _inside(band, height)
+            assert part.copy(inside) == whole.copy(inside), (stopped, band)
+
+
+def test_a_scrolled_widget_paints_what_its_whole_picture_shows_there(qtbot):
+    view = TimelineView(_model(40), clock=lambda: 20.0)
+    qtbot.addWidget(view)
+    view.resize(800, view.content_height())
+    view.show()
+    qtbot.waitExposed(view)
+    QApplication.processEvents()
+    whole = view.grab().toImage()
+    for band in (QRect(0, 400, 800, 180), QRect(0, 896, 800, 264), QRect(0, 0, 800, 60)):  # (a grab's brush
+        # patterns start at its own left edge: bands as wide as the widget)
+        inside = _inside(band, view.height())
+        assert view.grab(band).toImage().copy(inside.translated(0, -band.top())) == whole.copy(inside), band
