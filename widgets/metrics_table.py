@@ -186,27 +186,39 @@ class MetricsTable(QTableWidget):
         self.setFixedHeight(self._wanted_height())
 
     def refresh(self) -> None:
-        """Write every cell from the metrics now (a cell is touched only if its text changed)."""
+        """Write every cell from the metrics now (a cell is touched only if its text changed), and
+        tell the view once: one change of the whole block, not one per cell (each one costs the
+        view a layout pass of its headers: ~0.5 ms a cell)."""
         bold = QFont(self.font())
         bold.setBold(True)
-        for col, (_, metrics) in enumerate(self._lanes):
-            s = metrics.summary()
-            for row, (key, _, fmt) in enumerate(ROWS):
-                item = self.item(row, col)
-                if item is None:
-                    item = QTableWidgetItem()
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-                    self.setItem(row, col, item)
-                text = fmt(s)
-                if item.text() != text:
-                    item.setText(text)
-                # a cell too narrow for its text elides; the tooltip has it whole
-                tip = _TIPS[key](s) if key in _TIPS else text
-                if item.toolTip() != tip:
-                    item.setToolTip(tip)
-                font = bold if (key == "never_true" and s.accuses) or (key == "fields_right" and s.facts.wrong) else self.font()
-                if item.font() != font:
-                    item.setFont(font)
+        model = self.model()
+        changed: list[tuple[int, int]] = []
+        blocked = model.blockSignals(True)
+        try:
+            for col, (_, metrics) in enumerate(self._lanes):
+                s = metrics.summary()
+                for row, (key, _, fmt) in enumerate(ROWS):
+                    item = self.item(row, col)
+                    if item is None:
+                        item = QTableWidgetItem()
+                        item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                        self.setItem(row, col, item)
+                        changed.append((row, col))
+                    text = fmt(s)
+                    # a cell too narrow for its text elides; the tooltip has it whole
+                    tip = _TIPS[key](s) if key in _TIPS else text
+                    font = bold if (key == "never_true" and s.accuses) or (key == "fields_right" and s.facts.wrong) else self.font()
+                    if item.text() != text or item.toolTip() != tip or item.font() != font:
+                        item.setText(text)
+                        item.setToolTip(tip)
+                        item.setFont(font)
+                        changed.append((row, col))
+        finally:
+            model.blockSignals(blocked)
+        if changed and not blocked:
+            rows = [r for r, _ in changed]
+            cols = [c for _, c in changed]
+            model.dataChanged.emit(model.index(min(rows), min(cols)), model.index(max(rows), max(cols)))
 
     def cell_text(self, key: str, lane: int) -> str:
         """The text of figure `key` (see ROWS) for the lane in column `lane`."""

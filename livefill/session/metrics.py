@@ -23,15 +23,23 @@ livefill.session.form_probe.
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable, Iterable, Iterator
+import bisect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from livefill.extraction import pointer as jp
 from livefill.observers import Observers
+from livefill.session.metric_values import (
+    _identical,
+    _is_blank,
+    _is_empty,
+    format_ms,
+    format_seconds,
+    leaves,
+    percentile,
+    same_value,
+)
 from livefill.session.run_facts import RunFacts
 from livefill.wire.usage import UsageTap
 
@@ -102,90 +110,6 @@ class MetricsSummary:
 _NOTHING = object()
 _MAX_EXAMPLES = 5
 _NOT_SHELVED = frozenset({"_observers", "_fixed"})  # the lane's own; every other attribute is one run's
-
-
-def same_value(shown: Any, final: Any) -> bool:
-    """Whether a shown value is the final value (1200 == 1200.0 == "1200"; True != 1; "" != None)."""
-    if isinstance(shown, bool) or isinstance(final, bool):
-        if isinstance(shown, str) and isinstance(final, bool):
-            return shown.strip().lower() == ("true" if final else "false")
-        return isinstance(shown, bool) and isinstance(final, bool) and shown == final
-    if _is_number(shown) and _is_number(final):
-        return shown == final or (math.isnan(shown) and math.isnan(final))
-    if isinstance(shown, str) and _is_number(final):
-        try:
-            return float(shown.strip().replace(",", "")) == final
-        except ValueError:
-            return False
-    if isinstance(shown, str) and final is None:
-        return shown.strip().lower() in ("null", "none")
-    if isinstance(shown, (list, tuple)) and isinstance(final, list):
-        return len(shown) == len(final) and all(same_value(a, b) for a, b in zip(shown, final))
-    if isinstance(shown, dict) and isinstance(final, dict):
-        return shown.keys() == final.keys() and all(same_value(shown[k], final[k]) for k in shown)
-    return shown == final
-
-
-def percentile(ordered: list[float], q: float) -> float:
-    """The `q`-th percentile (0-100) of an ascending list, nearest rank."""
-    k = min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))
-    return ordered[k]
-
-
-def format_ms(value: float) -> str:
-    """0.0042 -> "4.2 ms", 0.0421 -> "42 ms", 1.5 -> "1.50 s"."""
-    ms = value * 1000
-    if ms < 10:
-        return f"{ms:.1f} ms"
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    return format_seconds(value)
-
-
-def format_seconds(value: float | None) -> str:
-    """0.2149 -> "0.21 s", 12.3 -> "12.3 s", None -> "—"."""
-    if value is None:
-        return "—"
-    if value < 10:
-        return f"{value:.2f} s"
-    return f"{value:.1f} s"
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def leaves(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
-    """(pointer, value) of every leaf under `value`: scalars, and empty lists/objects, in order.
-    (One loop over a stack, not a generator per level: a leaf is not passed up through each.)"""
-    stack: list[tuple[str, Iterator[tuple[Any, Any]], bool]] = []
-    node, at = value, pointer
-    while True:
-        if isinstance(node, dict) and node:
-            stack.append((at, iter(node.items()), True))
-        elif isinstance(node, (list, tuple)) and node:
-            stack.append((at, enumerate(node), False))
-        else:
-            yield at, node
-        while stack:
-            base, items, keyed = stack[-1]
-            step = next(items, None)
-            if step is not None:
-                key, node = step
-                at = jp.child(base, key) if keyed else f"{base}/{key}"
-                break
-            stack.pop()
-        else:
-            return
-
-
-def _is_empty(value: Any) -> bool:
-    return value is None or value == ""
-
-
-def _is_blank(value: Any) -> bool:
-    """"" and empty containers: a field, row or table with nothing in it yet."""
-    return isinstance(value, (str, list, dict, tuple)) and not value
 
 
 class LaneMetrics:
@@ -297,9 +221,11 @@ class LaneMetrics:
         read = self.read_time(pointer) if self.read_time is not None else None
         if read is None:
             return
-        self._latencies.append(max(0.0, t - read))
+        latency = max(0.0, t - read)
+        self._latencies.append(latency)
         self._latency_log.append((pointer, read - self._start, t - self._start))
-        self._sorted = None
+        if self._sorted is not None:  # kept in order as values come: no sort per new value
+            bisect.insort(self._sorted, latency)
         self._notify()
 
     # -- reading --------------------------------------------------------------------------------
@@ -322,11 +248,13 @@ class LaneMetrics:
         """The figures now."""
         final = self._final
         ok = self._ok
+        span = self._ok_span()
         all_settled = None
         if self._required and len(ok) == len(self._required):
-            all_settled = max(ok.values()) - self._start
-        # the fields showing their final value unmarked, kept per display: no walk of the run's log
-        first_settled = min(ok.values()) - self._start if ok else None
+            all_settled = span[1] - self._start
+        # the fields showing their final value unmarked, kept per display: no walk of the run's log,
+        # and their first and last times kept as they change: no walk of the fields per summary
+        first_settled = span[0] - self._start if ok else None
         return MetricsSummary(
             first_value=None if self._first is None else self._first - self._start,
             all_settled=all_settled,
@@ -399,6 +327,7 @@ class LaneMetrics:
         self._outcome: str | None = None
         self._end: float | None = None
         self._ok: dict[str, float] = {}  # required leaves whose latest display is their final value, unmarked
+        self._ok_times: tuple[float, float] | None = None  # (min, max) of _ok's times; None: to be found again
         self._awaiting: dict[str, float] = {}
         self._settled_once: set[str] = set()
         self._latencies: list[float] = []
@@ -414,7 +343,7 @@ class LaneMetrics:
             if pointer in self._last:  # the field was cleared: the next value is a new display
                 self._last_pos.pop(pointer, None)
                 del self._last[pointer]
-                self._ok.pop(pointer, None)
+                self._ok_pop(pointer)
             return
         last = self._last.get(pointer)
         if last is not None and last.provisional == provisional and _identical(last.value, value):
@@ -465,6 +394,7 @@ class LaneMetrics:
         for pos, d in enumerate(self._log):
             self._count(pos, d, +1)
         self._ok = {}
+        self._ok_times = None
         for d in self._last.values():
             self._judge_settled(d)
 
@@ -475,19 +405,37 @@ class LaneMetrics:
         if d.pointer not in required:
             return
         if not d.provisional and same_value(d.value, required[d.pointer]):
-            self._ok[d.pointer] = d.t
+            self._ok_set(d.pointer, d.t)
         else:
-            self._ok.pop(d.pointer, None)
+            self._ok_pop(d.pointer)
+
+    def _ok_set(self, pointer: str, t: float) -> None:
+        old = self._ok.get(pointer)
+        self._ok[pointer] = t
+        span = self._ok_times
+        if len(self._ok) == 1:
+            self._ok_times = (t, t)
+        elif span is not None:
+            if old is not None and old in span:  # the first or last time replaced: found again when asked
+                self._ok_times = None
+            else:
+                self._ok_times = (min(span[0], t), max(span[1], t))
+
+    def _ok_pop(self, pointer: str) -> None:
+        old = self._ok.pop(pointer, None)
+        span = self._ok_times
+        if old is not None and span is not None and old in span:
+            self._ok_times = None
+
+    def _ok_span(self) -> tuple[float, float]:
+        """(first, last) time of the fields showing their final value unmarked ((0, 0): none); a
+        walk over them only after the first or the last of them changed (rare while a run streams)."""
+        if not self._ok:
+            return 0.0, 0.0
+        if self._ok_times is None:
+            times = self._ok.values()
+            self._ok_times = (min(times), max(times))
+        return self._ok_times
 
     def _notify(self) -> None:
         self._observers.notify(None)
-
-
-def _identical(a: Any, b: Any) -> bool:
-    """Same value and same type (1 and 1.0 and True shown are different displays)."""
-    if type(a) is not type(b):
-        return False
-    try:
-        return a == b
-    except Exception:  # noqa: BLE001 - exotic values compare as different
-        return json.dumps(a, default=str) == json.dumps(b, default=str)
