@@ -29,16 +29,23 @@ from livefill.extraction.pointer import child
 from livefill.extraction.prefix import JSONPrefixError, PrefixParser, ValueState
 from livefill.wire.taps import WireFrame
 
-__all__ = ["DocumentSpans", "FrameLiterals", "literal_offsets", "record_pointer", "related"]
+__all__ = ["DocumentSpans", "Effect", "FrameLiterals", "literal_offsets", "record_pointer", "related"]
 
 _SETTLED = ValueState.SETTLED
+_COPY = object()  # the parser of a DocumentSpans that is told what another one parsed
+
+Effect = tuple[tuple[tuple[str, int, "int | None"], ...], "str | None"]
+"""What one `DocumentSpans.feed` did: (pointer, start, end or None) per span it set, and why the
+parser was let go ("broken", "ended") or None."""
 
 
 class DocumentSpans:
     """pointer -> [start, end) character span of its value, for a JSON text fed in pieces."""
 
-    def __init__(self, max_chars: int) -> None:
-        self._parser: PrefixParser | None = PrefixParser()
+    def __init__(self, max_chars: int, *, parse: bool = True) -> None:
+        # a copy that does not parse (`parse=False`) is told each piece's effect (`replay`) instead
+        self._parser: Any = PrefixParser() if parse else _COPY
+        self._noted: list[tuple[str, int, int | None]] | None = None  # the changes `feed_noting` notes
         self.max_chars = max_chars
         self.spans: dict[str, list[int | None]] = {}
         self.closed: deque[tuple[int, str]] = deque()  # (end, pointer) in the order values ended
@@ -72,6 +79,7 @@ class DocumentSpans:
             return 0
         added = 0
         spans = self.spans
+        noted = self._noted
         for change in changes:
             span = change.span
             if span is None:  # PENDING: no character of the value yet
@@ -83,9 +91,58 @@ class DocumentSpans:
                 added += 1
             elif entry[0] != span[0]:  # a duplicate key: the new value replaces the old one
                 entry[0], entry[1] = span[0], None
+            elif change.state is not _SETTLED:
+                continue
             if change.state is _SETTLED:
                 entry[1] = span[1]
                 self.closed.append((span[1], pointer))
+            if noted is not None:
+                noted.append((pointer, span[0], entry[1]))
+        return added
+
+    def feed_noting(self, text: str) -> tuple[int, Effect | None]:
+        """`feed`, and what it did in a form `replay` repeats on a copy in the same state without
+        parsing: None when it changed nothing but the length, else (the span changes, "broken" or
+        "ended" when the parser was let go for a reason the copy cannot see)."""
+        before = self._parser
+        self._noted = []
+        try:
+            added = self.feed(text)
+        finally:
+            noted, self._noted = self._noted, None
+        ended = None
+        if before is not None and self._parser is None and not self.overflowed:
+            ended = "broken" if self.broken else "ended"
+        return added, (tuple(noted), ended) if noted or ended else None
+
+    def replay(self, chars: int, effect: Effect | None) -> int:
+        """What `feed` of a piece of `chars` characters did on the original (`feed_noting`'s
+        effect), done to this copy; returns how many pointers it added."""
+        self.length += chars
+        if self._parser is None:
+            return 0
+        if self.length > self.max_chars:
+            self._parser = None
+            self.overflowed = True
+            return 0
+        if effect is None:
+            return 0
+        changes, ended = effect
+        added = 0
+        spans = self.spans
+        for pointer, start, end in changes:
+            entry = spans.get(pointer)
+            if entry is None:
+                spans[pointer] = entry = [start, None]
+                added += 1
+            elif entry[0] != start:
+                entry[0], entry[1] = start, None
+            if end is not None:
+                entry[1] = end
+                self.closed.append((end, pointer))
+        if ended is not None:
+            self._parser = None
+            self.broken = ended == "broken"
         return added
 
     def prune(self, before: int) -> int:

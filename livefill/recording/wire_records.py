@@ -17,6 +17,13 @@ from livefill.wording import plural
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "DOC_CHAR_COST",
+    "EVENT_OVERHEAD",
+    "FRAME_OVERHEAD",
+    "INDEX_ENTRY_COST",
+    "READ_OVERHEAD",
+    "RECORD_POINTER_COST",
+    "SEGMENT_COST",
     "ByteSpan",
     "DropReport",
     "Frame",
@@ -24,11 +31,37 @@ __all__ = [
     "Ring",
     "TappedEvent",
     "ValueLocation",
+    "frame_cost",
     "merge_spans",
+    "text_cost",
 ]
 
 #: The default memory ceiling of a recorder: 4 MiB of estimated footprint.
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+
+# --- what a record costs (WireRecorder charges it against its ceiling) ------------------
+
+# Per-object overheads charged on top of payload sizes (bytes). Measured with tracemalloc on
+# CPython 3.11 (see tests/recording/test_wiretap.py::test_cost_estimate_covers_real_memory) and rounded up.
+READ_OVERHEAD = 200
+FRAME_OVERHEAD = 320
+SEGMENT_COST = 120
+EVENT_OVERHEAD = 360
+INDEX_ENTRY_COST = 400
+RECORD_POINTER_COST = 120
+DOC_CHAR_COST = 8  # what a document's parser holds per character fed (values, keys, containers)
+
+
+def text_cost(text: str) -> int:
+    return len(text) if text.isascii() else 4 * len(text)
+
+
+def frame_cost(frame: WireFrame) -> int:
+    cost = text_cost(frame.text) + FRAME_OVERHEAD + SEGMENT_COST * len(frame.segments)
+    if frame.payload is not frame.text:
+        cost += text_cost(frame.payload)
+    return cost
+
 
 # --- records ---------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ in `dropped`); how, and how `locate` maps a value's characters to bytes: docs/no
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,37 +27,13 @@ from livefill.wire.events import ArgsDelta
 from livefill.wire.taps import WireFrame, arrival
 from livefill.recording.wire_positions import DocumentSpans, FrameLiterals, record_pointer, related
 from livefill.recording.wire_records import (
-    DEFAULT_MAX_BYTES,
-    ByteSpan,
-    DropReport,
-    Frame,
-    Read,
-    Ring,
-    TappedEvent,
-    ValueLocation,
-    merge_spans,
+    DEFAULT_MAX_BYTES, DOC_CHAR_COST, EVENT_OVERHEAD, INDEX_ENTRY_COST, READ_OVERHEAD, RECORD_POINTER_COST,
+    ByteSpan, DropReport, Frame, Read, Ring, TappedEvent, ValueLocation, frame_cost, merge_spans, text_cost,
 )
 
-__all__ = [
-    "ByteSpan",
-    "DEFAULT_MAX_BYTES",
-    "DropReport",
-    "Frame",
-    "Read",
-    "TappedEvent",
-    "ValueLocation",
-    "WireRecorder",
-]
+__all__ = ["ByteSpan", "DEFAULT_MAX_BYTES", "DropReport", "Frame", "Read", "TappedEvent", "ValueLocation", "WireRecorder"]
 
-# Per-object overheads charged on top of payload sizes (bytes). Measured with tracemalloc on
-# CPython 3.11 (see tests/recording/test_wiretap.py::test_cost_estimate_covers_real_memory) and rounded up.
-_READ_OVERHEAD = 200
-_FRAME_OVERHEAD = 320
-_SEGMENT_COST = 120
-_EVENT_OVERHEAD = 360
-_INDEX_ENTRY_COST = 400
-_RECORD_POINTER_COST = 120
-_DOC_CHAR_COST = 8  # what a document's parser holds per character fed (values, keys, containers)
+_FEED, _NOTE = object(), object()  # how `_add_event` feeds a delta to its document
 
 
 @dataclass
@@ -101,84 +77,127 @@ class WireRecorder:
         # the documents being indexed (their parsers keep the values they build) get up to 1/4
         # of the ceiling, charged as they grow, and the literal cache its fixed share; the stored
         # reads, frames and events get the rest
-        self._doc_cap = max(1, max_bytes // (4 * _DOC_CHAR_COST))
+        self._doc_cap = max(1, max_bytes // (4 * DOC_CHAR_COST))
         self._budget = max(1, max_bytes - max_bytes // 4 - FrameLiterals.ENTRY_COST * literals)
         self._doc_cost = 0
         self._cost = 0
         self._drop = {"reads": 0, "bytes": 0, "frames": 0, "events": 0, "pointers": 0}
         self._index_entries = 0
         self.version = 0  # bumps on every change (viewers poll it)
+        # what was recorded, for a copy to `adopt` (a run read in a worker process): None, or a
+        # list the recorder appends to ("r", data, arrival), ("f", frame, t), ("e", event, t, effect)
+        self.journal: list[tuple[Any, ...]] | None = None
+        self._copy = False  # told by `adopt`: its documents are not parsed here
 
     # -- the WireTap protocol ------------------------------------------------------------------
 
     def on_read(self, data: bytes) -> None:
         """Record one network read, exactly as received."""
-        data = bytes(data)
-        read = Read(index=self._reads.next, offset=self._total, t=arrival(self._clock) - self.t0, data=data)
-        self._reads.append(read)
-        self._total += len(data)
-        self._cost += len(data) + _READ_OVERHEAD
-        self.version += 1
-        self._enforce()
+        at = arrival(self._clock)
+        if self.journal is not None:
+            self.journal.append(("r", data, at))
+        self._add_read(bytes(data), at - self.t0)
 
     def on_frame(self, frame: WireFrame) -> None:
         """Record one frame cut from the bytes read so far (its span as the framer reported it)."""
-        self._frames.append(
-            Frame(
-                index=self._frames.next, kind=frame.kind, text=frame.text, start=frame.start,
-                end=frame.end, t=self._now(), wire=frame,
-            )
-        )
-        self._carried = 0
-        self._cost += _frame_cost(frame)
-        self.version += 1
-        self._enforce()
+        t = self._now()
+        if self.journal is not None:
+            self.journal.append(("f", frame, t))
+        self._add_frame(frame, t)
 
     def on_event(self, event: Any) -> None:
         """Record one event, attributed to the most recent frame."""
-        frame = self._frames.last().index if len(self._frames) else None
-        if frame is None and self._frames.next:
-            frame = self._frames.next - 1  # the frame was already dropped
+        t = self._now()
+        if self.journal is None:
+            self._add_event(event, t, _FEED)
+            return
+        self.journal.append(("e", event, t, self._add_event(event, t, _NOTE)))
+
+    def adopt(self, journal: Iterable[tuple[Any, ...]]) -> None:
+        """Record what another recorder with the same t0 and max_bytes recorded (its `journal`):
+        the same records, drops and answers, without parsing the documents again. A recorder
+        that adopts is only ever told this way."""
+        self._copy = True
+        for item in journal:
+            kind = item[0]
+            if kind == "e":
+                self._add_event(item[1], item[2], item[3])
+            elif kind == "r":
+                self._add_read(bytes(item[1]), item[2] - self.t0)
+            else:
+                self._add_frame(item[1], item[2])
+
+    def _add_read(self, data: bytes, t: float) -> None:
+        self._reads.append(Read(index=self._reads.next, offset=self._total, t=t, data=data))
+        self._total += len(data)
+        self._cost += len(data) + READ_OVERHEAD
+        self.version += 1
+        self._enforce()
+
+    def _add_frame(self, frame: WireFrame, t: float) -> None:
+        self._frames.append(
+            Frame(
+                index=self._frames.next, kind=frame.kind, text=frame.text, start=frame.start,
+                end=frame.end, t=t, wire=frame,
+            )
+        )
+        self._carried = 0
+        self._cost += frame_cost(frame)
+        self.version += 1
+        self._enforce()
+
+    def _add_event(self, event: Any, t: float, effect: Any) -> Any:
+        """Record `event`; a delta's document is fed (`_FEED`), fed and its effect returned
+        (`_NOTE`), or told the effect the original's feed had (anything else: `adopt`)."""
+        frames = self._frames
+        frame = frames.next - 1 if frames.next else None  # the latest frame (perhaps already dropped)
         index = self._events.next
-        cost = _EVENT_OVERHEAD
+        cost = EVENT_OVERHEAD
         doc_start = carrier = None
         carried = False
         if isinstance(event, ArgsDelta):
             doc = self._docs.get(event.index)
             if doc is None:
-                doc = self._docs[event.index] = _Doc(DocumentSpans(self._doc_cap))
+                doc = self._docs[event.index] = _Doc(DocumentSpans(self._doc_cap, parse=not self._copy))
             doc_start = doc.index.length
-            added = doc.index.feed(event.text)
+            if effect is _FEED:
+                added = doc.index.feed(event.text)
+            elif effect is _NOTE:
+                added, effect = doc.index.feed_noting(event.text)
+            else:
+                added = doc.index.replay(len(event.text), effect)
             if doc.index.parsing:
-                doc.cost += _DOC_CHAR_COST * len(event.text)
-                self._doc_cost += _DOC_CHAR_COST * len(event.text)
+                doc.cost += DOC_CHAR_COST * len(event.text)
+                self._doc_cost += DOC_CHAR_COST * len(event.text)
             elif doc.cost:  # its parser was let go, and the values it held with it
                 self._doc_cost -= doc.cost
                 doc.cost = 0
             self._index_entries += added
-            cost += _text_cost(event.text) + added * _INDEX_ENTRY_COST
+            cost += text_cost(event.text) + added * INDEX_ENTRY_COST
             doc.deltas.append((doc_start, doc_start + len(event.text), index))
-            last = self._frames.last() if len(self._frames) else None
-            if last is not None and last.index == frame and self._carried < len(last.wire.carriers):
-                carried, carrier = True, last.wire.carriers[self._carried]
+            carriers = frames.last().wire.carriers if len(frames) else ()
+            if self._carried < len(carriers):
+                carried, carrier = True, carriers[self._carried]
                 self._carried += 1
         else:
+            effect = None
             pointer = record_pointer(event)
             if pointer is not None and frame is not None:
                 self._record_pointers.setdefault(pointer, []).append(frame)
-                cost += _RECORD_POINTER_COST
+                cost += RECORD_POINTER_COST
             text = getattr(event, "text", None)
             if isinstance(text, str):
-                cost += _text_cost(text)
+                cost += text_cost(text)
         self._events.append(
             TappedEvent(
-                index=index, event=event, frame=frame, t=self._now(), offset=self._total,
+                index=index, event=event, frame=frame, t=t, offset=self._total,
                 doc_start=doc_start, carried=carried, carrier=carrier,
             )
         )
         self._cost += cost
         self.version += 1
         self._enforce()
+        return None if effect is _FEED else effect
 
     # -- queries --------------------------------------------------------------------------------
 
@@ -396,7 +415,7 @@ class WireRecorder:
         while self._cost > self._budget:
             if len(reads) > 1:
                 r = reads.popleft()
-                self._cost -= len(r.data) + _READ_OVERHEAD
+                self._cost -= len(r.data) + READ_OVERHEAD
                 self._drop["reads"] += 1
                 self._drop["bytes"] += len(r.data)
                 self._first_offset = r.end
@@ -422,7 +441,7 @@ class WireRecorder:
 
     def _drop_frame(self) -> None:
         f = self._frames.popleft()
-        self._cost -= _frame_cost(f.wire)
+        self._cost -= frame_cost(f.wire)
         self._drop["frames"] += 1
 
     def _drop_orphan_events(self) -> None:
@@ -438,11 +457,11 @@ class WireRecorder:
 
     def _drop_event(self) -> None:
         e = self._events.popleft()
-        cost = _EVENT_OVERHEAD
+        cost = EVENT_OVERHEAD
         ev = e.event
         text = getattr(ev, "text", None)
         if isinstance(text, str):
-            cost += _text_cost(text)
+            cost += text_cost(text)
         if isinstance(ev, ArgsDelta):
             doc = self._docs.get(ev.index)
             if doc is not None and len(doc.deltas) and doc.deltas.peek()[2] == e.index:
@@ -451,13 +470,13 @@ class WireRecorder:
                 horizon = doc.deltas.peek()[0] if len(doc.deltas) else doc.index.length
                 gone = doc.index.prune(horizon)
                 self._index_entries -= gone
-                cost += gone * _INDEX_ENTRY_COST
+                cost += gone * INDEX_ENTRY_COST
                 self._drop["pointers"] += gone
         else:
             pointer = record_pointer(ev)
             frames = self._record_pointers.get(pointer) if pointer is not None else None
             if frames is not None and e.frame is not None and e.frame in frames:
-                cost += _RECORD_POINTER_COST
+                cost += RECORD_POINTER_COST
                 frames.remove(e.frame)
                 if not frames:
                     del self._record_pointers[pointer]  # type: ignore[arg-type]
@@ -465,13 +484,3 @@ class WireRecorder:
         self._cost -= cost
         self._drop["events"] += 1
 
-
-def _text_cost(text: str) -> int:
-    return len(text) if text.isascii() else 4 * len(text)
-
-
-def _frame_cost(frame: WireFrame) -> int:
-    cost = _text_cost(frame.text) + _FRAME_OVERHEAD + _SEGMENT_COST * len(frame.segments)
-    if frame.payload is not frame.text:
-        cost += _text_cost(frame.payload)
-    return cost

@@ -60,6 +60,9 @@ class StartRun:
     own_servers: tuple[str, ...] = ()  # the app's own servers among the run's (never named in a failure)
     shown: tuple[bool, bool] = (False, False)  # watch the mirror form for the lane's (metrics, timeline)
     environ: dict[str, str] | None = None  # the app's environment now (a warm worker was started before)
+    recorder: tuple[float, int] | None = None  # (t0, max_bytes) of the WireRecorder to run there
+    usage: bool = False  # read the provider's token counts there (a UsageTap)
+    wire: bool = False  # send every read, frame and event too (the app has taps that want them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +80,10 @@ class Opened:
 @dataclass(frozen=True, slots=True)
 class Batch:
     """What happened since the last batch. `wire`: the taps' calls, in order: ("r", bytes,
-    arrival on time.monotonic), ("f", WireFrame), ("e", event). `changes`: form changes
-    `(pointer, state, value[, reason])` for `FormModel.apply_many`. The counts are totals."""
+    arrival on time.monotonic), ("f", WireFrame, ...), ("e", event, ...); when the worker runs
+    the lane's recorder, its `journal` (what the app's recorder adopts), else only when asked
+    (`StartRun.wire`). `changes`: form changes `(pointer, state, value[, reason])` for
+    `FormModel.apply_many`. The counts are totals."""
 
     changes: tuple[tuple[Any, ...], ...]
     parent_state: FieldState
@@ -91,6 +96,9 @@ class Batch:
     sent_at: float  # time.monotonic() in the worker when it was sent
     settle_times: tuple[tuple[str, float], ...] = ()  # SettleReads.times noted since the last batch
     shown: tuple[tuple[Any, ...], ...] = ()  # what the mirror form's probe reported (form_probe.ShownLog)
+    read_bytes: int = 0  # bytes read so far
+    last_read: float | None = None  # when the latest read arrived (time.monotonic), None: no read yet
+    usage: Any = None  # the provider's token counts (a livefill.wire.usage.Usage) if new in this batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,4 +158,6 @@ def merged(first: Batch, then: Batch) -> Batch:
     """One batch that leaves the form, the taps and the figures as `first` then `then` do (the
     app had not read `first` yet when `then` came: it applies them as one)."""
     return replace(then, changes=reduce_changes([*first.changes, *then.changes]), wire=first.wire + then.wire,
-                   settle_times=first.settle_times + then.settle_times, shown=first.shown + then.shown)
+                   settle_times=first.settle_times + then.settle_times, shown=first.shown + then.shown,
+                   last_read=first.last_read if then.last_read is None else then.last_read,
+                   usage=first.usage if then.usage is None else then.usage)

@@ -36,11 +36,13 @@ from typing import Any
 from livefill import switches
 from livefill.errors import ConnectionLost
 from livefill.recording.settle_reads import SettleReads
+from livefill.recording.wiretap import WireRecorder
 from livefill.session import run_worker
 from livefill.session.form_probe import FormProbe, shown_elsewhere
 from livefill.session.run_batches import Batch, Opened, Outcome, Ready, StartRun, StopRun, merged
 from livefill.wire.providers.http_failures import in_process
-from livefill.wire.taps import Tee, WireTap, arriving, tee
+from livefill.wire.taps import ReadWatch, Tee, WireTap, arriving, tee
+from livefill.wire.usage import UsageTap
 
 Run = Any  # livefill.session.run.Run, which imports this module (no circle: not imported here)
 
@@ -232,19 +234,39 @@ class _Inbox:
             self._loop.remove_reader(self._fd)
 
 
-def _split(tap: WireTap | None) -> tuple[WireTap | None, list[SettleReads]]:
-    """`tap` without its SettleReads on the monotonic clock (the worker notes those times: the
-    same arrival times, the same parse, off this thread), and those SettleReads."""
-    if isinstance(tap, SettleReads) and getattr(tap, "_clock", None) is time.monotonic:
-        return None, [tap]
-    if isinstance(tap, Tee):
-        kept, found = [], []
-        for t in tap.taps:
-            rest, settle = _split(t)
-            kept.append(rest)
-            found += settle
-        return tee(*kept), found
-    return tap, []
+class _Taps:
+    """The run's taps, sorted: those the worker stands in for (it sends what they would have:
+    a SettleReads' times, the lane's recorder's journal, the token counts, the byte count) and
+    the rest (`wire`: a trace writer, an observer's tap), told every read, frame and event."""
+
+    def __init__(self, tap: WireTap | None) -> None:
+        self.settle: list[SettleReads] = []  # on the monotonic clock: the same arrival times there
+        self.recorder: WireRecorder | None = None  # a fresh one on the monotonic clock: it adopts
+        self.usage: list[UsageTap] = []
+        self.watches: list[ReadWatch] = []
+        self.wire = self._sort(tap)
+
+    def _sort(self, tap: WireTap | None) -> WireTap | None:
+        if isinstance(tap, Tee):
+            return tee(*(self._sort(t) for t in tap.taps))
+        if isinstance(tap, SettleReads) and getattr(tap, "_clock", None) is time.monotonic:
+            self.settle.append(tap)
+        elif (type(tap) is WireRecorder and self.recorder is None and tap.version == 0
+              and getattr(tap, "_clock", None) is time.monotonic):
+            self.recorder = tap
+        elif type(tap) is UsageTap:
+            self.usage.append(tap)
+        elif type(tap) is ReadWatch:
+            self.watches.append(tap)
+        else:
+            return tap
+        return None
+
+    def start(self, **fields: Any) -> StartRun:
+        """The StartRun that asks the worker for what these taps need."""
+        recorder = self.recorder
+        return StartRun(**fields, settle_reads=bool(self.settle), usage=bool(self.usage), wire=self.wire is not None,
+                        recorder=(recorder.t0, recorder.max_bytes) if recorder is not None else None)
 
 
 def _own_servers(cfg: Any) -> tuple[str, ...]:
@@ -252,12 +274,22 @@ def _own_servers(cfg: Any) -> tuple[str, ...]:
     return tuple(url for url in dict.fromkeys((cfg.base_url, cfg.relay_url)) if url and in_process(url))
 
 
-def apply_batch(run: Run, tap: WireTap | None, batch: Batch, settle: list[SettleReads] | None = None,
-                probes: list[FormProbe] | None = None) -> None:
-    """One batch into the run: its wire to the taps, one status update, one form update, and to
-    the form's `probes` what the mirror form's probe reported (the lane's figures)."""
-    for reads in settle or ():
+def apply_batch(run: Run, taps: _Taps, batch: Batch, probes: list[FormProbe] | None = None) -> None:
+    """One batch into the run: what the worker did for the taps (the recorder's journal adopted,
+    the times, counts and tokens), the wire to the other taps if any, one status update, one
+    form update, and to the form's `probes` what the mirror form's probe reported (the figures)."""
+    for reads in taps.settle:
         reads.times.update(batch.settle_times)
+    if taps.recorder is not None:
+        taps.recorder.adopt(batch.wire)
+    for watch in taps.watches:
+        watch.bytes = batch.read_bytes
+        if batch.last_read is not None:
+            watch.last_read = batch.last_read if watch._clock is time.monotonic else watch._clock()
+    if batch.usage is not None:
+        for usage in taps.usage:
+            usage.usage = batch.usage
+    tap = taps.wire
     if tap is not None:
         for item in batch.wire:
             kind = item[0]
@@ -288,17 +320,16 @@ def apply_batch(run: Run, tap: WireTap | None, batch: Batch, settle: list[Settle
             probe.replay(batch.shown)
 
 
-def _handle(run: Run, tap: WireTap | None, message: Any, settle: list[SettleReads],
-            probes: list[FormProbe]) -> Outcome | None:
+def _handle(run: Run, taps: _Taps, message: Any, probes: list[FormProbe]) -> Outcome | None:
     if message is None:
         raise ConnectionLost("the run's worker process ended before the run did")
     if isinstance(message, Batch):
-        apply_batch(run, tap, message, settle, probes)
+        apply_batch(run, taps, message, probes)
     elif isinstance(message, Opened):
         run._begin_trace(status=200, headers=message.headers)
     elif isinstance(message, Outcome):
         if message.last is not None:
-            apply_batch(run, tap, message.last, settle, probes)
+            apply_batch(run, taps, message.last, probes)
         return message
     return None
 
@@ -315,11 +346,10 @@ def _together(messages: list[Any]) -> list[Any]:
     return out
 
 
-async def _outcome(run: Run, tap: WireTap | None, inbox: _Inbox, settle: list[SettleReads],
-                   probes: list[FormProbe]) -> Outcome:
+async def _outcome(run: Run, taps: _Taps, inbox: _Inbox, probes: list[FormProbe]) -> Outcome:
     while True:
         for message in _together(await inbox.get()):
-            outcome = _handle(run, tap, message, settle, probes)
+            outcome = _handle(run, taps, message, probes)
             if outcome is not None:
                 return outcome
 
@@ -331,17 +361,17 @@ async def consume(run: Run, tap: WireTap | None) -> None:
     worker = workers.take()
     inbox = _Inbox(worker)
     relay_record = run._relay_record
-    tap, settle = _split(tap)
+    taps = _Taps(tap)
     try:
         with shown_elsewhere(run.form) as probes:  # they report what the worker's probe reported
             shown = (any(p.metrics is not None for p in probes), any(p.timeline is not None for p in probes))
-            worker.send(StartRun(run.config, run.status.run_id, str(relay_record.path) if relay_record else None,
-                                 run.form.marking, settle_reads=bool(settle), own_servers=_own_servers(run.config),
-                                 shown=shown, environ=dict(os.environ)))
+            worker.send(taps.start(config=run.config, run_id=run.status.run_id, own_servers=_own_servers(run.config),
+                                   relay_record=str(relay_record.path) if relay_record else None,
+                                   marking=run.form.marking, shown=shown, environ=dict(os.environ)))
             try:
-                outcome = await _outcome(run, tap, inbox, settle, probes)
+                outcome = await _outcome(run, taps, inbox, probes)
             except asyncio.CancelledError:
-                await _stop(run, tap, worker, inbox, settle, probes)
+                await _stop(run, taps, worker, inbox, probes)
                 raise
         if outcome.kind == "committed":
             run._finish(outcome.value)
@@ -354,11 +384,10 @@ async def consume(run: Run, tap: WireTap | None) -> None:
         workers.give_back(worker)
 
 
-async def _stop(run: Run, tap: WireTap | None, worker: _Worker, inbox: _Inbox, settle: list[SettleReads],
-                probes: list[FormProbe]) -> None:
+async def _stop(run: Run, taps: _Taps, worker: _Worker, inbox: _Inbox, probes: list[FormProbe]) -> None:
     """Tell the worker to close its connection; return once it has (or it was killed)."""
     try:
         worker.send(StopRun())
-        await asyncio.wait_for(_outcome(run, tap, inbox, settle, probes), STOP_WAIT)
+        await asyncio.wait_for(_outcome(run, taps, inbox, probes), STOP_WAIT)
     except (Exception, asyncio.CancelledError):  # noqa: BLE001 - no answer: the process ends instead
         worker.close()

@@ -30,6 +30,7 @@ from livefill.extraction.form import FormModel
 from livefill.extraction.readers import READERS, Reader
 from livefill.extraction.schema import check_document
 from livefill.recording.settle_reads import SettleReads
+from livefill.recording.wiretap import WireRecorder
 from livefill.session.form_probe import FormProbe, ShownLog
 from livefill.session.run_batches import (
     FINAL_STATES,
@@ -54,7 +55,8 @@ from livefill.session.run_request import (
 )
 from livefill.wire.events import ArgsDelta, BlockStop, KeepAlive, Stop, TextDelta
 from livefill.wire.providers.http_failures import serve_in_process
-from livefill.wire.taps import WireFrame
+from livefill.wire.taps import WireFrame, arriving
+from livefill.wire.usage import UsageTap
 
 __all__ = ["main"]
 
@@ -113,7 +115,7 @@ async def _serve_run(start: StartRun, conn: Connection, inbox: asyncio.Queue[Any
     if start.environ is not None and start.environ != os.environ:  # e.g. a provider's base URL, a switch
         os.environ.clear()
         os.environ.update(start.environ)
-    outbox = _Outbox(conn, start.settle_reads)
+    outbox = _Outbox(conn, start)
     task = asyncio.ensure_future(_run(start, outbox))
     alive = True
     while not task.done():
@@ -218,16 +220,26 @@ class _Noting(dict):  # type: ignore[type-arg]
 class _Outbox:
     """The run's tap and its counts; sends what gathered at most once a frame."""
 
-    def __init__(self, conn: Connection, settle_reads: bool = False) -> None:
+    def __init__(self, conn: Connection, start: StartRun) -> None:
         self._conn = conn
         self._settle: SettleReads | None = None
         self._settled: list[tuple[str, float]] = []
-        if settle_reads:  # the byte-to-pixel probe's wire side, here rather than on the GUI thread
+        if start.settle_reads:  # the byte-to-pixel probe's wire side, here rather than on the GUI thread
             self._settle = SettleReads()
             self._settle.times = _Noting(self._settled)
         self._loop = asyncio.get_running_loop()
         self._changes: list[tuple[Any, ...]] = []
         self._wire: list[tuple[Any, ...]] = []
+        self._send_wire = start.wire
+        self._recorder: WireRecorder | None = None
+        if start.recorder is not None:  # the lane's recorder, here: the app's adopts its journal
+            t0, max_bytes = start.recorder
+            self._recorder = WireRecorder(t0=t0, max_bytes=max_bytes)
+            self._recorder.journal = self._wire
+        self._usage = UsageTap() if start.usage else None
+        self._usage_sent: Any = None
+        self.read_bytes = 0
+        self.last_read: float | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._soon = False  # the timer is a call_soon
         self._last_sent = -1.0
@@ -243,18 +255,32 @@ class _Outbox:
     # -- the tap ------------------------------------------------------------------------------
 
     def on_read(self, data: bytes) -> None:
-        self._wire.append(("r", data, time.monotonic()))
-        if self._settle is not None:
-            self._settle.on_read(data)
+        at = self.last_read = time.monotonic()
+        self.read_bytes += len(data)
+        with arriving(at):
+            if self._recorder is not None:
+                self._recorder.on_read(data)
+            elif self._send_wire:
+                self._wire.append(("r", data, at))
+            if self._settle is not None:
+                self._settle.on_read(data)
         self._due()
 
     def on_frame(self, frame: WireFrame) -> None:
-        self._wire.append(("f", frame))
+        if self._recorder is not None:
+            self._recorder.on_frame(frame)
+        elif self._send_wire:
+            self._wire.append(("f", frame))
         if self._settle is not None:
             self._settle.on_frame(frame)
+        if self._usage is not None:
+            self._usage.on_frame(frame)
 
     def on_event(self, event: Any) -> None:
-        self._wire.append(("e", event))
+        if self._recorder is not None:
+            self._recorder.on_event(event)
+        elif self._send_wire:
+            self._wire.append(("e", event))
         if self._settle is not None:
             self._settle.on_event(event)
 
@@ -313,12 +339,23 @@ class _Outbox:
             sent_at=now,
             settle_times=tuple(self._settled),
             shown=self.shown.take() if self.shown is not None else (),
+            read_bytes=self.read_bytes,
+            last_read=self.last_read,
+            usage=self._new_usage(),
         )
         self._settled.clear()
         self._changes.clear()
         self._wire.clear()
         self._dirty = False
         return batch
+
+    def _new_usage(self) -> Any:
+        """The token counts if they changed since the last batch, else None."""
+        usage = self._usage.usage if self._usage is not None else None
+        if usage == self._usage_sent:
+            return None
+        self._usage_sent = usage
+        return usage
 
     def _flush(self) -> None:
         self._timer = None
