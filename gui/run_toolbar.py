@@ -99,9 +99,12 @@ class ElidingCombo(QComboBox):
 
     def paintEvent(self, _event) -> None:  # noqa: N802, ANN001 - Qt override
         painter = QStylePainter(self)
-        option = self._option()
-        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
-        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
+        try:
+            option = self._option()
+            painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+            painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
+        finally:
+            painter.end()
 
     def shown_text(self) -> str:
         """The text the box shows now (elided as painted)."""

@@ -207,6 +207,12 @@ class ElidedLabel(QLabel):
 
     def paintEvent(self, _event) -> None:  # noqa: N802, ANN001 - Qt override
         painter = QPainter(self)
+        try:
+            self._paint(painter)
+        finally:
+            painter.end()
+
+    def _paint(self, painter: QPainter) -> None:
         option = QStyleOption()
         option.initFrom(self)
         self.style().drawPrimitive(QStyle.PrimitiveElement.PE_Widget, option, painter, self)  # a QSS background
@@ -224,4 +230,3 @@ class ElidedLabel(QLabel):
             y = top + i * fm.lineSpacing()
             painter.drawText(rect.left(), y, rect.width(), fm.lineSpacing(),
                              int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), line)
-        painter.end()

@@ -117,9 +117,12 @@ def paint_table(view: QTableView, event: QPaintEvent, delegate: StateDelegate, s
     option, grid, background, text = look
     delegate._text = text  # noqa: SLF001 - the text colour of this paint
     painter = QPainter(view.viewport())
-    painter.fillRect(event.rect(), background)
-    if view.horizontalHeader().count() and view.verticalHeader().count():
-        _paint_cells(view, model, painter, option, grid, event, delegate, hover)
+    try:  # ended here, also when a cell raises: a painter left to the garbage collector outlives the paint event
+        painter.fillRect(event.rect(), background)
+        if view.horizontalHeader().count() and view.verticalHeader().count():
+            _paint_cells(view, model, painter, option, grid, event, delegate, hover)
+    finally:
+        painter.end()
     return True
 
 

@@ -1,0 +1,103 @@
+"""A widget's paint ends its QPainter even when drawing raises.
+
+PySide6 reports an exception raised inside `paintEvent` and carries on; a traceback kept of it
+(sys.last_traceback, pytest-qt's capture, a stack sampler) holds the paint's frame, so a painter left for the garbage collector stays
+active after the paint event: Qt then warns "QBackingStore::endPaint() called with active painter"
+and the painter, destroyed later (on whichever thread drops the last reference), could crash the
+process (`bench_ui.py` with BENCH_STALLS, whose sampler holds the GUI thread's frames, segfaulted so).
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QStylePainter
+
+from livefill.extraction.form import FieldState, FormModel
+from livefill.extraction.scenarios import get_scenario
+from livefill.extraction.schemas import SCHEMAS
+from livefill.gui import run_toolbar
+from livefill.widgets import elided_label, table_paint
+from livefill.widgets.form_view import FormView
+from livefill.widgets.table_field import FieldTable
+
+
+class _Boom(RuntimeError):
+    pass
+
+
+def _boom(*_args, **_kwargs):
+    raise _Boom("drawing failed")
+
+
+def _recording(base: type, made: list) -> type:
+    class Recording(base):
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            made.append(self)
+
+    return Recording
+
+
+def _paint_failing(qtbot, widget) -> list[BaseException]:
+    """Repaint `widget` whose drawing raises; the exceptions, kept with their tracebacks (as
+    PySide6 and pytest-qt keep them): the paint's frames stay alive after the paint event."""
+    kept: list[BaseException] = []
+    with qtbot.capture_exceptions() as captured:
+        try:
+            widget.repaint()
+            qtbot.wait(20)
+        except _Boom as raised:  # PySide6 may raise it out of repaint() instead
+            kept.append(raised)
+    kept.extend(value for _kind, value, _tb in captured)
+    return kept
+
+
+def test_the_tables_own_paint_ends_its_painter_when_a_cell_raises(qtbot, monkeypatch):
+    form = FormModel(SCHEMAS["catalog"])
+    view = FormView(form)
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    form.begin_run()
+    form.apply_many([(f"/items/{i}", FieldState.SETTLED, row) for i, row in enumerate(get_scenario("catalog").output["items"][:5])])
+    form.commit()
+    view.signals.flush()
+    table = view.findChildren(FieldTable)[0]
+    qtbot.wait(30)
+    made: list[QPainter] = []
+    monkeypatch.setattr(table_paint, "QPainter", _recording(QPainter, made))
+    monkeypatch.setattr(table_paint, "_paint_cells", _boom)
+    kept = _paint_failing(qtbot, table.viewport())
+    assert any(isinstance(e, _Boom) for e in kept), "the paint did not go through table_paint"
+    assert made and not any(p.isActive() for p in made)
+
+
+def test_an_elided_label_ends_its_painter_when_drawing_raises(qtbot, monkeypatch):
+    label = elided_label.ElidedLabel("A label whose text is long enough to be elided somewhere")
+    qtbot.addWidget(label)
+    label.resize(120, 40)
+    label.show()
+    qtbot.waitExposed(label)
+    made: list[QPainter] = []
+    monkeypatch.setattr(elided_label, "QPainter", _recording(QPainter, made))
+    monkeypatch.setattr(elided_label.ElidedLabel, "_lines", _boom)
+    kept = _paint_failing(qtbot, label)
+    assert any(isinstance(e, _Boom) for e in kept)
+    assert made and not any(p.isActive() for p in made)
+
+
+def test_an_eliding_combo_ends_its_painter_when_drawing_raises(qtbot, monkeypatch):
+    combo = run_toolbar.ElidingCombo()
+    combo.addItem("A choice whose name is long enough to be elided")
+    qtbot.addWidget(combo)
+    combo.resize(120, 30)
+    combo.show()
+    qtbot.waitExposed(combo)
+    made: list[QStylePainter] = []
+    monkeypatch.setattr(run_toolbar, "QStylePainter", _recording(QStylePainter, made))
+    monkeypatch.setattr(run_toolbar.ElidingCombo, "_option", _boom)
+    kept = _paint_failing(qtbot, combo)
+    assert any(isinstance(e, _Boom) for e in kept)
+    assert made and not any(p.isActive() for p in made)
