@@ -18,7 +18,8 @@ between: a batch of changes costs one paint, never one per change; idle, a chang
 once. A paint visits only the field groups its rectangle reaches (in the dock's scroll area the
 visible part; found by arithmetic, every group being as tall, then each bar looked up by row:
 no walk over every bar, so a paint costs the rows shown, not the run), the label columns only
-where the rectangle reaches them (a frame tick repaints the plot alone). The rows' y and the
+where the rectangle reaches them (a frame tick repaints the plot alone, less the legend, which
+no frame changes, when no axis label can reach it: `_legend_box`). The rows' y and the
 label columns' widths are made once per set of rows (the model's `rows_version`), not per paint;
 the widget asks its layout for a new size only when its number of rows changed. The geometry's
 pieces live in widgets/timeline_geometry.py.
@@ -30,8 +31,8 @@ import math
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QImage, QPainter, QPalette, QPen, QPolygonF
+from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QImage, QPainter, QPalette, QPen, QPolygonF, QRegion
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from livefill.session.timeline import Bar, TimelineModel
@@ -81,6 +82,7 @@ class TimelineView(QWidget):
         self._hinted_height = -1
         self._widths: tuple[tuple[object, ...], int, int] | None = None  # (what was measured, label_w, lane_w)
         self._rows: tuple[tuple[object, ...], _Rows] | None = None  # (the model's rows version, their geometry)
+        self._exposed: QRegion | None = None  # what the paint event being handled exposes
         self.set_model(model)
 
     # -- model ----------------------------------------------------------------------------------
@@ -121,9 +123,35 @@ class TimelineView(QWidget):
             self._timer.stop()
             self.update()
             return
-        # the plot only: the label columns change with the rows, which repaint everything (_changed)
+        # the plot only: the label columns change with the rows, which repaint everything (_changed);
+        # and not the legend, which a frame never changes (when no axis label can reach into it)
         x0 = int(self.layout_for(self.width()).x0)
-        self.update(x0 - 1, 0, self.width() - x0 + 1, self.height())
+        plot = QRect(x0 - 1, 0, self.width() - x0 + 1, self.height())
+        legend = self._legend_box()
+        if legend is None:
+            self.update(plot)
+        else:
+            self.update(QRegion(plot).subtracted(QRegion(legend)))
+
+    def _legend_box(self) -> QRect | None:
+        """Every pixel the legend paints (its swatches, its words' ink, a pixel of margin), or None
+        when an axis label's ink could come that close (a tall font): then it is not spared."""
+        fm = QFontMetrics(self._font())
+        line_top = (_ROW_H - 2 - fm.height()) / 2 + fm.ascent()  # a word's baseline below its row's top
+        words = fm.tightBoundingRect("pending (key seen) provisional invalid settled Stop / failed")
+        bottom = max(16.0, 4 + line_top + words.top() + words.height()) + 1  # swatches end at 16; words: a row at y 4
+        digits = fm.tightBoundingRect("0123456789.s")
+        axis_top = _TOP - 28 + line_top + digits.top()  # the axis labels' row is at _TOP - 28
+        if math.ceil(bottom) > math.floor(axis_top) - 1:
+            return None
+        return QRect(0, 0, math.ceil(self._legend_right(fm)) + 2, math.ceil(bottom))
+
+    def _legend_right(self, fm: QFontMetrics) -> float:
+        x = float(_PAD)
+        for label in ("pending (key seen)", "provisional", "invalid"):
+            x += 26 + fm.horizontalAdvance(label) + 16
+        x += 16 + fm.horizontalAdvance("settled") + 16
+        return x + 10 + fm.horizontalAdvance("Stop / failed") + 4
 
     def now(self) -> float:
         """Seconds since the model's start on the clock (the end of open bars while running)."""
@@ -238,9 +266,11 @@ class TimelineView(QWidget):
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
         p = QPainter(self)
+        self._exposed = event.region()  # (a frame tick's region leaves the legend out: `paint` skips it)
         try:
             self.paint(p, self.width(), self.height(), QRectF(event.rect()))
         finally:
+            self._exposed = None
             p.end()
 
     def render_image(self, width: int | None = None, height: int | None = None) -> QImage:
@@ -311,7 +341,7 @@ class TimelineView(QWidget):
         m = self._model
         lay = self.layout_for(width, height)
         head = top < _TOP + 2  # the legend and the axis labels are exposed
-        if head:
+        if head and (self._exposed is None or self._exposed.intersects(self._legend_box() or QRect(0, 0, width, _TOP))):
             self._paint_legend(p, fm, text)
         if m is None or not m.field_count:
             p.setPen(muted)

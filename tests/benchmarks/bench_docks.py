@@ -112,7 +112,8 @@ def main() -> int:
             mean = 1000 * sum(dt for _, dt in rows) / len(rows)
             tail_mean = 1000 * sum(tail) / len(tail) if tail else float("nan")
             print(f"  {key:<18} {len(rows):>4} calls  mean {mean:6.2f} ms  last quarter {tail_mean:6.2f} ms ({len(tail)})  "
-                  f"max {1000 * max(dt for _, dt in rows):6.2f} ms  total {sum(dt for _, dt in rows):5.2f} s")
+                  f"max {1000 * max(dt for _, dt in rows):6.2f} ms (at {max(rows, key=lambda r: r[1])[0] - t0:.1f} s)  "
+                  f"total {sum(dt for _, dt in rows):5.2f} s")
     if profiler is not None:
         stats = pstats.Stats(profiler)
         stats.sort_stats("cumulative").print_callees(r"\(paint\)|\(refresh\)|summary|append_reads|_paint_")
