@@ -9,7 +9,8 @@ extracted. `DocumentSpans` feeds them to a `livefill.extraction.prefix.PrefixPar
 [start, end) character span its changes carry (end None until the value settles), plus the order
 in which values ended so that `prune` can forget those whose bytes were dropped. The parser holds
 the values it has built; once the document passes `max_chars` it is let go and no new pointers
-are tracked (`overflowed`), so the recorder's memory stays bounded.
+are tracked (`overflowed`), so the recorder's memory stays bounded. `feed_noting` says what a piece changed (`Effect`) so that a
+copy in another process (a recorder that adopts a worker's journal) can `replay` it unparsed.
 
 Frame side. A frame's `livefill.wire.taps.WireFrame` names, per delta, the string in its payload that held
 the delta's text (`carriers`). `FrameLiterals` asks a prefix parser for that string's span in the

@@ -211,7 +211,7 @@ class Ring(Generic[T]):
 
     @property
     def next(self) -> int:
-        return self.first + len(self)
+        return self.first + len(self._items) - self._head
 
     def append(self, item: T) -> None:
         self._items.append(item)

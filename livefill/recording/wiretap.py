@@ -12,6 +12,9 @@ and answers "which bytes carried the value of `/customer_name`?" (`locate`). It 
 no IO; the wire inspector widget renders it. The records it answers with live in
 livefill/recording/wire_records.py, the position arithmetic in livefill/recording/wire_positions.py.
 
+A run read in a worker process runs the recorder there with a `journal`; the app's recorder
+`adopt`s it: the same records and answers, without parsing (docs/notes/run-worker.md).
+
 Everything kept is charged an estimated cost and the oldest is dropped past the budget (counted
 in `dropped`); how, and how `locate` maps a value's characters to bytes: docs/notes/wire-recorder.md.
 """
@@ -132,7 +135,8 @@ class WireRecorder:
         self._total += len(data)
         self._cost += len(data) + READ_OVERHEAD
         self.version += 1
-        self._enforce()
+        if self._cost > self._budget:
+            self._enforce()
 
     def _add_frame(self, frame: WireFrame, t: float) -> None:
         self._frames.append(
@@ -144,7 +148,8 @@ class WireRecorder:
         self._carried = 0
         self._cost += frame_cost(frame)
         self.version += 1
-        self._enforce()
+        if self._cost > self._budget:
+            self._enforce()
 
     def _add_event(self, event: Any, t: float, effect: Any) -> Any:
         """Record `event`; a delta's document is fed (`_FEED`), fed and its effect returned
@@ -196,7 +201,8 @@ class WireRecorder:
         )
         self._cost += cost
         self.version += 1
-        self._enforce()
+        if self._cost > self._budget:
+            self._enforce()
         return None if effect is _FEED else effect
 
     # -- queries --------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 The worker says `Ready` once warm. The parent (the app's side, livefill.session.run_remote) sends
 `StartRun`, then maybe `StopRun`; the worker answers `Opened` once the source is open, at most one `Batch` per `FRAME_SECONDS`
-(the form's changes already reduced to the last write per pointer, the wire the parent's taps
-replay, the run's counts so far, what the lane's figures count), sooner when a value settled,
+(the form's changes already reduced to the last write per pointer, the recorder's journal the
+app's recorder adopts or the wire the parent's taps replay, the run's counts and tokens so far,
+what the lane's figures count), sooner when a value settled,
 and finally one `Outcome`, which carries the last batch. A
 failure crosses as its own exception when that survives pickling, else as a `WorkerFailure`
 that says it the same way (`portable_failure`). Everything here is a frozen dataclass.

@@ -5,8 +5,10 @@ How this works
 `consume(run, tap)` stands in for the reading half of `Run._consume`: it takes a warm worker
 (livefill.session.run_worker, started with the 'spawn' method: the app has Qt threads, so never
 a plain fork), sends it `StartRun`, and applies what comes back (livefill.session.run_batches):
-each `Batch` is the wire replayed to the run's taps (each read keeps the time it arrived in the
-worker; a SettleReads on it is run in the worker instead, which sends its times), one status
+each `Batch` is what the worker did for the run's taps (`_Taps`: the lane's WireRecorder runs
+there and the app's adopts its journal, no parse here; a SettleReads' times, the token counts,
+the byte count come as figures), the wire replayed only to taps that want every event (a trace
+writer, an observer's tap; each read keeps the time it arrived in the worker), one status
 update with the counts, and one `FormModel.apply_many` of the changes, already
 reduced to the last write per pointer, at most one a frame. The `Outcome` ends it as the run
 would have ended in this process: a committed value goes through `Run._finish` (history, commit),

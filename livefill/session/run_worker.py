@@ -5,11 +5,12 @@ method): it warms what a first request needs, then serves one `StartRun` after a
 `conn` until the app closes its end. For each run it opens the source exactly as
 livefill.session.run does (the provider stream, or the relay as the mode says), feeds every event
 to the mode's reader and the reader's changes into a `FormModel` of its own (the mirror the final
-value is read from; when asked, watched by a `FormProbe` for the lane's figures, and the
-byte-to-pixel probe's `SettleReads`), and sends the parent (livefill.session.run_batches):
+value is read from; when asked, watched by a `FormProbe` for the lane's figures), runs the taps
+the app asked it to stand in for (the lane's `WireRecorder`, the byte-to-pixel probe's
+`SettleReads`, a `UsageTap`), and sends the parent (livefill.session.run_batches):
 `Opened`, at most one `Batch` per frame, or at once when a value settled (the changes reduced to
-the last write per pointer, the wire for the parent's taps, the counts, what the probe
-reported), and one `Outcome`. A `StopRun` cancels the read: the connection is closed
+the last write per pointer, the recorder's journal or the wire if asked, the counts and tokens,
+what the probe reported), and one `Outcome`. A `StopRun` cancels the read: the connection is closed
 (the server sees the disconnect) before the stopped `Outcome` is sent.
 """
 
