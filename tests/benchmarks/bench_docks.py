@@ -8,7 +8,10 @@ timeline's paint, the metrics table's refresh and the wire inspector's refresh /
 (perf_counter around each call, on the GUI thread). Prints, per run: calls, mean ms over the whole
 run and over its last quarter (a cost that grows with the run shows there), the worst call, and the
 load average. `--root TREE` runs another checkout of the repository (e.g. an export of the commit
-before a change), so before and after are measured in the same sitting.
+before a change), so before and after are measured in the same sitting. `--micro` instead times,
+without a run, one clipped timeline paint (a dock's 400 px of a 1,600 px wide timeline, a frame
+tick's rectangle) with 32 and with 320 fields, and one metrics-table refresh after each of 200
+settled values of three lanes (medians).
 """
 
 from __future__ import annotations
@@ -54,6 +57,68 @@ def _instrument(calls: dict[str, list[tuple[float, float]]]) -> None:
     wrap(WireInspector, "refresh", "inspector refresh")
 
 
+def micro() -> None:
+    """Per-call figures of the docks' paint / refresh without a run (see the module docstring)."""
+    import statistics
+
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtWidgets import QApplication
+
+    from livefill.session.metrics import LaneMetrics
+    from livefill.session.timeline import TimelineModel
+    from livefill.widgets.metrics_table import MetricsTable
+    from livefill.widgets.timeline import TimelineView
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    for fields in (32, 320):
+        model = TimelineModel(["naive", "partial", "settled"])
+        model.start(0.0)
+        for i in range(fields):
+            for k, lane in enumerate(model.lanes):
+                model.record(lane, f"/items/{i}/sku", "pending", 0.01 * i)
+                model.record(lane, f"/items/{i}/sku", "provisional", 0.01 * i + 0.02)
+                if k != 1 or i % 2:
+                    model.record(lane, f"/items/{i}/sku", "settled", 0.01 * i + 0.05 * (k + 1))
+        view = TimelineView(model, clock=lambda: 30.0)
+        width, height = 1600, 400
+        img = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
+        x0 = int(view.layout_for(width, height).x0)
+        clip = QRectF(x0 - 1, 0, width - x0 + 1, height)
+        p = QPainter(img)
+        p.setClipRect(clip)
+        times = []
+        for _ in range(300):
+            t = time.perf_counter()
+            view.paint(p, width, height, clip)
+            times.append(time.perf_counter() - t)
+        p.end()
+        print(f"  timeline paint, {fields:>3} fields x 3 lanes: median {1000 * statistics.median(times[50:]):.2f} ms")
+    lanes = [LaneMetrics(final={"items": [{"sku": f"S-{i}"} for i in range(200)]}) for _ in range(3)]
+    table = MetricsTable(refresh_ms=10_000)
+    table.set_lanes([(f"lane {k}", m) for k, m in enumerate(lanes)])
+    table.resize(1200, table.height())
+    table.show()
+    app.processEvents()
+    times = []
+    for m in lanes:
+        m.start(0.0)
+        m.read_time = lambda pointer: 0.0
+    for i in range(200):
+        for k, m in enumerate(lanes):
+            pointer = f"/items/{i}/sku"
+            m.display(pointer, f"S-{i}", provisional=False, t=0.01 * i)
+            m.settled(pointer, 0.01 * i)
+            m.painted(pointer, 0.01 * i + 0.001 * k)
+            m.set_facts(deltas=i * 3 + k, bytes=i * 90)
+        t = time.perf_counter()
+        table.refresh()
+        times.append(time.perf_counter() - t)
+        app.processEvents()
+    print(f"  metrics refresh, 3 lanes, 200 values: median {1000 * statistics.median(times):.2f} ms, "
+          f"last 50 {1000 * statistics.median(times[-50:]):.2f} ms")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--root", type=Path, default=None, help="the repository tree to run (default: the installed one)")
@@ -61,9 +126,18 @@ def main() -> int:
     parser.add_argument("--scenario", default="catalog")
     parser.add_argument("--speed", type=float, default=1000.0)
     parser.add_argument("--profile", action="store_true", help="cProfile the measured run; print what the docks' calls spend")
+    parser.add_argument("--micro", action="store_true", help="time single paints / refreshes without a run")
     args = parser.parse_args()
     if args.root is not None:
         _use_root(args.root.resolve())
+    if args.micro:
+        import livefill
+
+        for run in range(args.runs):
+            print(f"bench_docks --micro: tree {Path(livefill.__file__).parents[1]}, run {run + 1}, load "
+                  + " ".join(open("/proc/loadavg").read().split()[:3]))
+            micro()
+        return 0
     here = Path(__file__).resolve().parent
     sys.path.insert(0, str(here))
     import bench_compare  # noqa: E402 (after the root is chosen)
