@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 
 import pytest
 
@@ -299,3 +300,19 @@ async def test_a_warm_worker_reads_with_the_apps_environment_as_it_is_at_start(d
                    api_key="sk-ant-test-worker")
     status = await Run(FormModel(schema_model("weather")), live).run()
     assert worker and status.phase is Phase.COMMITTED, status.reason
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no os.getpriority on this platform")
+async def test_a_worker_reads_at_a_lower_priority_than_the_app(worker):
+    """On two cores, three lanes' workers used to take the GUI thread's turns: a worker runs
+    `run_worker.NICENESS` below the app, so the window goes first and the worker reads when it is free."""
+    from livefill.session import run_worker
+
+    pool = run_remote.pool()
+    deadline = asyncio.get_running_loop().time() + 60
+    while not pool.warm():
+        assert asyncio.get_running_loop().time() < deadline, "the pool's workers never said they were warm"
+        await asyncio.sleep(0.05)
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    theirs = {os.getpriority(os.PRIO_PROCESS, w.process.pid) for w in pool.idle}
+    assert theirs == {min(19, mine + run_worker.NICENESS)}
