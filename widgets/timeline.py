@@ -352,7 +352,9 @@ class TimelineView(QWidget):
         now = self.now()
         # field groups
         titles = [(lane, m.title(lane)) for lane in m.lanes]
-        labels = clip is None or clip.left() < lay.x0  # the label columns are exposed
+        # the label columns are exposed (a frame tick's rectangle starts at x0 - 1: the lane titles
+        # end 6 px before x0, their ink can overhang a pixel; it is not theirs to paint)
+        labels = clip is None or clip.left() < lay.x0 - 3
         shade = QColor(text)
         shade.setAlpha(12)
         shown = self.visible_groups(top, bottom)  # the rows this paint reaches, found without a walk

@@ -183,3 +183,34 @@ def test_frame_ticks_spare_the_legend_and_the_window_shows_the_whole_picture(qtb
     x0 = int(view.layout_for(view.width()).x0)
     for part in (legend, QRect(x0 + 12, 0, view.width() - x0 - 12, view.height()), QRect(0, legend.height(), x0 - 12, view.height())):
         assert shown.copy(part) == whole.copy(part), part
+
+
+class _CountingPainter(QPainter):
+    """Notes the rectangle of every text drawn."""
+
+    def __init__(self, device) -> None:  # noqa: ANN001
+        super().__init__(device)
+        self.texts: list[QRectF] = []
+
+    def drawText(self, *args) -> None:  # noqa: ANN002, N802 - Qt override
+        if isinstance(args[0], (QRectF, QRect)):
+            self.texts.append(QRectF(args[0]))
+        super().drawText(*args)
+
+
+def test_a_frame_ticks_rectangle_draws_no_label_left_of_the_plot(qtbot):
+    """A tick repaints from x0 - 1: the field and lane labels (which end before x0) are not drawn."""
+    view = TimelineView(_model(30, stopped=False), clock=lambda: 20.0)
+    qtbot.addWidget(view)
+    width, height = 900, 500
+    x0 = view.layout_for(width, height).x0
+    img = QImage(width, height, QImage.Format.Format_ARGB32)
+    p = _CountingPainter(img)
+    try:
+        clip = QRectF(x0 - 1, 0, width - x0 + 1, height)  # the rectangle `_tick` updates
+        p.setClipRect(clip)
+        view.paint(p, width, height, clip)
+    finally:
+        p.end()
+    left_of_plot = [r for r in p.texts if r.right() < x0 - 1 and r.top() >= 46]  # (below the legend and axis)
+    assert p.texts and left_of_plot == []
