@@ -118,12 +118,29 @@ class _Worker:
             raise ConnectionLost("the run's worker process is gone") from exc
 
     def close(self) -> None:
+        """End the worker without waiting for it: a killed process's exit (its memory given back,
+        at its lowered priority) took 200-260 ms on a busy machine, and this runs on the GUI thread
+        at a run's end. It is reaped later (`_reap`)."""
         self.broken = True
         with contextlib.suppress(OSError):
             self.conn.close()
         if self.process.is_alive():
             self.process.kill()
-        self.process.join(timeout=1)
+        _ENDING.append(self.process)
+        _reap()
+
+
+_ENDING: list[Any] = []
+"""Worker processes killed and not yet reaped (multiprocessing's BaseProcess)."""
+
+
+def _reap(wait: float = 0.0) -> None:
+    """Forget the ended workers that have exited (`is_alive` reaps one that has, without waiting);
+    with `wait`, first give each up to that many seconds (the app's exit)."""
+    for process in _ENDING:
+        if wait:
+            process.join(timeout=wait)
+    _ENDING[:] = [process for process in _ENDING if process.is_alive()]
 
 
 class WorkerPool:
@@ -169,8 +186,10 @@ class WorkerPool:
         self.top_up()
 
     def close(self) -> None:
+        """End every waiting worker (the app's exit: waits up to a second for each to go)."""
         while self.idle:
             self.idle.pop().close()
+        _reap(wait=1.0)
 
 
 _POOL: WorkerPool | None = None

@@ -316,3 +316,36 @@ async def test_a_worker_reads_at_a_lower_priority_than_the_app(worker):
     mine = os.getpriority(os.PRIO_PROCESS, 0)
     theirs = {os.getpriority(os.PRIO_PROCESS, w.process.pid) for w in pool.idle}
     assert theirs == {min(19, mine + run_worker.NICENESS)}
+
+
+def test_ending_a_worker_does_not_wait_for_its_exit_and_reaps_it_later(monkeypatch):
+    """A run's end gives its worker back; a worker the pool does not keep is killed. Its exit (the
+    memory of a Python with the SDKs, at its lowered priority) took 200-260 ms on a busy machine,
+    and the GUI thread used to join it there: now it is killed and reaped later, never waited for."""
+
+    class Exiting:
+        def __init__(self):
+            self.killed, self.exited, self.joins = False, False, []
+
+        def is_alive(self):
+            return not self.exited
+
+        def kill(self):
+            self.killed = True
+
+        def join(self, timeout=None):
+            self.joins.append(timeout)
+
+    class Conn:
+        def close(self):
+            pass
+
+    monkeypatch.setattr(run_remote, "_ENDING", [], raising=False)
+    worker = object.__new__(run_remote._Worker)
+    worker.conn, worker.process, worker.broken, worker._ready = Conn(), Exiting(), False, True
+    worker.close()
+    assert worker.process.killed and worker.process.joins == []  # not waited for
+    assert run_remote._ENDING == [worker.process] and not worker.alive
+    worker.process.exited = True
+    run_remote._reap()
+    assert run_remote._ENDING == [] and worker.process.joins == []
