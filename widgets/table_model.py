@@ -144,19 +144,20 @@ class FormTableModel(QAbstractTableModel):
         whole, nor its spec looked up, for every cell of every row a run writes)."""
         key = (row, column)
         hit = self._cache.get(key)
-        if hit is not None:
-            return hit
+        if hit is None:
+            hit = self._cache[key] = self._read_cell(row, column, self.form.value(f"{self.pointer}/{row}"))
+        return hit
+
+    def _read_cell(self, row: int, column: int, row_value: Any) -> tuple[str, str]:
+        """(display text, state name) of a cell of the row whose value is `row_value`, read now."""
         form = self.form
         state = form.state(self.cell_pointer(row, column))
-        value = get_at(form.value(f"{self.pointer}/{row}"), self._pointers[column])
+        value = get_at(row_value, self._pointers[column])
         if not form.marking and state is not FieldState.INVALID:
             name = "settled" if value is not MISSING else "empty"
         else:
             name = state.value
-        text = shown_text(self.columns[column], value, provisional=form.marking and state is FieldState.PROVISIONAL)
-        hit = (text, name)
-        self._cache[key] = hit
-        return hit
+        return shown_text(self.columns[column], value, provisional=form.marking and state is FieldState.PROVISIONAL), name
 
     def cached_text(self, row: int, column: int) -> str | None:
         """The text a cell shows, if it has been read since it last changed (None: not read)."""
@@ -165,8 +166,13 @@ class FormTableModel(QAbstractTableModel):
 
     def column_texts(self, column: int, limit: int = 500) -> list[str]:
         """The display texts of a column's first `limit` cells, read from the form (what the view
-        sizes the column by; the cells' cache is neither read nor filled)."""
-        return [self.form.display(self.cell_pointer(row, column)) for row in range(min(self._rows, limit))]
+        sizes the column by; the cells' cache is neither read nor filled). Each row's value is
+        read once and the cell inside it, as `cell` does: `FormModel.display` per cell looked up
+        the cell's spec and parsed its pointer whole (~800 cells, each end of a catalog run)."""
+        rows = min(self._rows, limit)
+        value = self.form.value(self.pointer)
+        values = value if isinstance(value, list) else []
+        return [self._read_cell(row, column, values[row] if row < len(values) else MISSING)[0] for row in range(rows)]
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

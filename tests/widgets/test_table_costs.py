@@ -106,3 +106,23 @@ def test_the_measure_at_a_runs_end_does_not_measure_again_the_texts_it_measured_
     # the old code measured every cell's text again (30 rows x 8 columns); now none
     assert values == [] and len(texts) > 100
     assert table._needs and all(need[2] > 0 for need in table._needs)  # noqa: SLF001 - and every column is measured
+
+
+def test_the_column_texts_a_measure_reads_are_the_forms_display_read_without_its_lookups(qtbot, monkeypatch):
+    """The measure at a run's end reads every cell's text: each row's value once, the cell's inside
+    it, the same text `FormModel.display` gives, without a spec lookup or a whole pointer per cell."""
+    form, view = shown_catalog(qtbot, height=900)
+    model = view.field("/items").model
+    rows = CATALOG.output["items"][:40]
+    form.begin_run()
+    form.apply_many([(f"/items/{i}", FieldState.SETTLED, row) for i, row in enumerate(rows[:30])])
+    form.apply_many([("/items/30", FieldState.PENDING, {}), ("/items/30/name", FieldState.PROVISIONAL, rows[30]["name"][:5])])
+    view.signals.flush()
+    model._insert_rows(31)  # noqa: SLF001 - rows below the view are inserted a few times a second
+    expected = [[form.display(model.cell_pointer(r, c)) for r in range(model.rowCount())] for c in range(model.columnCount())]
+    assert any(t.endswith("…") for column in expected for t in column)
+    looked_up = []
+    monkeypatch.setattr(type(form), "display", lambda self, p: looked_up.append(p) or "")
+    monkeypatch.setattr(type(form), "spec_for", lambda self, p: looked_up.append(p))
+    assert [model.column_texts(c) for c in range(model.columnCount())] == expected
+    assert looked_up == []
