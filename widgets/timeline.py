@@ -15,7 +15,10 @@ both by `paintEvent` and by `render_image`, so a picture of any size can be made
 the widget, and tests can ask where a bar should be (`bar_rect`). While a lane runs, the widget
 repaints only on its 30 Hz frame timer (open bars grow up to "now"), whatever the model did in
 between: a batch of changes costs one paint, never one per change; idle, a change repaints at
-once. A paint visits only the field groups its rectangle reaches (in the dock's scroll area the
+once. While a run goes on the axis keeps its span until the run outgrows it (`running_span`, a
+step about a quarter up), so a frame repaints only the columns where bars changed since the last
+one (`grown_strip`; a provisional outline is dashed edge by edge, so that its dashes stay put as it
+grows); the run ended, the axis spans the whole run. A paint visits only the field groups its rectangle reaches (in the dock's scroll area the
 visible part; found by arithmetic, every group being as tall, then each bar looked up by row:
 no walk over every bar, so a paint costs the rows shown, not the run), the label columns only
 where the rectangle reaches them (a frame tick repaints the plot alone, less the legend, which
@@ -31,12 +34,15 @@ import math
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, QTimer
+from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QImage, QPainter, QPalette, QPen, QPolygonF, QRegion
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from livefill.session.timeline import Bar, TimelineModel
+from livefill.widgets.timeline_export import save_titled
 from livefill.widgets.timeline_geometry import (
+    grown_strip,
+    running_span,
     _BOTTOM,
     _GROUP_GAP,
     _PAD,
@@ -83,6 +89,7 @@ class TimelineView(QWidget):
         self._widths: tuple[tuple[object, ...], int, int] | None = None  # (what was measured, label_w, lane_w)
         self._rows: tuple[tuple[object, ...], _Rows] | None = None  # (the model's rows version, their geometry)
         self._exposed: QRegion | None = None  # what the paint event being handled exposes
+        self._framed: tuple[float, float, int, int] | None = None  # the last frame: (span, now, stops, width)
         self.set_model(model)
 
     # -- model ----------------------------------------------------------------------------------
@@ -113,9 +120,11 @@ class TimelineView(QWidget):
         if m is not None and m.running:
             if not self._timer.isActive():  # from now on the frame timer repaints (_tick)
                 self._timer.start()
+                self._framed = None
                 self.update()
             return
         self._timer.stop()
+        self._framed = None
         self.update()
 
     def _tick(self) -> None:
@@ -124,9 +133,18 @@ class TimelineView(QWidget):
             self.update()
             return
         # the plot only: the label columns change with the rows, which repaint everything (_changed);
-        # and not the legend, which a frame never changes (when no axis label can reach into it)
-        x0 = int(self.layout_for(self.width()).x0)
+        # and not the legend, which a frame never changes (when no axis label can reach into it).
+        # While the axis' span holds, only the columns where bars changed since the last frame.
+        lay = self.layout_for(self.width())
+        x0 = int(lay.x0)
+        now, changed, stops = self.now(), self._model.take_changed_from(), len(self._model.stops())
+        last, self._framed = self._framed, (lay.t_max, now, stops, self.width())
         plot = QRect(x0 - 1, 0, self.width() - x0 + 1, self.height())
+        if last is not None and last[0] == lay.t_max and last[2:] == (stops, self.width()):
+            left, right = grown_strip(lay, min(last[1], changed) if changed is not None else last[1], now)
+            plot = plot.intersected(QRect(left, 0, right - left, self.height()))
+            if plot.isEmpty():
+                return
         legend = self._legend_box()
         if legend is None:
             self.update(plot)
@@ -193,7 +211,7 @@ class TimelineView(QWidget):
         if m is not None:
             ends = [s.t for s in m.stops()]
             t_end = max([t_end] + ends)
-        t_max = max(0.5, t_end * 1.04)
+        t_max = running_span(t_end * 1.04) if m is not None and m.running else max(0.5, t_end * 1.04)
         h = height if height is not None else max(self.content_height(), 120)
         return TimelineLayout(width, h, label_w, lane_w, float(x0), float(x1), t_max, rows.rows, rows.groups)
 
@@ -294,37 +312,7 @@ class TimelineView(QWidget):
         widget's width if wider) under a title row (`title` in bold, `subtitle` below it, when
         given); returns the picture's size."""
         w = width or max(self.width(), EXPORT_MIN_WIDTH)
-        body = self.render_image(w, height)
-        fm = QFontMetrics(self._font())
-        title_font = QFont(self._font())
-        title_font.setBold(True)
-        title_font.setPointSizeF(self._font().pointSizeF() * 1.4)
-        tm = QFontMetrics(title_font)
-        lines = [(t, f, m) for t, f, m in ((title, title_font, tm), (subtitle, self._font(), fm)) if t]
-        head = (_PAD + sum(m.height() + 2 for _t, _f, m in lines) + _PAD // 2) if lines else 0
-        img = QImage(w, body.height() + head, QImage.Format.Format_ARGB32)
-        pal = self.palette()
-        img.fill(pal.color(QPalette.ColorRole.Base))
-        p = QPainter(img)
-        try:
-            p.setRenderHint(QPainter.RenderHint.Antialiasing)
-            y = _PAD
-            for text, font, metrics in lines:
-                p.setFont(font)
-                p.setPen(pal.color(QPalette.ColorRole.Text if font is title_font else QPalette.ColorRole.PlaceholderText))
-                shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, w - 2 * _PAD)
-                p.drawText(QRectF(_PAD, y, w - 2 * _PAD, metrics.height()), Qt.AlignmentFlag.AlignVCenter, shown)
-                y += metrics.height() + 2
-            if head:
-                rule = QColor(pal.color(QPalette.ColorRole.Text))
-                rule.setAlpha(60)
-                p.fillRect(QRectF(0, head - 1, w, 1), rule)
-            p.drawImage(0, head, body)
-        finally:
-            p.end()
-        if not img.save(str(path), "PNG"):
-            raise OSError(f"could not write {path}")
-        return img.size()
+        return save_titled(self.render_image(w, height), path, self._font(), self.palette(), title, subtitle)
 
     def paint(self, p: QPainter, width: int, height: int, clip: QRectF | None = None) -> None:
         """Paint everything into `p` for a `width` x `height` picture (only what meets `clip`)."""
@@ -378,6 +366,7 @@ class TimelineView(QWidget):
                     title,
                 )
         lanes = m.lanes
+        columns = (clip.left() - 1, clip.right() + 1) if clip is not None else (-math.inf, math.inf)
         for i in shown:  # by field order then lane order, as `m.bars()` lists them
             pointer = lay.groups[i][0]
             for lane in lanes:
@@ -387,14 +376,18 @@ class TimelineView(QWidget):
                 y = lay.rows[(pointer, lane)]
                 if y + _ROW_H < top or y > bottom:
                     continue
-                self._paint_bar(p, lay, bar, y, now)
+                self._paint_bar(p, lay, bar, y, now, columns)
         self._paint_stops(p, fm, lay, m, text, top, bottom, head, shown)
 
-    def _paint_bar(self, p: QPainter, lay: TimelineLayout, bar: Bar, y: float, now: float) -> None:
+    def _paint_bar(self, p: QPainter, lay: TimelineLayout, bar: Bar, y: float, now: float,
+                   columns: tuple[float, float] = (-math.inf, math.inf)) -> None:
+        """One bar's segments and settle mark, those that reach into `columns` (x from, to)."""
+        left, right = columns
         for seg in bar.segments:
-            end = seg.end if seg.end is not None else now
-            self._paint_segment(p, seg.state, lay.x(seg.start), lay.x(end), y)
-        if bar.settled is not None:
+            xa, xb = lay.x(seg.start), lay.x(seg.end if seg.end is not None else now)
+            if xa <= right and max(xb, xa + 2.0) >= left:
+                self._paint_segment(p, seg.state, xa, xb, y)
+        if bar.settled is not None and left - _ROW_H <= lay.x(bar.settled) <= right + _ROW_H:
             self._paint_settle(p, lay.x(bar.settled), y)
 
     def _paint_segment(self, p: QPainter, state: str, xa: float, xb: float, y: float) -> None:
@@ -413,10 +406,12 @@ class TimelineView(QWidget):
             p.fillRect(rect, QBrush(QColor(255, 255, 255, 160), Qt.BrushStyle.DiagCrossPattern))
         else:  # provisional
             p.fillRect(rect, color)
-            pen = QPen(color.darker(150), 1, Qt.PenStyle.DashLine)
-            p.setPen(pen)
-            p.setBrush(Qt.BrushStyle.NoBrush)
-            p.drawRect(rect)
+            p.setPen(QPen(color.darker(150), 1, Qt.PenStyle.DashLine))
+            # each edge dashed from its left or top end: a rectangle's outline is one path, whose
+            # bottom edge's dashes would shift as the segment grows (a frame repaints only its end)
+            left, top, right, bottom = rect.left(), rect.top(), rect.right(), rect.bottom()
+            p.drawLines([QLineF(left, top, right, top), QLineF(left, bottom, right, bottom),
+                         QLineF(left, top, left, bottom), QLineF(right, top, right, bottom)])
 
     def _paint_settle(self, p: QPainter, x: float, y: float) -> None:
         color = STATE_COLORS["settled"]

@@ -3,7 +3,9 @@
 Split from widgets/timeline.py (which paints with them): `TimelineLayout` is one picture's
 geometry (the plot's x range, the seconds shown, the y of every row); `_Rows` the row geometry a
 view keeps until the model's rows change; `place_end_labels` spreads the words over the lanes'
-end lines so that none overlap; `_nice_step` and `_decimals` choose and write the time axis' ticks.
+end lines so that none overlap; `_nice_step` and `_decimals` choose and write the time axis' ticks;
+`running_span` the seconds the axis shows while a run goes on, and `grown_strip` the columns a
+frame repaints while that span holds.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QColor
 
-__all__ = ["STATE_COLORS", "EXPORT_MIN_WIDTH", "TimelineLayout", "place_end_labels"]
+__all__ = ["STATE_COLORS", "EXPORT_MIN_WIDTH", "TimelineLayout", "grown_strip", "place_end_labels", "running_span"]
 
 #: Fill colours of the segment states (the pattern differs too: never colour alone).
 STATE_COLORS = {
@@ -34,6 +36,27 @@ _PAD = 10
 
 EXPORT_MIN_WIDTH = 1200
 """The narrowest exported PNG (the dock may be narrow or never shown: the picture stays readable)."""
+
+_SPANS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+"""While a run goes on, the seconds the axis shows are one of these times a power of ten: the scale
+holds until the run outgrows it (a step about a quarter up), so a frame repaints only where bars
+grew, not every bar of the plot moved to a new scale (`grown_strip`)."""
+
+
+def running_span(t: float) -> float:
+    """The seconds the axis shows while a run goes on and has reached `t` s (0.5 at least)."""
+    if t <= 0.5:
+        return 0.5
+    power = 10.0 ** math.floor(math.log10(t))
+    return next((s * power for s in _SPANS if s * power >= t), 10 * power)
+
+
+def grown_strip(lay: TimelineLayout, since: float, now: float) -> tuple[int, int]:
+    """The x range (left, right) a frame repaints when the scale held and the bars changed from
+    `since` s to `now` s: every open bar's end, every segment begun or ended and every settle mark
+    placed in that time, with a settle diamond's half width and a pen's pixel on either side."""
+    reach = _ROW_H / 2 + 2
+    return math.floor(lay.x(since) - reach), math.ceil(lay.x(now) + reach)
 
 
 @dataclass(frozen=True, slots=True)

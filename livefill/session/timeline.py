@@ -122,6 +122,7 @@ class TimelineModel:
         self._track_lanes: set[str] = set()  # lanes that have a bar
         self._stops: dict[str, StopMark] = {}
         self._last_t = 0.0
+        self._changed_from: float | None = None  # the earliest time a bar or stop mark changed at, since taken
         for lane in lanes:
             self.add_lane(lane)
 
@@ -192,6 +193,7 @@ class TimelineModel:
             track.open_start = rel
         else:  # "empty" or anything else: the field left the timeline
             track.closed = True
+        self._changed_at(rel)
         self._notify()
 
     def stop(self, lane: str, t: float, outcome: str = "stopped") -> None:
@@ -203,7 +205,18 @@ class TimelineModel:
                 track.close(rel)
                 track.closed = True
         self._stops[lane] = StopMark(lane=lane, t=rel, outcome=outcome)
+        self._changed_at(rel)
         self._notify()
+
+    def _changed_at(self, rel: float) -> None:
+        self._changed_from = rel if self._changed_from is None else min(self._changed_from, rel)
+
+    def take_changed_from(self) -> float | None:
+        """The earliest time (seconds after start) at which a bar or a stop mark changed since the
+        last call (None: none did); a view repaints from there on (a value replayed from a worker
+        process is recorded at the time it was read, which can be before the view's last paint)."""
+        changed, self._changed_from = self._changed_from, None
+        return changed
 
     # -- reading --------------------------------------------------------------------------------
 

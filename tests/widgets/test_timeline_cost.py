@@ -214,3 +214,56 @@ def test_a_frame_ticks_rectangle_draws_no_label_left_of_the_plot(qtbot):
         p.end()
     left_of_plot = [r for r in p.texts if r.right() < x0 - 1 and r.top() >= 46]  # (below the legend and axis)
     assert p.texts and left_of_plot == []
+
+
+def test_the_axis_holds_its_span_while_a_run_goes_on_and_shows_the_whole_run_once_it_ended():
+    from livefill.widgets.timeline_geometry import running_span
+
+    assert [round(running_span(t), 9) for t in (0.1, 0.5, 0.55, 1.0, 1.1, 2.6, 7.3, 9.0, 13.0)] == [0.5, 0.5, 0.6, 1.0, 1.25, 3.0, 8.0, 10.0, 15.0]
+    tl = _model(3, stopped=False)
+    view = TimelineView(tl, clock=lambda: 16.9)  # 6.9 s into the run
+    assert view.layout_for(900).t_max == 8.0  # 6.9 × 1.04 = 7.18: the span stays 8 s until 7.69 s
+    for lane in LANES:
+        tl.stop(lane, 16.9, "committed")
+    assert abs(view.layout_for(900).t_max - 6.9 * 1.04) < 1e-9  # ended: the whole run, as before
+
+
+def test_a_frame_repaints_only_where_bars_changed_while_the_span_holds(qtbot):
+    """While the axis' span holds a frame tick repaints the columns from the last frame's time (or
+    an earlier change's: a value replayed from a worker process is recorded at the time it was
+    read) to now, not the plot; what the window shows is still the picture painted whole."""
+    clock = [16.0]
+    model = _model(12, stopped=False)
+    view = TimelineView(model, clock=lambda: clock[0])
+    qtbot.addWidget(view)
+    view.resize(900, view.content_height())
+    view.show()
+    qtbot.waitExposed(view)
+    QApplication.processEvents()
+    clips: list[QRectF] = []
+    real_paint = view.paint
+    view.paint = lambda p, w, h, clip=None: (clips.append(clip), real_paint(p, w, h, clip))[1]
+    view._tick()  # noqa: SLF001 - the first frame: the plot
+    QApplication.processEvents()
+    lay = view.layout_for(view.width())
+    assert lay.t_max == 8.0
+    plot_width = view.width() - lay.x0
+    clips.clear()
+    for i in range(6):  # 6.0 s .. 6.9 s into the run: the span stays 8 s
+        clock[0] += 0.15
+        model.record("naive", f"/items/{i}/sku", "settled", clock[0] - 0.05)
+        if i == 3:  # replayed late: recorded at 0.6 s before the last frame
+            model.record("settled", "/items/3/sku", "provisional", clock[0] - 0.75)
+        view._tick()  # noqa: SLF001
+        QApplication.processEvents()
+    assert view.layout_for(view.width()).t_max == 8.0 and len(clips) >= 6
+    widths = sorted(c.width() for c in clips)
+    assert widths[0] < plot_width / 10  # a frame is a strip of the plot ...
+    assert widths[-1] > (lay.x(0.75) - lay.x0) * 0.9  # ... from the replayed change, when there was one
+    shown = QApplication.primaryScreen().grabWindow(view.winId()).toImage()
+    whole = view.grab().toImage().convertToFormat(shown.format())
+    x0 = int(lay.x0)
+    part = QRect(x0 + 12, 0, view.width() - x0 - 12, view.height())
+    differ = [(x, y) for y in range(part.top(), part.bottom() + 1) for x in range(part.left(), part.right() + 1)
+              if shown.pixel(x, y) != whole.pixel(x, y)]
+    assert not differ, f"{len(differ)} pixels differ, from {differ[:5]}"  # (a rectangle's dashes: 1,146 px)
