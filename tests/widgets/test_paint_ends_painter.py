@@ -74,30 +74,29 @@ def test_the_tables_own_paint_ends_its_painter_when_a_cell_raises(qtbot, monkeyp
     assert made and not any(p.isActive() for p in made)
 
 
-def test_an_elided_label_ends_its_painter_when_drawing_raises(qtbot, monkeypatch):
-    label = elided_label.ElidedLabel("A label whose text is long enough to be elided somewhere")
-    qtbot.addWidget(label)
-    label.resize(120, 40)
-    label.show()
-    qtbot.waitExposed(label)
-    made: list[QPainter] = []
-    monkeypatch.setattr(elided_label, "QPainter", _recording(QPainter, made))
-    monkeypatch.setattr(elided_label.ElidedLabel, "_lines", _boom)
-    kept = _paint_failing(qtbot, label)
-    assert any(isinstance(e, _Boom) for e in kept)
-    assert made and not any(p.isActive() for p in made)
+def _label():
+    return elided_label.ElidedLabel("A label whose text is long enough to be elided somewhere")
 
 
-def test_an_eliding_combo_ends_its_painter_when_drawing_raises(qtbot, monkeypatch):
+def _combo():
     combo = run_toolbar.ElidingCombo()
     combo.addItem("A choice whose name is long enough to be elided")
-    qtbot.addWidget(combo)
-    combo.resize(120, 30)
-    combo.show()
-    qtbot.waitExposed(combo)
-    made: list[QStylePainter] = []
-    monkeypatch.setattr(run_toolbar, "QStylePainter", _recording(QStylePainter, made))
-    monkeypatch.setattr(run_toolbar.ElidingCombo, "_option", _boom)
-    kept = _paint_failing(qtbot, combo)
+    return combo
+
+
+@pytest.mark.parametrize("make, module, painter, drawing", [
+    (_label, elided_label, QPainter, (elided_label.ElidedLabel, "_lines")),
+    (_combo, run_toolbar, QStylePainter, (run_toolbar.ElidingCombo, "_option")),
+], ids=["elided label", "eliding combo"])
+def test_a_widget_ends_its_painter_when_drawing_raises(qtbot, monkeypatch, make, module, painter, drawing):
+    widget = make()
+    qtbot.addWidget(widget)
+    widget.resize(120, 40)
+    widget.show()
+    qtbot.waitExposed(widget)
+    made: list[QPainter] = []
+    monkeypatch.setattr(module, painter.__name__, _recording(painter, made))
+    monkeypatch.setattr(*drawing, _boom)
+    kept = _paint_failing(qtbot, widget)
     assert any(isinstance(e, _Boom) for e in kept)
     assert made and not any(p.isActive() for p in made)

@@ -151,10 +151,8 @@ def test_a_scrolled_widget_paints_what_its_whole_picture_shows_there(qtbot):
         assert view.grab(band).toImage().copy(inside.translated(0, -band.top())) == whole.copy(inside), band
 
 
-def test_frame_ticks_spare_the_legend_and_the_window_shows_the_whole_picture(qtbot, monkeypatch):
-    """A frame tick repaints the plot (bars grow, the axis rescales) but not the legend, which no
-    frame changes; what the window shows after the ticks is the picture painted whole."""
-    clock = [12.0]
+def _shown_running(qtbot, clock: list[float]) -> tuple[TimelineModel, TimelineView]:
+    """A shown view of twelve fields' running lanes, its clock `clock[0]`."""
     model = _model(12, stopped=False)
     view = TimelineView(model, clock=lambda: clock[0])
     qtbot.addWidget(view)
@@ -162,6 +160,14 @@ def test_frame_ticks_spare_the_legend_and_the_window_shows_the_whole_picture(qtb
     view.show()
     qtbot.waitExposed(view)
     QApplication.processEvents()
+    return model, view
+
+
+def test_frame_ticks_spare_the_legend_and_the_window_shows_the_whole_picture(qtbot, monkeypatch):
+    """A frame tick repaints the plot (bars grow, the axis rescales) but not the legend, which no
+    frame changes; what the window shows after the ticks is the picture painted whole."""
+    clock = [12.0]
+    model, view = _shown_running(qtbot, clock)
     legends = [0]
     real = TimelineView._paint_legend
     monkeypatch.setattr(TimelineView, "_paint_legend", lambda self, *a: (legends.__setitem__(0, legends[0] + 1), real(self, *a))[1])
@@ -233,13 +239,7 @@ def test_a_frame_repaints_only_where_bars_changed_while_the_span_holds(qtbot):
     an earlier change's: a value replayed from a worker process is recorded at the time it was
     read) to now, not the plot; what the window shows is still the picture painted whole."""
     clock = [16.0]
-    model = _model(12, stopped=False)
-    view = TimelineView(model, clock=lambda: clock[0])
-    qtbot.addWidget(view)
-    view.resize(900, view.content_height())
-    view.show()
-    qtbot.waitExposed(view)
-    QApplication.processEvents()
+    model, view = _shown_running(qtbot, clock)
     clips: list[QRectF] = []
     real_paint = view.paint
     view.paint = lambda p, w, h, clip=None: (clips.append(clip), real_paint(p, w, h, clip))[1]
