@@ -23,12 +23,41 @@ from livefill.gui.loop import asyncgen_hooks
 STYLE = Path(__file__).resolve().parents[2] / "assets" / "styles" / "livefill.qss"
 
 
+class TestLoop(qasync.QEventLoop):
+    """qasync's loop, whose `run_until_complete` runs its last pass over Qt's events as the
+    running loop.
+
+    qasync's own processes the pending events once more after `run_forever` has returned, with no
+    running loop set: a task step run there (a run still streaming when one `arun` ends and the
+    test awaits it in the next) finds none, and httpcore/anyio's `current_task()` failed the run
+    with "internal error: RuntimeError: no running event loop" (seen under load in CI). The app
+    runs one `run_until_complete` for its whole life, so this only concerns tests that run the
+    loop in pieces."""
+
+    _completing = False
+
+    def run_forever(self):  # noqa: ANN201 (qasync's)
+        try:
+            return super().run_forever()
+        finally:
+            if self._completing:
+                asyncio.events._set_running_loop(self)  # for run_until_complete's last pass
+
+    def run_until_complete(self, future):  # noqa: ANN001, ANN201 (qasync's)
+        self._completing = True
+        try:
+            return super().run_until_complete(future)
+        finally:
+            self._completing = False
+            asyncio.events._set_running_loop(None)
+
+
 @pytest.fixture
 def qloop(qapp):
     """A qasync event loop on pytest-qt's QApplication, current for the test."""
     if not qapp.styleSheet():
         qapp.setStyleSheet(STYLE.read_text(encoding="utf-8"))
-    loop = qasync.QEventLoop(qapp)
+    loop = TestLoop(qapp)
     asyncio.set_event_loop(loop)
     with asyncgen_hooks(loop):  # as livefill.gui.app does: qasync on 3.11 installs none
         yield loop
