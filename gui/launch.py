@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 # first: PySide6, with its import hook made cheap for every module imported after it (gui/qt_app.py)
 from livefill.gui.qt_app import SWITCH_INTERVAL, make_application  # isort: skip
@@ -26,7 +27,7 @@ import qasync
 from PySide6.QtWidgets import QApplication
 
 from livefill import switches
-from livefill.embedded.client import embedded_server
+from livefill.embedded.client import app_server
 from livefill.embedded.server import EmbeddedServer
 from livefill.gui.app_args import preflight_store
 from livefill.gui.errors import ErrorReporter, show_error
@@ -42,6 +43,9 @@ from livefill.session.app_settings import SavedSettings, load_settings
 from livefill.session.run_status import RunStatus
 from livefill.wire.keys import KeyStore
 from livefill.wire.redaction import install_log_redaction
+
+if TYPE_CHECKING:
+    from livefill.embedded.server_process import ServerProcess
 
 __all__ = ["WARMUP_SWITCH_INTERVAL", "app_warmup", "launch", "mid_path", "remember", "start_warmup"]
 
@@ -84,7 +88,7 @@ def launch(args: argparse.Namespace, *, t0: float | None = None, leaving: bool =
     launch began (LIVEFILL_REPORT's "ready in"); `leaving`: the process ends right after, so the
     garbage of the closed loop need not be collected first."""
     t0 = time.monotonic() if t0 is None else t0
-    server = embedded_server()
+    server = app_server()
     server.bind()
     app = make_application()
     args.remembered = remember(args)
@@ -109,10 +113,12 @@ def launch(args: argparse.Namespace, *, t0: float | None = None, leaving: bool =
     return code
 
 
-def app_warmup(server: EmbeddedServer) -> Warmup:
+def app_warmup(server: EmbeddedServer | ServerProcess) -> Warmup:
     """The app's warm-up, not started: the server, then the SDKs, in one thread; the keyring's
     backend after (nothing waits for it). Planned: a Start pressed before it starts waits for it too."""
-    return Warmup(server.start, _import_clients, after=(_choose_keyring,), planned=True)
+    spawn = getattr(server, "spawn", None)  # a server in a process of its own boots while the SDKs import
+    steps = (spawn, _import_clients, server.start) if spawn is not None else (server.start, _import_clients)
+    return Warmup(*steps, after=(_choose_keyring,), planned=True)
 
 
 def start_warmup(warmup: Warmup, window: MainWindow, collector: GuiThreadCollector) -> Warmup:
@@ -135,7 +141,7 @@ def start_warmup(warmup: Warmup, window: MainWindow, collector: GuiThreadCollect
     return warmup.start(asyncio.get_running_loop())
 
 
-async def amain(args: argparse.Namespace, server: EmbeddedServer, warmup: Warmup, t0: float) -> int:
+async def amain(args: argparse.Namespace, server: EmbeddedServer | ServerProcess, warmup: Warmup, t0: float) -> int:
     """Show the window on the started `server`, wait for it to close, shut everything down."""
     app = QApplication.instance()
     collector = GuiThreadCollector(app)  # cycles holding Qt objects die on this thread only
@@ -150,7 +156,7 @@ async def amain(args: argparse.Namespace, server: EmbeddedServer, warmup: Warmup
         collector.stop()
 
 
-async def _amain(args: argparse.Namespace, server: EmbeddedServer, warmup: Warmup, t0: float, url: str,
+async def _amain(args: argparse.Namespace, server: EmbeddedServer | ServerProcess, warmup: Warmup, t0: float, url: str,
                  collector: GuiThreadCollector) -> int:
     keys = KeyStore()
     install_log_redaction(keys.known_secrets)
@@ -238,7 +244,7 @@ async def _amain(args: argparse.Namespace, server: EmbeddedServer, warmup: Warmu
     return exit_code
 
 
-async def _report_end(window: MainWindow, server: EmbeddedServer) -> None:
+async def _report_end(window: MainWindow, server: EmbeddedServer | ServerProcess) -> None:
     """LIVEFILL_REPORT at close: autoplay's cycles, each lane's last run, what the server sent."""
     if window.autoplay.cycles:
         print(f"autoplay: {window.autoplay.cycles} cycles", flush=True)
@@ -256,7 +262,7 @@ async def _report_end(window: MainWindow, server: EmbeddedServer) -> None:
               f"disconnected={entry['disconnected']}, tag={entry.get('tag')}", flush=True)
 
 
-def _stop_server(server: EmbeddedServer, warmup: Warmup, *, quiet: bool = False) -> None:
+def _stop_server(server: EmbeddedServer | ServerProcess, warmup: Warmup, *, quiet: bool = False) -> None:
     """Stop the server, unless the warm-up is still starting it: then leave it to the process's
     end (a daemon thread; nothing has been sent to it yet, since a Start waits for the warm-up)."""
     if warmup.ready:

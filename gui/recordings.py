@@ -156,8 +156,8 @@ class Recordings(QObject):
     def apply_args(self, args: argparse.Namespace, server: EmbeddedServer | None = None) -> None:
         """The app's `--record [PATH]`, `--replay TRACE` and `--replay-speed X` (`server`: the
         embedded demo provider, which keeps the trace)."""
-        if server is not None:
-            self.trace_host = server.add_trace
+        if server is not None:  # (a server in a process of its own has none: a trace goes over HTTP)
+            self.trace_host = getattr(server, "add_trace", None)
         speed = getattr(args, "replay_speed", None)
         if speed is not None and speed != self.session.settings.replay_speed:
             self.session.replace(replay_speed=float(speed))

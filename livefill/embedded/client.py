@@ -16,13 +16,15 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from livefill import switches
 from livefill.embedded.server import EmbeddedServer
+from livefill.embedded.server_process import ServerProcess
 from livefill.wording import unit
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ARRIVAL_WAIT", "demo_request_entry", "demo_requests", "embedded_server", "log_client", "server_note"]
+__all__ = ["ARRIVAL_WAIT", "app_server", "demo_request_entry", "demo_requests", "embedded_server", "log_client", "server_note"]
 
 
 # A request reaches the log as soon as the server has read its head (a loopback hop): one the log
@@ -34,6 +36,14 @@ def embedded_server(**options: Any) -> EmbeddedServer:
     """A demo provider (and relay) to run in this process, not yet started (`.start()` gives its
     URL). `options` are `livefill.embedded.server.EmbeddedServer`'s (host, port, relay_token, defaults)."""
     return EmbeddedServer(**options)
+
+
+def app_server() -> EmbeddedServer | ServerProcess:
+    """The app's demo provider and relay, not yet started: served in this process, or in a
+    process of its own with LIVEFILL_DEMO_SERVER=process (livefill.embedded.server_process)."""
+    if (switches.text("LIVEFILL_DEMO_SERVER") or "").lower() == "process":
+        return ServerProcess()
+    return EmbeddedServer()
 
 
 def server_note(entry: Mapping[str, Any]) -> str:

@@ -134,6 +134,18 @@ class LoopbackServer:
         with self._lock:
             return self._bind()
 
+    def adopt(self, sock: socket.socket) -> str:
+        """Serve on `sock`, a socket already bound and listening (a parent process's, inherited):
+        instead of binding one. Returns the base URL, as `bind()` does."""
+        with self._lock:
+            if self._bound_url is not None:
+                raise UsageError("the server has bound its socket already")
+            sock.setblocking(False)
+            host, port = sock.getsockname()[:2]
+            self._sock = sock
+            self._bound_url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+            return self._bound_url
+
     def _bind(self) -> str:
         if self._stopped:
             raise UsageError("a server cannot be restarted after stop(); make a new one")

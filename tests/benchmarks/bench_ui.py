@@ -354,24 +354,14 @@ def main() -> int:
     return 0
 
 
-class _ProcessServer:
-    """`livefill-server` in a child process (url and relay_token like EmbeddedServer)."""
+def _ProcessServer():  # noqa: N802 (was a class; the benches call it so)
+    """The embedded server in its own process, started: what the app runs with
+    LIVEFILL_DEMO_SERVER=process (livefill.embedded.server_process)."""
+    from livefill.embedded.server_process import ServerProcess
 
-    def __init__(self) -> None:
-        import secrets
-        import subprocess
-
-        self.relay_token = secrets.token_urlsafe(16)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "livefill.cli.server", "--port", "0", f"--relay-token={self.relay_token}"],
-            stdout=subprocess.PIPE, text=True, cwd=str(Path(__file__).resolve().parents[2]),
-        )
-        line = self.proc.stdout.readline() if self.proc.stdout else ""
-        self.url = line.strip().rsplit(" ", 1)[-1]
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
+    server = ServerProcess()
+    server.start()
+    return server
 
 
 def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float | str]]:

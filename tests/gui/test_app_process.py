@@ -120,3 +120,33 @@ def test_a_run_started_by_the_command_line_waits_for_the_warmup_and_the_server_i
     lines = proc.stdout.splitlines()
     assert any(line.startswith("livefill warm in") for line in lines)
     assert "last run: committed — committed" in proc.stdout
+
+
+def test_with_the_server_in_its_own_process_a_run_commits_and_no_server_process_is_left(tmp_path, monkeypatch):
+    """LIVEFILL_DEMO_SERVER=process: the warm-up boots the server's process while the SDKs
+    import, the run commits through it, its request log is read over HTTP, and at close the
+    process has ended (LIVEFILL_CHECK_THREADS: nothing left running in the app either)."""
+    monkeypatch.setenv("LIVEFILL_DEMO_SERVER", "process")
+    proc = run_app(tmp_path, "--exit-after-run", "--speed", "0", "--scenario", "weather")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert "last run: committed — committed" in proc.stdout
+    served = [line for line in proc.stdout.splitlines() if line.startswith("server: ")]
+    assert served and "disconnected=False" in served[-1]  # the log, read from the other process
+    assert _server_children_of(tmp_path) == []
+
+
+def _server_children_of(tmp_path: Path) -> list[int]:
+    """The server processes still running that were started for the app run in `tmp_path` (its
+    XDG_DATA_HOME is in their environment): other tests' servers may run meanwhile."""
+    mark = f"XDG_DATA_HOME={tmp_path / 'data'}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if b"livefill.embedded.server_child" in (entry / "cmdline").read_bytes() and mark in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
