@@ -33,7 +33,7 @@ SWITCHES: dict[str, Switch] = {
         Switch("LIVEFILL_RELAY_TIMING_LOG", "a file a relay appends per-record timing lines to (benchmarks)"),
         Switch("LIVEFILL_READ_THREAD", "1: runs read their streams on a thread of their own (off by default)"),
         Switch("LIVEFILL_RUN_WORKER", "process: runs read, parse and fill a form mirror in a worker process; the GUI gets one batch a frame (off by default)"),
-        Switch("LIVEFILL_DEMO_SERVER", "process: the app's embedded demo provider and relay run in a process of their own, off the GUI process's GIL (off by default)"),
+        Switch("LIVEFILL_DEMO_SERVER", "thread: the app's embedded demo provider and relay run on a thread of the app's process, not (the default on POSIX) in a process of their own"),
         Switch("LIVEFILL_READ_PACE_MS", "with LIVEFILL_READ_THREAD: how often the reading thread wakes the caller"),
         Switch("LIVEFILL_NET_BACKEND", "anyio: httpcore's own network backend instead of asyncio transports"),
         Switch("LIVEFILL_REPORT", "1: the app prints launch and run timings to stderr (benchmarks)"),

@@ -39,11 +39,14 @@ def embedded_server(**options: Any) -> EmbeddedServer:
 
 
 def app_server() -> EmbeddedServer | ServerProcess:
-    """The app's demo provider and relay, not yet started: served in this process, or in a
-    process of its own with LIVEFILL_DEMO_SERVER=process (livefill.embedded.server_process)."""
-    if (switches.text("LIVEFILL_DEMO_SERVER") or "").lower() == "process":
-        return ServerProcess()
-    return EmbeddedServer()
+    """The app's demo provider and relay, not yet started: in a process of its own (its thread
+    would take the GUI process's GIL for every token it sends: docs/figures-placement.md), or in
+    this process with LIVEFILL_DEMO_SERVER=thread, and always on a platform that cannot hand a
+    socket to a child by its descriptor (Windows)."""
+    chosen = (switches.text("LIVEFILL_DEMO_SERVER") or "process").lower()
+    if chosen == "thread" or not ServerProcess.supported():
+        return EmbeddedServer()
+    return ServerProcess()
 
 
 def server_note(entry: Mapping[str, Any]) -> str:

@@ -1,7 +1,8 @@
 """The demo provider and the relay, served in this process: `EmbeddedServer`.
 
 A `livefill.serving.runner.LoopbackServer` whose app is `livefill.embedded.app.build_app`: the
-app's own server, `livefill-server`'s, and the test suite's. It keeps traces for replay (handed
+app's own server (in the child process of `livefill.embedded.server_process`, or on a thread of
+the app with LIVEFILL_DEMO_SERVER=thread), `livefill-server`'s, and the test suite's. It keeps traces for replay (handed
 to the demo provider once it exists) and reads the demo provider's request log in-process.
 """
 

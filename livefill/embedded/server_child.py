@@ -9,6 +9,7 @@ ends: the parent closed it, or the parent is gone (killed included), so it never
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import sys
@@ -31,7 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - said to the parent in one line
         print(f"failed: {type(exc).__name__}: {exc}".splitlines()[0], flush=True)
         return 1
-    print("ready", flush=True)
+    try:
+        print("ready", flush=True)
+    except OSError:  # the parent is gone already (closed while the server still started): no one to serve
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (nor a flush at exit to fail)
+        server.stop()
+        return 0
     try:
         while sys.stdin.buffer.read(4096):
             pass

@@ -1,4 +1,4 @@
-"""The embedded server in a process of its own: `ServerProcess` (LIVEFILL_DEMO_SERVER=process).
+"""The embedded server in a process of its own: `ServerProcess` (the app's, unless LIVEFILL_DEMO_SERVER=thread).
 
 In the app's process the demo provider's thread takes the GIL from the GUI thread for every token
 it sends: three lanes at 1,000 tokens/s cost the window most of its lag (docs/figures-placement.md).
@@ -46,6 +46,11 @@ class ServerProcess:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._stopped = False
+
+    @staticmethod
+    def supported() -> bool:
+        """Whether a child can be handed the listening socket by its descriptor (POSIX)."""
+        return os.name == "posix"
 
     def bind(self) -> str:
         """Bind and listen on the socket now; the base URL the child will answer on. Idempotent."""

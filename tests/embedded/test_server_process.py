@@ -1,4 +1,4 @@
-"""The embedded server in a process of its own (LIVEFILL_DEMO_SERVER=process): it serves the demo
+"""The embedded server in a process of its own (the app's unless LIVEFILL_DEMO_SERVER=thread): it serves the demo
 provider and the app's relay on the port bound before it started, the app's runs commit and stop
 through it as through the in-process server, and it never outlives its parent."""
 
@@ -111,6 +111,19 @@ def test_the_child_leaves_when_its_parent_is_gone():
     assert _gone(child), "the server's process outlived its killed parent"
 
 
+def test_a_parent_gone_before_the_child_is_ready_leaves_no_server_and_no_noise():
+    """The app closed while its server still started: the child finds no one to say "ready" to,
+    and leaves quietly (its stderr is the app's)."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "from livefill.embedded.server_process import ServerProcess\n"
+         "s = ServerProcess(); s.spawn(); print(s.pid, flush=True)"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    out, err = parent.communicate(timeout=120)  # the child holds the stderr pipe until it has left
+    assert err == ""
+    assert _gone(int(out))
+
+
 @pytest.mark.parametrize("says, shown", [("failed: OSError: no room\n", "OSError: no room"), ("", "it ended before it was ready")])
 def test_a_child_that_cannot_serve_says_why_and_start_raises(monkeypatch, tmp_path, says, shown):
     fake = tmp_path / "python"
@@ -125,9 +138,12 @@ def test_a_child_that_cannot_serve_says_why_and_start_raises(monkeypatch, tmp_pa
         server.start()
 
 
-def test_the_app_takes_the_process_server_only_when_asked(monkeypatch):
+def test_the_app_serves_from_a_process_of_its_own_unless_told_to_use_a_thread(monkeypatch):
     monkeypatch.delenv("LIVEFILL_DEMO_SERVER", raising=False)
-    assert isinstance(app_server(), EmbeddedServer)
-    monkeypatch.setenv("LIVEFILL_DEMO_SERVER", "process")
     chosen = app_server()
     assert isinstance(chosen, ServerProcess) and chosen.url is None  # not started: the warm-up starts it
+    monkeypatch.setenv("LIVEFILL_DEMO_SERVER", "thread")
+    assert isinstance(app_server(), EmbeddedServer)
+    monkeypatch.delenv("LIVEFILL_DEMO_SERVER")
+    monkeypatch.setattr(ServerProcess, "supported", staticmethod(lambda: False))  # Windows: no descriptor to hand over
+    assert isinstance(app_server(), EmbeddedServer)

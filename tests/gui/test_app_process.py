@@ -122,11 +122,13 @@ def test_a_run_started_by_the_command_line_waits_for_the_warmup_and_the_server_i
     assert "last run: committed — committed" in proc.stdout
 
 
-def test_with_the_server_in_its_own_process_a_run_commits_and_no_server_process_is_left(tmp_path, monkeypatch):
-    """LIVEFILL_DEMO_SERVER=process: the warm-up boots the server's process while the SDKs
-    import, the run commits through it, its request log is read over HTTP, and at close the
-    process has ended (LIVEFILL_CHECK_THREADS: nothing left running in the app either)."""
-    monkeypatch.setenv("LIVEFILL_DEMO_SERVER", "process")
+@pytest.mark.parametrize("placement", ["process", "thread"])
+def test_with_the_server_in_either_place_a_run_commits_and_no_server_process_is_left(tmp_path, monkeypatch, placement):
+    """The server in its own process (the default): the warm-up boots it while the SDKs import,
+    the run commits through it, its request log is read over HTTP, and at close the process has
+    ended (LIVEFILL_CHECK_THREADS: nothing left running in the app either). On a thread
+    (LIVEFILL_DEMO_SERVER=thread) the same, with no process."""
+    monkeypatch.setenv("LIVEFILL_DEMO_SERVER", placement)
     proc = run_app(tmp_path, "--exit-after-run", "--speed", "0", "--scenario", "weather")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
