@@ -46,10 +46,11 @@ def child(args: argparse.Namespace) -> dict[str, object]:
     from PySide6.QtWidgets import QApplication
 
     import livefill.gui.launch as A
-    from livefill.embedded.client import embedded_server
+    from livefill.embedded import client as demo_client
 
     has_warmup = Path("gui/warmup.py").exists()
-    server = embedded_server()
+    # the app's own server: in a process of its own where the checkout has it (app_server), else in process
+    server = getattr(demo_client, "app_server", demo_client.embedded_server)()
     t_server = time.perf_counter()
     if has_warmup:
         server.bind()
@@ -161,6 +162,18 @@ def child(args: argparse.Namespace) -> dict[str, object]:
     return out
 
 
+def _site_dir() -> str | None:
+    """scripts/figures.py's `sitecustomize` folder (None if this checkout has none)."""
+    sys.path.insert(0, str(HERE / "scripts"))
+    try:
+        import figures  # noqa: PLC0415 - a script of this checkout
+    except ImportError:
+        return None
+    finally:
+        sys.path.pop(0)
+    return str(figures._site_dir())  # noqa: SLF001
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repo", action="append", default=None)
@@ -177,6 +190,11 @@ def main() -> int:
         load = os.getloadavg()[0]
         env = dict(os.environ, PYTHONPYCACHEPREFIX=str(Path(tempfile.gettempdir()) / "livefill-bench-pycache"))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        # the checkout's own gui/ and widgets/ too: an editable install maps them to the checkout it was
+        # made from whatever is on PYTHONPATH (scripts/figures.py's sitecustomize points them at FIGURES_TREE)
+        site = _site_dir()
+        env["FIGURES_TREE"] = str(repo)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (site, str(repo), os.environ.get("PYTHONPATH", "")) if p)
         proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "--trials", str(args.trials),
                                "--speed", str(args.speed)], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("FIGURES ")), None)
