@@ -1,14 +1,14 @@
 """The embedded server in a process of its own: `ServerProcess` (the app's, unless LIVEFILL_DEMO_SERVER=thread).
 
 In the app's process the demo provider's thread takes the GIL from the GUI thread for every token
-it sends: three lanes at 1,000 tokens/s cost the window most of its lag (docs/figures-placement.md).
+it sends: with three lanes at 1,000 tokens/s that is much of the window's lag (docs/figures-placement.md).
 `ServerProcess` offers the app what `EmbeddedServer` does (`bind()`, `start()`, `stop()`, `url`,
 `relay_token`, `requests()`, `running`), served by `livefill.embedded.server_child` instead:
 
 - `bind()` binds and listens on the loopback socket here, at once, so the URL is known before the
   window shows (as `EmbeddedServer.bind()`); `start()` hands the socket to the child, whose
   standard input stays open as long as it should serve, and waits for its "ready";
-- `requests()` reads the request log over HTTP (`GET /_demo/requests`); a trace for replay is
+- `requests()` reads the request log's newest page over HTTP (`GET /_demo/requests`); a trace for replay is
   handed over HTTP (`POST /_demo/traces`, livefill.gui.recordings) as to any server not in process;
 - `stop()` closes the child's standard input (it stops its server: responses in progress end) and
   waits for it, then kills it if it lingers. A parent that dies closes that input too.
@@ -140,7 +140,7 @@ class ServerProcess:
         return self._proc.pid if self._proc is not None else None
 
     def requests(self) -> list[dict[str, Any]]:
-        """The demo provider's request log, oldest first ([] when it cannot be read)."""
+        """The demo provider's request log, its newest page, oldest first ([] when it cannot be read)."""
         if self.url is None:
             return []
         import urllib.request  # lazy: only LIVEFILL_REPORT's summary at close reads it so
