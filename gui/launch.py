@@ -27,7 +27,7 @@ import qasync
 from PySide6.QtWidgets import QApplication
 
 from livefill import switches
-from livefill.embedded.client import app_server
+from livefill.embedded.client import app_server, demo_requests, log_client
 from livefill.embedded.server import EmbeddedServer
 from livefill.gui.app_args import preflight_store
 from livefill.gui.errors import ErrorReporter, show_error
@@ -228,7 +228,7 @@ async def _amain(args: argparse.Namespace, server: EmbeddedServer | ServerProces
             await window.shutdown()
         await asyncio.get_running_loop().shutdown_asyncgens()
         if report and window is not None:
-            await _report_end(window, server)
+            await _report_end(window, url if warmup.ready else None)
         _stop_server(server, warmup)
         # The tasks still alive (a lane's clock, a notes fetch: cancelled by the shutdown) end here,
         # inside this task's loop: a processEvents while any of them is pending would run its next
@@ -244,8 +244,9 @@ async def _amain(args: argparse.Namespace, server: EmbeddedServer | ServerProces
     return exit_code
 
 
-async def _report_end(window: MainWindow, server: EmbeddedServer | ServerProcess) -> None:
-    """LIVEFILL_REPORT at close: autoplay's cycles, each lane's last run, what the server sent."""
+async def _report_end(window: MainWindow, url: str | None) -> None:
+    """LIVEFILL_REPORT at close: autoplay's cycles, each lane's last run, what the server at `url`
+    sent (None: it never started)."""
     if window.autoplay.cycles:
         print(f"autoplay: {window.autoplay.cycles} cycles", flush=True)
     lanes = window.lanes
@@ -253,11 +254,16 @@ async def _report_end(window: MainWindow, server: EmbeddedServer | ServerProcess
         if status is not None:
             lane = f" (lane {lanes[i].title})" if lanes else ""
             print(f"last run: {status.phase.value} — {status.reason}{lane}", flush=True)
-    for _ in range(40):  # let the server notice a connection closed at shutdown
-        if all(e.get("disconnected") or e.get("finished") for e in server.requests()):
-            break
-        await asyncio.sleep(0.005)
-    for entry in server.requests():
+    if url is None:
+        return
+    async with log_client() as client:  # the log over HTTP, wherever the server runs
+        entries = await demo_requests(url, client=client)
+        for _ in range(40):  # let the server notice a connection closed at shutdown
+            if all(e.get("disconnected") or e.get("finished") for e in entries):
+                break
+            await asyncio.sleep(0.005)
+            entries = await demo_requests(url, client=client)
+    for entry in entries:
         print(f"server: {entry['path']} sent {entry['tokens_sent']} of {entry['tokens_total']}, "
               f"disconnected={entry['disconnected']}, tag={entry.get('tag')}", flush=True)
 

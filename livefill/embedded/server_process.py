@@ -3,28 +3,26 @@
 In the app's process the demo provider's thread takes the GIL from the GUI thread for every token
 it sends: with three lanes at 1,000 tokens/s that is much of the window's lag (docs/figures-placement.md).
 `ServerProcess` offers the app what `EmbeddedServer` does (`bind()`, `start()`, `stop()`, `url`,
-`relay_token`, `requests()`, `running`), served by `livefill.embedded.server_child` instead:
+`relay_token`, `running`), served by `livefill.embedded.server_child` instead:
 
 - `bind()` binds and listens on the loopback socket here, at once, so the URL is known before the
   window shows (as `EmbeddedServer.bind()`); `start()` hands the socket to the child, whose
   standard input stays open as long as it should serve, and waits for its "ready";
-- `requests()` reads the request log's newest page over HTTP (`GET /_demo/requests`); a trace for replay is
-  handed over HTTP (`POST /_demo/traces`, livefill.gui.recordings) as to any server not in process;
+- the request log is read over HTTP (`GET /_demo/requests`, livefill.embedded.client), and a trace
+  for replay handed over it (`POST /_demo/traces`, livefill.gui.recordings), as for any server not
+  in this process;
 - `stop()` closes the child's standard input (it stops its server: responses in progress end) and
   waits for it, then kills it if it lingers. A parent that dies closes that input too.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import socket
 import subprocess
 import sys
 import threading
-from typing import Any
-
 from livefill.errors import UsageError
 
 __all__ = ["ServerProcess"]
@@ -137,17 +135,5 @@ class ServerProcess:
 
     @property
     def pid(self) -> int | None:
+        """The child's process id (None before `spawn()` and after `stop()`)."""
         return self._proc.pid if self._proc is not None else None
-
-    def requests(self) -> list[dict[str, Any]]:
-        """The demo provider's request log, its newest page, oldest first ([] when it cannot be read)."""
-        if self.url is None:
-            return []
-        import urllib.request  # lazy: only LIVEFILL_REPORT's summary at close reads it so
-
-        try:
-            with urllib.request.urlopen(f"{self.url}/_demo/requests", timeout=5) as response:  # noqa: S310 - our loopback URL
-                body = json.loads(response.read())
-        except (OSError, ValueError):
-            return []
-        return body.get("requests", []) if isinstance(body, dict) else body if isinstance(body, list) else []

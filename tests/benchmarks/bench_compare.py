@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE))
 
 import livefill.wire.providers.transport  # noqa: E402,F401  (import the SDKs before PySide6: see livefill.gui.app)
 import livefill.relay.client  # noqa: E402,F401
-from bench_ui import _ProcessServer, choose_reads, gui_thread_collection, latency_figures, probe_run  # noqa: E402
+from bench_ui import process_server, choose_reads, gui_thread_collection, latency_figures, probe_run  # noqa: E402
 from livefill.embedded.server import EmbeddedServer  # noqa: E402
 
 
@@ -88,7 +88,7 @@ async def bench(args: argparse.Namespace, server) -> list[dict[str, float | str]
 
 
 def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float | str]]:
-    server = EmbeddedServer() if placement == "embedded" else _ProcessServer()
+    server = EmbeddedServer() if placement == "embedded" else process_server()
     if placement == "embedded":
         server.start()
     import qasync

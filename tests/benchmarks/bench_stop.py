@@ -162,18 +162,6 @@ def child(args: argparse.Namespace) -> dict[str, object]:
     return out
 
 
-def _site_dir() -> str | None:
-    """scripts/figures.py's `sitecustomize` folder (None if this checkout has none)."""
-    sys.path.insert(0, str(HERE / "scripts"))
-    try:
-        import figures  # noqa: PLC0415 - a script of this checkout
-    except ImportError:
-        return None
-    finally:
-        sys.path.pop(0)
-    return str(figures._site_dir())  # noqa: SLF001
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repo", action="append", default=None)
@@ -192,6 +180,8 @@ def main() -> int:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         # the checkout's own gui/ and widgets/ too: an editable install maps them to the checkout it was
         # made from whatever is on PYTHONPATH (scripts/figures.py's sitecustomize points them at FIGURES_TREE)
+        from bench_launch import _site_dir  # (this folder: the same sitecustomize bench_launch gives its runs)
+
         site = _site_dir()
         env["FIGURES_TREE"] = str(repo)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (site, str(repo), os.environ.get("PYTHONPATH", "")) if p)

@@ -354,9 +354,9 @@ def main() -> int:
     return 0
 
 
-def _ProcessServer():  # noqa: N802 (was a class; the benches call it so)
-    """The embedded server in its own process, started: what the app runs with
-    LIVEFILL_DEMO_SERVER=process (livefill.embedded.server_process)."""
+def process_server():  # noqa: ANN201 (livefill.embedded.server_process.ServerProcess)
+    """The embedded server in its own process, started: the app's own placement
+    (livefill.embedded.server_process; LIVEFILL_DEMO_SERVER=thread keeps it in the app)."""
     from livefill.embedded.server_process import ServerProcess
 
     server = ServerProcess()
@@ -370,7 +370,7 @@ def run_once(args: argparse.Namespace, placement: str) -> list[dict[str, float |
         server = EmbeddedServer()
         server.start()
     else:
-        server = _ProcessServer()
+        server = process_server()
     import qasync
     from PySide6.QtWidgets import QApplication
 

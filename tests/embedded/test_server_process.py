@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from livefill.embedded.client import app_server, demo_request_entry
+from livefill.embedded.client import app_server, demo_request_entry, demo_requests
 from livefill.embedded.server import EmbeddedServer
 from livefill.embedded.server_process import ServerProcess
 from livefill.session.run import Run
@@ -60,7 +60,7 @@ async def test_a_run_commits_through_it_and_its_request_log_says_so(served, mode
     assert status.phase is Phase.COMMITTED, status.reason
     entry = await demo_request_entry(served.url, since=status.started_at - 0.5, run_id=status.run_id)
     assert entry is not None and entry["finished"] and entry["tokens_sent"] == entry["tokens_total"]
-    assert any(e.get("tag") == status.run_id for e in served.requests())
+    assert any(e.get("tag") == status.run_id for e in await demo_requests(served.url))
 
 
 async def test_stop_is_a_real_cancel_the_child_sees(served):
