@@ -39,6 +39,7 @@ from livefill.gui.qsettings_store import QSettingsStore
 from livefill.gui.state_dump import install_state_dump
 from livefill.gui.theme import Theme
 from livefill.gui.warmup import Warmup
+from livefill.session import run_remote
 from livefill.session.app_settings import SavedSettings, load_settings
 from livefill.session.run_status import RunStatus
 from livefill.wire.keys import KeyStore
@@ -124,7 +125,9 @@ def app_warmup(server: EmbeddedServer | ServerProcess) -> Warmup:
 def start_warmup(warmup: Warmup, window: MainWindow, collector: GuiThreadCollector) -> Warmup:
     """After the window is shown: start `warmup`. The GUI thread's garbage collector holds off
     meanwhile and then freezes what the warm-up loaded, so no collection on the GUI thread walks the SDKs.
-    The GIL changes hands every WARMUP_SWITCH_INTERVAL meanwhile (then SWITCH_INTERVAL again)."""
+    The GIL changes hands every WARMUP_SWITCH_INTERVAL meanwhile (then SWITCH_INTERVAL again).
+    From here runs read in worker processes (livefill.session.run_remote, unless LIVEFILL_RUN_WORKER
+    says otherwise): the lanes' warm workers start now, at a lower priority than this process."""
 
     def report(exc: BaseException) -> None:
         show_error(f"the embedded demo provider could not start: {exc}", window)
@@ -138,6 +141,7 @@ def start_warmup(warmup: Warmup, window: MainWindow, collector: GuiThreadCollect
     sys.setswitchinterval(WARMUP_SWITCH_INTERVAL)
     warmup.on_after = window.views.look_for_keys  # the keyring's backend chosen: the Lanes menu's live preset
     collector.hold()
+    run_remote.use_by_default()  # the GUI thread only applies batches and paints
     return warmup.start(asyncio.get_running_loop())
 
 
@@ -230,6 +234,7 @@ async def _amain(args: argparse.Namespace, server: EmbeddedServer | ServerProces
         if report and window is not None:
             await _report_end(window, url if warmup.ready else None)
         _stop_server(server, warmup)
+        run_remote.pool().close()  # the warm workers (a run's own ended with its run)
         # The tasks still alive (a lane's clock, a notes fetch: cancelled by the shutdown) end here,
         # inside this task's loop: a processEvents while any of them is pending would run its next
         # step nested inside this task, which asyncio refuses ("Cannot enter into task"), and the
@@ -254,6 +259,7 @@ async def _report_end(window: MainWindow, url: str | None) -> None:
         if status is not None:
             lane = f" (lane {lanes[i].title})" if lanes else ""
             print(f"last run: {status.phase.value} — {status.reason}{lane}", flush=True)
+    print(f"runs read in worker processes: {run_remote.pool().runs}", flush=True)
     if url is None:
         return
     async with log_client() as client:  # the log over HTTP, wherever the server runs

@@ -3,6 +3,7 @@ and on the current checkout.
 
     python scripts/figures.py --baseline dbf4e8a                      # bench_prefix.py, 3 runs each
     python scripts/figures.py --baseline dbf4e8a --runs 5 bench_prefix.py bench_cancel.py
+    python scripts/figures.py --baseline de2c6fd "bench_ui.py --reads gui,worker @baseline --reads gui"
 
 The baseline is checked out into a temporary `git worktree` and each of its runs starts with that
 tree as the working directory and first on PYTHONPATH (a baseline before commit 8251634 has the
@@ -10,7 +11,10 @@ top-level packages core/, gui/, widgets/ instead of livefill/). Runs alternate b
 trees (baseline first in odd rounds, current first in even ones) so that a machine whose load
 drifts slows both alike. Each figure a benchmark prints is shown as the range (min–max) over the
 runs, baseline beside current; the machine (CPUs, model, Python) and the load average during the
-runs are named once at the top. The page is overwritten whole: edit this script, not the page.
+runs are named once at the top. A benchmark's options after `@baseline` are the baseline's
+instead (an option its older benchmark lacks, a mode it cannot run): each output line is matched to
+the other side's by its words, so a row only one side printed shows "—" on the other. The page is
+overwritten whole: edit this script, not the page.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ class Tree:
 
     label: str
     root: Path
+    baseline: bool = False  # runs a benchmark with its `@baseline` options, if it has any
     outputs: dict[str, list[str]] = field(default_factory=dict)  # bench -> stdout of each run
     failures: dict[str, list[str]] = field(default_factory=dict)  # bench -> why a run failed
 
@@ -123,8 +128,20 @@ def _site_dir() -> Path:
     return site
 
 
+BASELINE_OPTIONS = "@baseline"
+
+
+def bench_options(bench: str, baseline: bool) -> list[str]:
+    """The options of `bench` ("bench_ui.py --reads gui,worker @baseline --reads gui") for one side."""
+    file_and_options, marked, older = bench.partition(BASELINE_OPTIONS)
+    if baseline and marked:
+        return older.split()
+    return file_and_options.split()[1:]
+
+
 def run_bench(tree: Tree, bench: str, timeout: float) -> None:
-    name, *options = bench.split()  # "bench_ui.py --modes partial": the file, then its options
+    name = bench.split()[0]  # "bench_ui.py --modes partial": the file, then its options
+    options = bench_options(bench, tree.baseline)
     script = tree.root / "tests" / "benchmarks" / name
     if not script.exists():
         tree.failures.setdefault(bench, []).append(f"{bench} does not exist in this tree")
@@ -262,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         worktree = Path(temp) / "tree"
         _git("worktree", "add", "--detach", str(worktree), baseline)
         try:
-            sides = [Tree(baseline, worktree), Tree(head, REPO)]
+            sides = [Tree(baseline, worktree, baseline=True), Tree(head, REPO)]
             for round_ in range(args.runs):
                 print(f"round {round_ + 1} of {args.runs}", file=sys.stderr)
                 for bench in benches:

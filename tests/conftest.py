@@ -74,6 +74,17 @@ def pytest_cmdline_main(config):
     option.dist = "loadgroup"
 
 
+@pytest.fixture(autouse=True)
+def _runs_read_in_this_process_again():
+    """A test that goes through the app's launch (livefill.gui.launch.start_warmup) makes worker
+    reads its process's default, as the app does: the next test of this xdist worker starts
+    without it again (LIVEFILL_RUN_WORKER still wins either way)."""
+    yield
+    remote = sys.modules.get("livefill.session.run_remote")  # (not imported for a test that has not)
+    if remote is not None:
+        remote.use_by_default(False)
+
+
 #: The 20 KB scenario is the stress case of the scenario matrices that stream or re-cut every
 #: scenario: there its cases run in the full suite only, and the fast loop keeps the four small
 #: scenarios on every wire. (Cheap checks of the catalog elsewhere stay in the fast loop.)

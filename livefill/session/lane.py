@@ -163,7 +163,8 @@ class SessionLane:
         self._observers: Observers[LaneEvent] = Observers()
         self._left: tuple[FormModel, Any, Mode] | None = None  # the form as the last run left it
         self._shelf: tuple[Any, ...] | None = None  # a forgotten run, while its form may come back
-        self._warm = run_remote.prewarm()  # a warm worker for this lane's runs, when they read in one
+        self._warm = True  # a warm worker wanted for this lane's runs, when they read in one
+        run_remote.prewarm()
 
     # -- observing ------------------------------------------------------------------------------
 
@@ -337,7 +338,7 @@ class SessionLane:
         """Stop following the form (before the lane is thrown away); its warm worker is not wanted."""
         if self._warm:
             self._warm = False
-            run_remote.pool().want(-1)
+            run_remote.prewarm(-1)
         if self._probe is not None:
             self._probe.close()
             self._probe = None

@@ -1,4 +1,4 @@
-"""A run read in a worker process: the app's side (LIVEFILL_RUN_WORKER=process; off by default).
+"""A run read in a worker process: the app's side (the app's default on POSIX; LIVEFILL_RUN_WORKER).
 
 How this works
 --------------
@@ -17,7 +17,10 @@ until the worker has closed its connection before the run's own stop path restor
 and asks the demo provider for its note, so the server counts the same stop as before.
 
 `WorkerPool` keeps warm workers: `prewarm()` (each lane asks for one when it is made) starts them
-ahead of the first Start; a worker goes back to the pool after its run. A worker that dies, or
+ahead of the first Start; a worker goes back to the pool after its run. Where runs read is
+`enabled()`: LIVEFILL_RUN_WORKER=process or =inprocess says; unset, the process's default, off
+(the command line, the library, tests) until the app calls `use_by_default()` once its window
+shows (livefill.gui.launch), which starts the workers its lanes asked for. A worker that dies, or
 does not answer a stop within `STOP_WAIT` seconds, is killed and replaced after the run.
 This module is Run's other half and uses its private steps (`_finish`, `_begin_trace`, ...).
 """
@@ -48,15 +51,37 @@ from livefill.wire.usage import UsageTap
 
 Run = Any  # livefill.session.run.Run, which imports this module (no circle: not imported here)
 
-__all__ = ["STOP_WAIT", "WorkerPool", "consume", "enabled", "pool", "prewarm", "usable"]
+__all__ = ["STOP_WAIT", "WorkerPool", "consume", "enabled", "pool", "prewarm", "supported", "usable", "use_by_default"]
 
 STOP_WAIT = 10.0  # seconds a stopped run waits for its worker to close the connection
 MAX_WARM = 6  # warm workers kept at most: the single form and five compare lanes (compare.MAX_LANES)
 
 
+_DEFAULT = False  # where runs read when LIVEFILL_RUN_WORKER is unset (use_by_default)
+
+
+def supported() -> bool:
+    """Whether this platform can read runs in workers: the app's side waits on the worker's pipe
+    with the event loop's `add_reader`, which a pipe supports on POSIX only."""
+    return os.name == "posix"
+
+
 def enabled() -> bool:
-    """Whether runs read in a worker process (LIVEFILL_RUN_WORKER=process)."""
-    return (switches.text("LIVEFILL_RUN_WORKER") or "").lower() == "process"
+    """Whether runs read in a worker process: LIVEFILL_RUN_WORKER=process (yes) or any other
+    value, inprocess say (no); unset, this process's default (`use_by_default`)."""
+    value = (switches.text("LIVEFILL_RUN_WORKER") or "").lower()
+    if value:
+        return value == "process" and supported()
+    return _DEFAULT
+
+
+def use_by_default(on: bool = True) -> None:
+    """Make worker reads this process's default (the app, once its window shows), where
+    `supported()`; then start the warm workers the lanes made so far asked for."""
+    global _DEFAULT
+    _DEFAULT = on and supported()
+    if enabled() and pool().wanted:
+        pool().top_up()
 
 
 def usable(run: Run) -> bool:
@@ -149,6 +174,7 @@ class WorkerPool:
     def __init__(self) -> None:
         self.idle: list[_Worker] = []
         self.wanted = 0  # how many warm workers to keep (one per lane that asked)
+        self.runs = 0  # how many runs have read in a worker (LIVEFILL_REPORT says it at the app's close)
 
     def want(self, count: int = 1) -> None:
         """Keep `count` more warm workers (fewer, for a negative count: the spare ones end now),
@@ -169,6 +195,7 @@ class WorkerPool:
 
     def take(self) -> _Worker:
         """A warm worker (a new one if none is waiting: that Start waits for it to start)."""
+        self.runs += 1
         while self.idle:
             worker = self.idle.pop()
             if worker.alive:
@@ -203,13 +230,14 @@ def pool() -> WorkerPool:
     return _POOL
 
 
-def prewarm(count: int = 1) -> bool:
-    """Start `count` more warm workers now, when runs read in workers (else nothing: False). A
-    lane that asked gives its worker back when released (`prewarm(-1)`)."""
+def prewarm(count: int = 1) -> None:
+    """Want `count` more warm workers (a lane, when it is made; -1 when it is released): started
+    now when runs read in workers, else counted, for `use_by_default` to start."""
+    workers = pool()
     if enabled():
-        pool().want(count)
-        return True
-    return False
+        workers.want(count)
+    else:
+        workers.wanted = max(0, workers.wanted + count)
 
 
 # ---------------------------------------------------------------------------------------------

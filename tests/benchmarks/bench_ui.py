@@ -221,7 +221,7 @@ async def choose_reads(reads: str, workers: int = 1) -> None:
     """Where the next runs read: "gui", "thread" (LIVEFILL_READ_THREAD) or "worker"
     (LIVEFILL_RUN_WORKER=process; returns once `workers` warm workers wait, as the app keeps them)."""
     os.environ["LIVEFILL_READ_THREAD"] = "1" if reads == "thread" else "0"  # livefill.wire.net_thread.enabled()
-    os.environ["LIVEFILL_RUN_WORKER"] = "process" if reads == "worker" else ""  # livefill.session.run_remote.enabled()
+    os.environ["LIVEFILL_RUN_WORKER"] = "process" if reads == "worker" else "inprocess"  # livefill.session.run_remote.enabled()
     if reads == "worker":
         from livefill.session import run_remote
 

@@ -135,19 +135,37 @@ def test_with_the_server_in_either_place_a_run_commits_and_no_server_process_is_
     assert "last run: committed — committed" in proc.stdout
     served = [line for line in proc.stdout.splitlines() if line.startswith("server: ")]
     assert served and "disconnected=False" in served[-1]  # the log, read from the other process
-    assert _server_children_of(tmp_path) == []
+    assert _children_of(tmp_path) == []
 
 
-def _server_children_of(tmp_path: Path) -> list[int]:
-    """The server processes still running that were started for the app run in `tmp_path` (its
-    XDG_DATA_HOME is in their environment): other tests' servers may run meanwhile."""
+@pytest.mark.parametrize("reads, in_workers", [(None, 1), ("inprocess", 0), ("process", 1)])
+def test_the_app_reads_its_runs_in_worker_processes_unless_told_otherwise(tmp_path, monkeypatch, reads, in_workers):
+    """The app's default (POSIX): once the window shows, runs read in warm worker processes and
+    the GUI thread applies their batches (livefill.session.run_remote); LIVEFILL_RUN_WORKER=inprocess
+    reads in the app's process. Either way the run commits, and no worker is left after close."""
+    if reads is None:
+        monkeypatch.delenv("LIVEFILL_RUN_WORKER", raising=False)
+    else:
+        monkeypatch.setenv("LIVEFILL_RUN_WORKER", reads)
+    proc = run_app(tmp_path, "--exit-after-run", "--speed", "0", "--scenario", "invoice", "--mode", "partial")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert "last run: committed — committed" in proc.stdout
+    assert f"runs read in worker processes: {in_workers}" in proc.stdout.splitlines()
+    assert _children_of(tmp_path, b"spawn_main") == []
+
+
+def _children_of(tmp_path: Path, what: bytes = b"livefill.embedded.server_child") -> list[int]:
+    """The processes still running whose command line has `what` (default: the demo server's)
+    that were started for the app run in `tmp_path` (its XDG_DATA_HOME is in their environment):
+    other tests' processes may run meanwhile. b"spawn_main": multiprocessing's, the run workers."""
     mark = f"XDG_DATA_HOME={tmp_path / 'data'}".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if b"livefill.embedded.server_child" in (entry / "cmdline").read_bytes() and mark in (entry / "environ").read_bytes():
+            if what in (entry / "cmdline").read_bytes() and mark in (entry / "environ").read_bytes():
                 found.append(int(entry.name))
         except OSError:
             continue

@@ -7,15 +7,15 @@ import logging
 import uuid
 from pathlib import Path
 
-import httpx
-import httpx2
 import keyring.backends.fail
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QStyle, QStyleOptionComboBox
 
+from livefill.demo.request_log import credential_fingerprint
 from livefill.extraction.documents import describe_size, load_document
+from livefill.session import run_remote
 from livefill.wire.keys import KeyStore
 from livefill.wire.redaction import mask
 from livefill.extraction.modes import Mode
@@ -396,21 +396,16 @@ def test_run_config_and_request_reprs_never_show_a_key():
 # -- a key never leaks ---------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("reads", ["inprocess", "process"])
 def test_a_unique_key_never_reaches_a_file_or_the_output(make_window, qloop, qtbot, demo_server, tmp_path,
-                                                         monkeypatch, capfd, caplog):
-    """A run with a unique fake key against the demo provider as if it were Anthropic's API; every
-    file the app wrote and everything it printed or logged is searched for the key."""
+                                                         monkeypatch, capfd, caplog, reads):
+    """A run with a unique fake key against the demo provider as if it were Anthropic's API, read
+    in this process and in a worker (the app's default: the key crosses the pipe); every file the
+    app wrote and everything it or the worker printed or logged is searched for the key."""
     caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("LIVEFILL_RUN_WORKER", reads)
     secret = "sk-test-" + uuid.uuid4().hex
     monkeypatch.setenv("ANTHROPIC_BASE_URL", demo_server.url)  # "Anthropic" lives at the demo server
-    sent: list[str] = []  # the key headers of every request, as it goes on the wire
-    for client_class in (httpx.AsyncClient, httpx2.AsyncClient):  # the anthropic SDK's is httpx2's
-
-        async def spy_send(self, request, *args, _send=client_class.send, **kwargs):
-            sent.append(f"{request.headers.get('x-api-key')} {request.headers.get('authorization')}")
-            return await _send(self, request, *args, **kwargs)
-
-        monkeypatch.setattr(client_class, "send", spy_send)
     store = QSettingsStore(tmp_path / "config" / "livefill.ini")
     keys = KeyStore(backend=MemoryKeyring())
     document = tmp_path / "mine.txt"
@@ -430,10 +425,13 @@ def test_a_unique_key_never_reaches_a_file_or_the_output(make_window, qloop, qtb
         window.start()
         await window.wait_runs()
 
+    in_workers = run_remote.pool().runs
     arun(qloop, scenario())
     status = window.last_statuses()[0]
     assert status is not None and status.phase is Phase.COMMITTED, status
-    assert any(secret in headers for headers in sent)  # ... and it went on the wire
+    assert run_remote.pool().runs - in_workers == (reads == "process")
+    fingerprint = credential_fingerprint({"x-api-key": secret})  # ... and it went on the wire
+    assert any(entry.get("auth_sha256") == fingerprint for entry in demo_server.requests())
     _open(qloop, window, document)  # the last document's path is remembered
     window.session.replace(ollama_base_url="http://127.0.0.1:11434")
     window.save_picture(tmp_path / "pictures" / "window.png")

@@ -46,9 +46,12 @@ def _unset_live_env(monkeypatch) -> None:
 
 @pytest.fixture
 def spy_requests(monkeypatch):
-    """Every request sent by httpx (and the anthropic SDK's httpx2): (method, url, key headers)."""
+    """Every request sent by httpx (and the anthropic SDK's httpx2): (method, url, key headers).
+    The spy sees this process's clients, so runs read here (as make_window's do unless
+    LIVEFILL_RUN_WORKER says otherwise; a worker's requests: tests/gui/test_documents_keys.py)."""
     import httpx2
 
+    monkeypatch.setenv("LIVEFILL_RUN_WORKER", "inprocess")
     sent: list[tuple[str, str, str]] = []
     for client_class in (httpx.AsyncClient, httpx2.AsyncClient):
 

@@ -88,7 +88,8 @@ async def test_stop_is_a_real_cancel_the_server_sees(demo_server, mode):
 @pytest.mark.parametrize("mode", ["partial", "settled"])
 async def test_a_stop_before_the_request_was_sent_ends_the_run_without_waiting_for_the_server(demo_server, mode, monkeypatch):
     """Stop while connecting: the request head never left, so the server's log will never hold it.
-    The run used to wait out the whole wait for its note (1 s of Start greyed out after Esc)."""
+    The run used to wait out the whole wait for its note (1 s of Start greyed out after Esc).
+    The request is held by patching this process's HTTP stack, so the run reads here."""
     import functools
 
     import httpcore._async.http11 as http11
@@ -96,6 +97,7 @@ async def test_a_stop_before_the_request_was_sent_ends_the_run_without_waiting_f
 
     import livefill.session.run as run_module
 
+    monkeypatch.setenv("LIVEFILL_RUN_WORKER", "inprocess")
     held = asyncio.Event()
     for module in (http11, http11_sdk):
         send_head = module.AsyncHTTP11Connection._send_request_headers
@@ -165,7 +167,10 @@ async def test_a_value_that_takes_longer_than_the_idle_limit_to_write_does_not_e
 async def test_the_relay_client_waits_past_the_relays_verdict_and_its_keepalive_period(demo_server, monkeypatch):
     # The relay's last keep-alive may come a quarter of its limit before its upstream fell silent,
     # and its verdict a limit after the silence: the client gave up first in 6 of 20 stalls.
+    # (It spies on this process's relay client, so the run reads here.)
     import livefill.relay.client as relay_client
+
+    monkeypatch.setenv("LIVEFILL_RUN_WORKER", "inprocess")
 
     seen = []
     real = relay_client.open_relay

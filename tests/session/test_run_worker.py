@@ -285,6 +285,57 @@ def test_lanes_keep_at_most_max_warm_workers_and_give_theirs_back_when_released(
     assert len(pool.idle) == 1  # one stays warm for the next lane
 
 
+def test_runs_read_in_process_until_the_app_makes_workers_the_default_and_the_switch_wins(monkeypatch):
+    """The command line, the library and tests read in their own process; the app calls
+    use_by_default() once its window shows (livefill.gui.launch). LIVEFILL_RUN_WORKER wins either
+    way, and a platform without pipe readers on its event loop never reads in a worker."""
+    monkeypatch.delenv("LIVEFILL_RUN_WORKER", raising=False)
+    monkeypatch.setattr(run_remote, "supported", lambda: True)
+    assert not run_remote.enabled()
+    run_remote.use_by_default()
+    assert run_remote.enabled()
+    monkeypatch.setenv("LIVEFILL_RUN_WORKER", "inprocess")
+    assert not run_remote.enabled()
+    run_remote.use_by_default(False)
+    monkeypatch.setenv("LIVEFILL_RUN_WORKER", "process")
+    assert run_remote.enabled()
+    monkeypatch.setattr(run_remote, "supported", lambda: False)
+    assert not run_remote.enabled()
+    monkeypatch.delenv("LIVEFILL_RUN_WORKER")
+    run_remote.use_by_default()
+    assert not run_remote.enabled()
+
+
+def test_lanes_made_before_the_default_get_their_warm_workers_when_it_is_set(monkeypatch):
+    """The app's window (and its lanes) is built before use_by_default(): the lanes' wishes are
+    counted meanwhile, no process starts, and the default starts one warm worker per lane."""
+    from livefill.session.lane import SessionLane
+
+    started = []
+
+    class Stub:
+        alive = True
+
+        def __init__(self):
+            started.append(self)
+
+        def close(self):
+            pass
+
+    monkeypatch.delenv("LIVEFILL_RUN_WORKER", raising=False)
+    monkeypatch.setattr(run_remote, "supported", lambda: True)
+    monkeypatch.setattr(run_remote, "_Worker", Stub)
+    monkeypatch.setattr(run_remote, "_POOL", None)
+    lanes = [SessionLane(f"l{i}") for i in range(3)]
+    lanes[2].release()
+    pool = run_remote.pool()
+    assert started == [] and pool.wanted == 2
+    run_remote.use_by_default()
+    assert len(started) == len(pool.idle) == 2
+    lanes[0].release()
+    assert len(pool.idle) == 1 and pool.wanted == 1
+
+
 async def test_a_warm_worker_reads_with_the_apps_environment_as_it_is_at_start(demo_server, worker, monkeypatch):
     """A worker warmed up before an environment variable changed (a provider's base URL, as a test
     or a shell sets it) runs with the app's environment of the moment, as an in-process run does."""
