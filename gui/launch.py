@@ -259,7 +259,8 @@ async def _report_end(window: MainWindow, url: str | None) -> None:
         if status is not None:
             lane = f" (lane {lanes[i].title})" if lanes else ""
             print(f"last run: {status.phase.value} — {status.reason}{lane}", flush=True)
-    print(f"runs read in worker processes: {run_remote.pool().runs}", flush=True)
+    workers = run_remote.pool()
+    print(f"run workers started: {workers.started}; runs read in one: {workers.runs}", flush=True)
     if url is None:
         return
     async with log_client() as client:  # the log over HTTP, wherever the server runs

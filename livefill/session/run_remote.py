@@ -66,10 +66,14 @@ def supported() -> bool:
     return os.name == "posix"
 
 
+def _switch() -> str:
+    return (switches.text("LIVEFILL_RUN_WORKER") or "").lower()
+
+
 def enabled() -> bool:
     """Whether runs read in a worker process: LIVEFILL_RUN_WORKER=process (yes) or any other
     value, inprocess say (no); unset, this process's default (`use_by_default`)."""
-    value = (switches.text("LIVEFILL_RUN_WORKER") or "").lower()
+    value = _switch()
     if value:
         return value == "process" and supported()
     return _DEFAULT
@@ -85,9 +89,14 @@ def use_by_default(on: bool = True) -> None:
 
 
 def usable(run: Run) -> bool:
-    """Whether `run` can read in a worker: the switch is on, it reads the network (not a source of
-    its own), and its form's schema is the one the worker will resolve from the config."""
+    """Whether `run` reads in a worker: runs do (`enabled`), it reads the network (not a source of
+    its own), its form's schema is the one the worker will resolve from the config, and, by
+    default, a warm worker waits: a Start before the workers have warmed up (the app's first,
+    seconds after launch) reads in this process at once rather than wait for one. Only
+    LIVEFILL_RUN_WORKER=process waits (tests and benchmarks that must read in a worker)."""
     if not enabled() or run._source is not None:
+        return False
+    if _switch() != "process" and not pool().any_warm():
         return False
     try:
         return run.schema_source().model is run.form.schema_model
@@ -117,6 +126,7 @@ class _Worker:
         self.process = ctx.Process(target=run_worker.main, args=(child,), name="livefill-run-worker", daemon=True)
         with _no_main_module():
             self.process.start()
+        _lower_priority(self.process.pid)
         child.close()
         self.broken = False
         self._ready = False
@@ -155,6 +165,15 @@ class _Worker:
         _reap()
 
 
+def _lower_priority(pid: int | None) -> None:
+    """Run the worker `run_worker.NICENESS` below this process, from its first instruction: set
+    by the worker itself, after its imports, three workers' ~0.25 s of imports each ran at the
+    app's priority while its window was first shown."""
+    with contextlib.suppress(OSError, AttributeError, TypeError):  # AttributeError: no setpriority (Windows)
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, pid, min(19, own + run_worker.NICENESS))
+
+
 _ENDING: list[Any] = []
 """Worker processes killed and not yet reaped (multiprocessing's BaseProcess)."""
 
@@ -175,6 +194,11 @@ class WorkerPool:
         self.idle: list[_Worker] = []
         self.wanted = 0  # how many warm workers to keep (one per lane that asked)
         self.runs = 0  # how many runs have read in a worker (LIVEFILL_REPORT says it at the app's close)
+        self.started = 0  # how many workers this pool has started (the same)
+
+    def _start(self) -> _Worker:
+        self.started += 1
+        return _Worker()
 
     def want(self, count: int = 1) -> None:
         """Keep `count` more warm workers (fewer, for a negative count: the spare ones end now),
@@ -187,21 +211,30 @@ class WorkerPool:
     def top_up(self) -> None:
         self.idle = [w for w in self.idle if w.alive or w.close()]
         while len(self.idle) < max(1, min(self.wanted, MAX_WARM)):
-            self.idle.append(_Worker())
+            self.idle.append(self._start())
 
     def warm(self) -> bool:
         """Whether every waiting worker is warm (benchmarks wait for it before measuring)."""
         return all([w.ready() for w in self.idle])
 
+    def any_warm(self) -> bool:
+        """Whether a warm worker waits (`usable`)."""
+        return any(w.ready() for w in self.idle)
+
     def take(self) -> _Worker:
-        """A warm worker (a new one if none is waiting: that Start waits for it to start)."""
+        """A warm worker if one waits, else one still warming up, else a new one (that Start
+        waits for it to start)."""
         self.runs += 1
+        for worker in self.idle:
+            if worker.ready():
+                self.idle.remove(worker)
+                return worker
         while self.idle:
             worker = self.idle.pop()
             if worker.alive:
                 return worker
             worker.close()
-        return _Worker()
+        return self._start()
 
     def give_back(self, worker: _Worker) -> None:
         """After a run: keep `worker` if it is well and wanted, and top the pool up."""

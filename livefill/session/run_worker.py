@@ -66,7 +66,8 @@ __all__ = ["main"]
 _WARM_MODULES = ("livefill.relay.client", "livefill.wire.providers.transport")
 
 
-#: How much lower than the app's the worker's scheduling priority is (os.nice): on a machine with
+#: How much lower than the app's the worker's scheduling priority is (set by run_remote as the
+#: worker starts, before it imports anything): on a machine with
 #: fewer cores than runnable processes the GUI thread goes first and a worker reads when it is free,
 #: never the other way round (three lanes' workers on two cores took the GUI thread's turns: the
 #: compare view's lag p99 was about twice what it is with this; docs/notes/run-worker.md).
@@ -74,9 +75,8 @@ NICENESS = 10
 
 
 def main(conn: Connection) -> None:
-    """The worker process: lower its priority, warm up, then serve runs from `conn` until it closes."""
-    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no os.nice (Windows)
-        os.nice(NICENESS)
+    """The worker process (its priority lowered by the app's side as it starts): warm up, then
+    serve runs from `conn` until it closes."""
     for name in _WARM_MODULES:
         with contextlib.suppress(Exception):  # a failure here is the request's to report
             importlib.import_module(name)

@@ -306,6 +306,32 @@ def test_runs_read_in_process_until_the_app_makes_workers_the_default_and_the_sw
     assert not run_remote.enabled()
 
 
+async def test_by_default_a_start_before_a_worker_is_warm_reads_here_at_once_and_later_ones_in_a_worker(
+        demo_server, monkeypatch):
+    """The app's first Start comes seconds after launch, while its workers still import the SDKs
+    (at a lower priority): it reads in this process rather than wait for one; once one is warm,
+    runs read there. (LIVEFILL_RUN_WORKER=process always waits for a worker: the fixture above.)"""
+    monkeypatch.delenv("LIVEFILL_RUN_WORKER", raising=False)
+    monkeypatch.setattr(run_remote, "_POOL", None)
+    run_remote.use_by_default()  # (tests/conftest.py turns it off again after the test)
+    if not run_remote.enabled():
+        pytest.skip("runs read in workers on POSIX only")
+    pool = run_remote.pool()
+    try:
+        run_remote.prewarm()
+        assert pool.idle and not pool.any_warm()  # started, still importing
+        first = await Run(FormModel(schema_model("invoice")), config(demo_server, "partial", speed=0)).run()
+        assert first.phase is Phase.COMMITTED and pool.runs == 0
+        deadline = asyncio.get_running_loop().time() + 60
+        while not pool.warm():
+            assert asyncio.get_running_loop().time() < deadline, "the pool's worker never said it was warm"
+            await asyncio.sleep(0.05)
+        later = await Run(FormModel(schema_model("invoice")), config(demo_server, "partial", speed=0)).run()
+        assert later.phase is Phase.COMMITTED and pool.runs == 1
+    finally:
+        pool.close()
+
+
 def test_lanes_made_before_the_default_get_their_warm_workers_when_it_is_set(monkeypatch):
     """The app's window (and its lanes) is built before use_by_default(): the lanes' wishes are
     counted meanwhile, no process starts, and the default starts one warm worker per lane."""
