@@ -79,6 +79,14 @@ def enabled() -> bool:
     return _DEFAULT
 
 
+def worker_cores() -> int:
+    """How many runs read in workers at once by default: a core each, one left for the GUI thread
+    (the machine's cores, at least one). Measured on 2 cores (docs/notes/run-worker.md): three
+    compare lanes each in a worker, beside the GUI thread and the demo server's process, waited
+    for a core (byte to pixel p99 28-64 ms, against 20-32 ms read on the GUI thread)."""
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
 def use_by_default(on: bool = True) -> None:
     """Make worker reads this process's default (the app, once its window shows), where
     `supported()`; then start the warm workers the lanes made so far asked for."""
@@ -96,7 +104,7 @@ def usable(run: Run) -> bool:
     LIVEFILL_RUN_WORKER=process waits (tests and benchmarks that must read in a worker)."""
     if not enabled() or run._source is not None:
         return False
-    if _switch() != "process" and not pool().any_warm():
+    if _switch() != "process" and (not pool().any_warm() or pool().busy >= worker_cores()):
         return False
     try:
         return run.schema_source().model is run.form.schema_model
@@ -195,22 +203,29 @@ class WorkerPool:
         self.wanted = 0  # how many warm workers to keep (one per lane that asked)
         self.runs = 0  # how many runs have read in a worker (LIVEFILL_REPORT says it at the app's close)
         self.started = 0  # how many workers this pool has started (the same)
+        self.busy = 0  # how many workers a run has now
 
     def _start(self) -> _Worker:
         self.started += 1
         return _Worker()
 
+    def keep(self) -> int:
+        """How many warm workers to keep: one per lane that asked, at most MAX_WARM, and by
+        default (no LIVEFILL_RUN_WORKER=process) no more than can read at once (`worker_cores`)."""
+        most = MAX_WARM if _switch() == "process" else min(MAX_WARM, worker_cores())
+        return max(1, min(self.wanted, most))
+
     def want(self, count: int = 1) -> None:
         """Keep `count` more warm workers (fewer, for a negative count: the spare ones end now),
         at most `MAX_WARM`; start missing ones now."""
         self.wanted = max(0, self.wanted + count)
-        while len(self.idle) > max(1, min(self.wanted, MAX_WARM)):
+        while len(self.idle) > self.keep():
             self.idle.pop().close()
         self.top_up()
 
     def top_up(self) -> None:
         self.idle = [w for w in self.idle if w.alive or w.close()]
-        while len(self.idle) < max(1, min(self.wanted, MAX_WARM)):
+        while len(self.idle) < self.keep():
             self.idle.append(self._start())
 
     def warm(self) -> bool:
@@ -225,6 +240,7 @@ class WorkerPool:
         """A warm worker if one waits, else one still warming up, else a new one (that Start
         waits for it to start)."""
         self.runs += 1
+        self.busy += 1
         for worker in self.idle:
             if worker.ready():
                 self.idle.remove(worker)
@@ -238,8 +254,9 @@ class WorkerPool:
 
     def give_back(self, worker: _Worker) -> None:
         """After a run: keep `worker` if it is well and wanted, and top the pool up."""
+        self.busy = max(0, self.busy - 1)
         worker._ready = worker._ready or worker.alive  # it said Ready before its run (the run's inbox took it)
-        if worker.alive and len(self.idle) < max(1, min(self.wanted, MAX_WARM)):
+        if worker.alive and len(self.idle) < self.keep():
             self.idle.append(worker)
         else:
             worker.close()

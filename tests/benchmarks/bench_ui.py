@@ -11,9 +11,9 @@ read that carried its settling byte to the first paint showing it settled; livef
 p99 / max and how many values were measured (the single form measures nothing in the app; here it
 is switched on, as in a compare lane, unless --no-latency).
 
-`--server both` (default) measures with the demo server in this process's background thread (as
-the app runs it; it shares the GIL with the GUI thread) and then in its own process (the GUI
-thread alone). BENCH_SPIKES=1 prints when each lag over 15 ms happened. The first run of a
+`--server both` (default) measures with the demo server in this process's background thread (it
+shares the GIL with the GUI thread; LIVEFILL_DEMO_SERVER=thread) and then in its own process (as
+the app runs it). `--reads` says where the stream is read (`app`: as the app does by default). BENCH_SPIKES=1 prints when each lag over 15 ms happened. The first run of a
 process used to pay the anthropic SDK's first-request cost on the GUI thread; `prewarm()` (run
 here as the app runs it) does that work beforehand.
 """
@@ -218,13 +218,16 @@ def measure_latency(lane) -> None:  # noqa: ANN001 (livefill.session.lane.Sessio
 
 
 async def choose_reads(reads: str, workers: int = 1) -> None:
-    """Where the next runs read: "gui", "thread" (LIVEFILL_READ_THREAD) or "worker"
-    (LIVEFILL_RUN_WORKER=process; returns once `workers` warm workers wait, as the app keeps them)."""
-    os.environ["LIVEFILL_READ_THREAD"] = "1" if reads == "thread" else "0"  # livefill.wire.net_thread.enabled()
-    os.environ["LIVEFILL_RUN_WORKER"] = "process" if reads == "worker" else "inprocess"  # livefill.session.run_remote.enabled()
-    if reads == "worker":
-        from livefill.session import run_remote
+    """Where the next runs read: "gui", "thread" (LIVEFILL_READ_THREAD), "worker"
+    (LIVEFILL_RUN_WORKER=process) or "app" (the app's default, livefill.session.run_remote.usable:
+    in a warm worker while fewer than `worker_cores()` runs read in one, else on the GUI thread);
+    with workers, returns once `workers` warm workers wait, as the app keeps them."""
+    from livefill.session import run_remote
 
+    os.environ["LIVEFILL_READ_THREAD"] = "1" if reads == "thread" else "0"  # livefill.wire.net_thread.enabled()
+    os.environ["LIVEFILL_RUN_WORKER"] = {"worker": "process", "app": ""}.get(reads, "inprocess")  # run_remote.enabled()
+    run_remote.use_by_default(reads == "app")
+    if reads in ("worker", "app"):
         pool = run_remote.pool()
         pool.want(max(0, workers - pool.wanted))
         while len(pool.idle) < workers or not pool.warm():
@@ -315,10 +318,10 @@ def main() -> int:
     parser.add_argument("--provider", default="anthropic")
     parser.add_argument("--modes", default="partial,naive,blocking")
     parser.add_argument("--reads", default="gui,thread",
-                        help="where the stream is read, comma-separated: gui (on the GUI thread, as the app does), thread "
+                        help="where the stream is read, comma-separated: gui (on the GUI thread), thread "
                              "(the net thread, livefill.wire.net_thread, LIVEFILL_READ_THREAD=1), worker (a worker process that "
-                             "also parses and keeps a form mirror, livefill.session.run_remote, LIVEFILL_RUN_WORKER=process); "
-                             "default gui,thread")
+                             "also parses and keeps a form mirror, livefill.session.run_remote, LIVEFILL_RUN_WORKER=process), "
+                             "app (the app's default: a worker while a core is spare for it, else the GUI thread); default gui,thread")
     parser.add_argument("--no-latency", dest="latency", action="store_false",
                         help="leave the single form's metrics off, as the app does (no byte-to-pixel figures; "
                              "the GUI thread's CPU as the app spends it)")
@@ -348,7 +351,7 @@ def main() -> int:
             print(f"  {r['server']} {r['mode']}: {r['outcome']} — {r['reason']}")
     for r in rows:
         if r["mode"] == "partial":
-            print(f"targets (partial, {r['server']} server, reads on the {r['reads']} thread): p99 < 4 ms -> {'met' if r['p99'] < 4 else 'NOT met'}; "
+            print(f"targets (partial, {r['server']} server, reads: {r['reads']}): p99 < 4 ms -> {'met' if r['p99'] < 4 else 'NOT met'}; "
                   f"max < 16 ms -> {'met' if r['max'] < 16 else 'NOT met'}; "
                   f"GUI CPU < 20 % -> {'met' if r['cpu_gui'] < 0.20 else 'NOT met'}")
     return 0
