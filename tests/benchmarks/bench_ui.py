@@ -230,7 +230,7 @@ async def choose_reads(reads: str, workers: int = 1) -> None:
     if reads in ("worker", "app"):
         pool = run_remote.pool()
         pool.want(max(0, workers - pool.wanted))
-        while len(pool.idle) < workers or not pool.warm():
+        while len(pool.idle) < pool.keep() or not pool.warm():  # (the app's default keeps fewer: worker_cores)
             await asyncio.sleep(0.05)
 
 
