@@ -126,8 +126,9 @@ def start_warmup(warmup: Warmup, window: MainWindow, collector: GuiThreadCollect
     """After the window is shown: start `warmup`. The GUI thread's garbage collector holds off
     meanwhile and then freezes what the warm-up loaded, so no collection on the GUI thread walks the SDKs.
     The GIL changes hands every WARMUP_SWITCH_INTERVAL meanwhile (then SWITCH_INTERVAL again).
-    From here runs read in worker processes (livefill.session.run_remote, unless LIVEFILL_RUN_WORKER
-    says otherwise): the lanes' warm workers start now, at a lower priority than this process."""
+    From here a run reads in a warm worker process while a core is spare for it, else on this
+    thread (livefill.session.run_remote.usable; LIVEFILL_RUN_WORKER chooses otherwise): the warm
+    workers start now, at a lower priority than this process."""
 
     def report(exc: BaseException) -> None:
         show_error(f"the embedded demo provider could not start: {exc}", window)
@@ -141,7 +142,7 @@ def start_warmup(warmup: Warmup, window: MainWindow, collector: GuiThreadCollect
     sys.setswitchinterval(WARMUP_SWITCH_INTERVAL)
     warmup.on_after = window.views.look_for_keys  # the keyring's backend chosen: the Lanes menu's live preset
     collector.hold()
-    run_remote.use_by_default()  # the GUI thread only applies batches and paints
+    run_remote.use_by_default()  # such a run's GUI thread only applies its batches and paints
     return warmup.start(asyncio.get_running_loop())
 
 

@@ -217,7 +217,7 @@ class WorkerPool:
 
     def want(self, count: int = 1) -> None:
         """Keep `count` more warm workers (fewer, for a negative count: the spare ones end now),
-        at most `MAX_WARM`; start missing ones now."""
+        at most `keep()`; start missing ones now."""
         self.wanted = max(0, self.wanted + count)
         while len(self.idle) > self.keep():
             self.idle.pop().close()
