@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 from livefill.errors import UsageError
+from livefill.serving.sockets import base_url, listening_socket
 
 __all__ = ["ServerProcess"]
 
@@ -56,15 +57,8 @@ class ServerProcess:
             if self._stopped:
                 raise UsageError("a server cannot be restarted after stop(); make a new one")
             if self._bound_url is None:
-                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                try:
-                    sock.bind((self.host, 0))
-                    sock.listen(128)
-                except BaseException:
-                    sock.close()
-                    raise
-                self._sock = sock
-                self._bound_url = f"http://{self.host}:{sock.getsockname()[1]}"
+                self._sock = listening_socket(self.host)
+                self._bound_url = base_url(self.host, self._sock.getsockname()[1])
             return self._bound_url
 
     def spawn(self) -> None:

@@ -32,6 +32,7 @@ from livefill.errors import UsageError
 from livefill.loopback import is_loopback_host
 from livefill.relay.settings import RelaySettings
 from livefill.serving.connection import install_quiet_logs, protocol_class
+from livefill.serving.sockets import base_url, listening_socket
 
 __all__ = ["uvicorn_settings", "main", "PROTOCOL", "APP"]
 
@@ -83,14 +84,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _bind(host: str, port: int) -> tuple[socket.socket, str]:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)
+    sock = listening_socket(host, port, backlog=2048)
     sock.set_inheritable(True)
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    return sock, f"http://{shown}:{sock.getsockname()[1]}"
+    return sock, base_url(host, sock.getsockname()[1])
 
 
 def main(argv: list[str] | None = None) -> int:

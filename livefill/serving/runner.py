@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Self
 
 from livefill.defaults import H11_HEAD_BUFFER, HEAD_TIMEOUT
 from livefill.errors import UsageError
+from livefill.serving.sockets import base_url, listening_socket
 
 if TYPE_CHECKING:
     import uvicorn
@@ -141,28 +142,18 @@ class LoopbackServer:
             if self._bound_url is not None:
                 raise UsageError("the server has bound its socket already")
             sock.setblocking(False)
-            host, port = sock.getsockname()[:2]
             self._sock = sock
-            self._bound_url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+            self._bound_url = base_url(*sock.getsockname()[:2])
             return self._bound_url
 
     def _bind(self) -> str:
         if self._stopped:
             raise UsageError("a server cannot be restarted after stop(); make a new one")
         if self._bound_url is None:
-            family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-            sock = socket.socket(family, socket.SOCK_STREAM)
-            try:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind((self.host, self.port))
-                sock.listen(128)
-                sock.setblocking(False)
-            except BaseException:
-                sock.close()
-                raise
-            shown = f"[{self.host}]" if family == socket.AF_INET6 else self.host
+            sock = listening_socket(self.host, self.port)
+            sock.setblocking(False)
             self._sock = sock
-            self._bound_url = f"http://{shown}:{sock.getsockname()[1]}"
+            self._bound_url = base_url(self.host, sock.getsockname()[1])
         return self._bound_url
 
     def start(self) -> str:
