@@ -44,6 +44,40 @@ def worker(monkeypatch):
     return seen
 
 
+@pytest.fixture
+def stub_workers(monkeypatch):
+    """A fresh pool whose workers are stand-ins, warm at once (no process): the lists of those
+    started and of those closed."""
+    started, closed = [], []
+
+    class Stub:
+        alive = True
+        _ready = True
+
+        def __init__(self):
+            started.append(self)
+
+        def ready(self):
+            return True
+
+        def close(self):
+            closed.append(self)
+
+    monkeypatch.setattr(run_remote, "_Worker", Stub)
+    monkeypatch.setattr(run_remote, "_POOL", None)
+    return started, closed
+
+
+async def warm_pool(limit: float = 60) -> run_remote.WorkerPool:
+    """The pool, once every waiting worker has said it is warm (AssertionError after `limit` s)."""
+    pool = run_remote.pool()
+    deadline = asyncio.get_running_loop().time() + limit
+    while not pool.warm():
+        assert asyncio.get_running_loop().time() < deadline, "the pool's workers never said they were warm"
+        await asyncio.sleep(0.05)
+    return pool
+
+
 async def in_process(demo_server, mode, scenario="invoice", **knobs):
     form = FormModel(schema_model(get_scenario(scenario).schema_name))
     status = await Run(form, config(demo_server, mode, scenario=scenario, **knobs)).run()
@@ -255,25 +289,13 @@ async def test_a_refusal_in_the_worker_is_said_without_the_apps_own_server(demo_
     assert demo_server.url.split("://", 1)[1].rstrip("/") not in status.reason
 
 
-def test_lanes_keep_at_most_max_warm_workers_and_give_theirs_back_when_released(monkeypatch):
+def test_lanes_keep_at_most_max_warm_workers_and_give_theirs_back_when_released(monkeypatch, stub_workers):
     """Every lane asks for a warm worker; a test suite or a presenter changing lanes must not pile
     up processes: at most MAX_WARM wait, and a released lane's worker ends."""
     from livefill.session.lane import SessionLane
 
-    started, closed = [], []
-
-    class Stub:
-        alive = True
-
-        def __init__(self):
-            started.append(self)
-
-        def close(self):
-            closed.append(self)
-
+    started, closed = stub_workers
     monkeypatch.setenv("LIVEFILL_RUN_WORKER", "process")
-    monkeypatch.setattr(run_remote, "_Worker", Stub)
-    monkeypatch.setattr(run_remote, "_POOL", None)
     lanes = [SessionLane(f"l{i}") for i in range(run_remote.MAX_WARM + 4)]
     pool = run_remote.pool()
     assert len(pool.idle) == len(started) == run_remote.MAX_WARM
@@ -322,37 +344,22 @@ async def test_by_default_a_start_before_a_worker_is_warm_reads_here_at_once_and
         assert pool.idle and not pool.any_warm()  # started, still importing
         first = await Run(FormModel(schema_model("invoice")), config(demo_server, "partial", speed=0)).run()
         assert first.phase is Phase.COMMITTED and pool.runs == 0
-        deadline = asyncio.get_running_loop().time() + 60
-        while not pool.warm():
-            assert asyncio.get_running_loop().time() < deadline, "the pool's worker never said it was warm"
-            await asyncio.sleep(0.05)
+        await warm_pool()
         later = await Run(FormModel(schema_model("invoice")), config(demo_server, "partial", speed=0)).run()
         assert later.phase is Phase.COMMITTED and pool.runs == 1
     finally:
         pool.close()
 
 
-def test_lanes_made_before_the_default_get_their_warm_workers_when_it_is_set(monkeypatch):
+def test_lanes_made_before_the_default_get_their_warm_workers_when_it_is_set(monkeypatch, stub_workers):
     """The app's window (and its lanes) is built before use_by_default(): the lanes' wishes are
     counted meanwhile, no process starts, and the default starts one warm worker per lane."""
     from livefill.session.lane import SessionLane
 
-    started = []
-
-    class Stub:
-        alive = True
-
-        def __init__(self):
-            started.append(self)
-
-        def close(self):
-            pass
-
+    started, _ = stub_workers
     monkeypatch.delenv("LIVEFILL_RUN_WORKER", raising=False)
     monkeypatch.setattr(run_remote, "supported", lambda: True)
     monkeypatch.setattr(run_remote, "worker_cores", lambda: 4)
-    monkeypatch.setattr(run_remote, "_Worker", Stub)
-    monkeypatch.setattr(run_remote, "_POOL", None)
     lanes = [SessionLane(f"l{i}") for i in range(3)]
     lanes[2].release()
     pool = run_remote.pool()
@@ -363,27 +370,15 @@ def test_lanes_made_before_the_default_get_their_warm_workers_when_it_is_set(mon
     assert len(pool.idle) == 1 and pool.wanted == 1
 
 
-def test_by_default_no_more_runs_read_in_workers_at_once_than_there_are_cores_to_spare(demo_server, monkeypatch):
+def test_by_default_no_more_runs_read_in_workers_at_once_than_there_are_cores_to_spare(demo_server, monkeypatch,
+                                                                                       stub_workers):
     """Three compare lanes in three workers, beside the GUI thread and the demo server's process
     on two cores, waited for a core (byte to pixel p99 28-64 ms against 20-32 ms on the GUI thread):
     by default a run reads in a worker only while fewer than `worker_cores()` do, and the pool keeps
     no more warm workers than that. LIVEFILL_RUN_WORKER=process reads every run in one."""
-
-    class Warm:
-        alive = True
-        _ready = True
-
-        def ready(self):
-            return True
-
-        def close(self):
-            pass
-
     monkeypatch.delenv("LIVEFILL_RUN_WORKER", raising=False)
     monkeypatch.setattr(run_remote, "supported", lambda: True)
     monkeypatch.setattr(run_remote, "worker_cores", lambda: 1)
-    monkeypatch.setattr(run_remote, "_Worker", Warm)
-    monkeypatch.setattr(run_remote, "_POOL", None)
     run_remote.use_by_default()
     run_remote.prewarm(3)  # three lanes
     pool = run_remote.pool()
@@ -404,11 +399,7 @@ async def test_a_warm_worker_reads_with_the_apps_environment_as_it_is_at_start(d
     or a shell sets it) runs with the app's environment of the moment, as an in-process run does."""
     from dataclasses import replace
 
-    pool = run_remote.pool()
-    deadline = asyncio.get_running_loop().time() + 60
-    while not pool.warm():  # the worker was started before the variable was set
-        assert asyncio.get_running_loop().time() < deadline, "the pool's workers never said they were warm"
-        await asyncio.sleep(0.05)
+    await warm_pool()  # the worker was started before the variable was set
     monkeypatch.setenv("ANTHROPIC_BASE_URL", demo_server.url)  # the demo provider addressed as Anthropic's API
     live = replace(config(demo_server, "partial", "anthropic", scenario="weather"), base_url="", demo=None,
                    api_key="sk-ant-test-worker")
@@ -422,11 +413,7 @@ async def test_a_worker_reads_at_a_lower_priority_than_the_app(worker):
     `run_worker.NICENESS` below the app, so the window goes first and the worker reads when it is free."""
     from livefill.session import run_worker
 
-    pool = run_remote.pool()
-    deadline = asyncio.get_running_loop().time() + 60
-    while not pool.warm():
-        assert asyncio.get_running_loop().time() < deadline, "the pool's workers never said they were warm"
-        await asyncio.sleep(0.05)
+    pool = await warm_pool()
     mine = os.getpriority(os.PRIO_PROCESS, 0)
     theirs = {os.getpriority(os.PRIO_PROCESS, w.process.pid) for w in pool.idle}
     assert theirs == {min(19, mine + run_worker.NICENESS)}
