@@ -13,7 +13,8 @@ is switched on, as in a compare lane, unless --no-latency).
 
 `--server both` (default) measures with the demo server in this process's background thread (it
 shares the GIL with the GUI thread; LIVEFILL_DEMO_SERVER=thread) and then in its own process (as
-the app runs it). `--reads` says where the stream is read (`app`: as the app does by default). BENCH_SPIKES=1 prints when each lag over 15 ms happened. The first run of a
+the app runs it). `--reads` says where the stream is read (`app`: as the app does by default).
+BENCH_SPIKES=1 prints when each lag over 15 ms happened. The first run of a
 process used to pay the anthropic SDK's first-request cost on the GUI thread; `prewarm()` (run
 here as the app runs it) does that work beforehand.
 """
