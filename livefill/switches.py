@@ -32,7 +32,7 @@ SWITCHES: dict[str, Switch] = {
         Switch("LIVEFILL_RELAY_IDLE_TIMEOUT", "a relay's idle limit on its upstream, in seconds (default 20)"),
         Switch("LIVEFILL_RELAY_TIMING_LOG", "a file a relay appends per-record timing lines to (benchmarks)"),
         Switch("LIVEFILL_READ_THREAD", "1: runs read their streams on a thread of their own (off by default)"),
-        Switch("LIVEFILL_RUN_WORKER", "process: runs read, parse and fill a form mirror in a worker process, the GUI gets one batch a frame (the app's default on POSIX); inprocess: runs read in the app's process (the default of the command line and the library)"),
+        Switch("LIVEFILL_RUN_WORKER", "process: every run reads, parses and fills a form mirror in a worker process, the GUI gets one batch a frame; inprocess: none does; unset: the app (POSIX) reads a run in a warm worker while a core is spare for it, the command line and the library in their own process"),
         Switch("LIVEFILL_DEMO_SERVER", "thread: the app's embedded demo provider and relay run on a thread of the app's process, not (the default on POSIX) in a process of their own"),
         Switch("LIVEFILL_READ_PACE_MS", "with LIVEFILL_READ_THREAD: how often the reading thread wakes the caller"),
         Switch("LIVEFILL_NET_BACKEND", "anyio: httpcore's own network backend instead of asyncio transports"),
