@@ -136,10 +136,12 @@ def test_the_collector_holds_off_during_the_warmup_and_then_freezes_what_it_load
         collector.hold()
         alive = [[] for _ in range(gc.get_threshold()[0] * 3)]
         assert collector.check() == -1  # held: no collection on the GUI thread
-        frozen_before = gc.get_freeze_count()
         collector.release(freeze=True)
         assert collector.frozen  # so its first full collection does not walk everything again
-        assert gc.get_freeze_count() >= frozen_before + len(alive)
+        # frozen: in no generation a collection walks (gc.get_objects lists those; the freeze count
+        # is no measure: a frozen object freed meanwhile leaves it, as one did once in CI)
+        walked = {id(o) for o in gc.get_objects()}
+        assert not any(id(a) in walked for a in alive)
         assert gc.get_count()[0] < gc.get_threshold()[0]  # the young generation starts afresh
     finally:
         collector.stop()
