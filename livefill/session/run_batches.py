@@ -22,7 +22,6 @@ from livefill.session.failure_reasons import describe_failure
 from livefill.session.run_config import RunConfig
 
 __all__ = [
-    "FINAL_STATES",
     "FRAME_SECONDS",
     "Batch",
     "Opened",
@@ -37,11 +36,10 @@ __all__ = [
 ]
 
 FRAME_SECONDS = 1 / 60
-"""The shortest time between two batches a worker sends (one screen frame), unless a value settled
-or was found invalid: that batch goes at once (the GUI holds its repaints to one a frame anyway)."""
+"""The shortest time between two batches a worker sends (one screen frame): the GUI applies at
+most one batch a frame per lane."""
 
 _WRITES = (FieldState.PROVISIONAL, FieldState.SETTLED, FieldState.INVALID)
-FINAL_STATES = (FieldState.SETTLED, FieldState.INVALID)  # a change in one of these is sent at once
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,6 @@ from livefill.recording.settle_reads import SettleReads
 from livefill.recording.wiretap import WireRecorder
 from livefill.session.form_probe import FormProbe, ShownLog
 from livefill.session.run_batches import (
-    FINAL_STATES,
     FRAME_SECONDS,
     Batch,
     Opened,
@@ -251,7 +250,6 @@ class _Outbox:
         self.read_bytes = 0
         self.last_read: float | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._soon = False  # the timer is a call_soon
         self._last_sent = -1.0
         self._dirty = False
         self.parent_state: Any = None
@@ -316,20 +314,19 @@ class _Outbox:
 
     def add_changes(self, changes: list[tuple[Any, ...]]) -> None:
         self._changes.extend(changes)
-        self._due(any(change[1] in FINAL_STATES for change in changes))
+        self._due()
 
     # -- sending ------------------------------------------------------------------------------
 
-    def _due(self, prompt: bool = False) -> None:
-        """Something to send: in a frame from the last batch, or, `prompt` (a value settled or
-        was found invalid: the moment the demo is about), as soon as this read's events are in."""
+    def _due(self) -> None:
+        """Something to send: a frame after the last batch (at once, on this read's last event,
+        when a frame has passed). A value that settled waits too: the GUI holds its repaints to a
+        display frame anyway, and sending such batches at once cost its thread 2-3 points of CPU
+        for no gain in byte-to-pixel p99 (docs/notes/run-worker.md)."""
         self._dirty = True
         if self._timer is not None:
-            if not prompt or self._soon:
-                return
-            self._timer.cancel()
-        wait = 0.0 if prompt else self._last_sent + FRAME_SECONDS - time.monotonic()
-        self._soon = wait <= 0
+            return
+        wait = self._last_sent + FRAME_SECONDS - time.monotonic()
         # even when a frame has passed, wait for the rest of this read's events (call_soon)
         self._timer = self._loop.call_later(wait, self._flush) if wait > 0 else self._loop.call_soon(self._flush)  # type: ignore[assignment]
 
