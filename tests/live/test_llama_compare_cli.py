@@ -72,6 +72,7 @@ def test_stopping_one_lane_cancels_only_its_request(llama_server) -> None:  # no
     assert not plan.needs_server  # live partial lanes: no demo provider, no relay
     configs = lane_configs(plan, url=None, relay_token=None, keys=keys)
     stopped: list[int] = []
+    other_deltas: list[int] = []  # the other lane's deltas when the first was stopped
 
     def stop_the_first_that_streams(lanes) -> None:  # noqa: ANN001
         loop = asyncio.get_running_loop()
@@ -81,6 +82,8 @@ def test_stopping_one_lane_cancels_only_its_request(llama_server) -> None:  # no
                 status = one.status
                 if status is not None and status.deltas_received >= 3:
                     stopped.append(i)
+                    others = lanes[1 - i].status
+                    other_deltas.append(others.deltas_received if others is not None else 0)
                     one.stop()
                     return
             loop.call_later(0.02, check)
@@ -91,11 +94,22 @@ def test_stopping_one_lane_cancels_only_its_request(llama_server) -> None:  # no
     (index,) = stopped
     other = results[1 - index]
     assert results[index].outcome == "cancelled", results[index]
-    assert other.outcome != "cancelled" and other.deltas > 0, other  # it ran on (the tiny model may not validate)
+    assert other.outcome != "cancelled" and other.deltas > other_deltas[0], other  # it ran on after the stop
     if other.outcome == "committed":
         assert other.fields_total == 19
-    # the server saw exactly one client go away, and the other generation run to its end
+    # the server saw the stopped lane's client go away, and each request end once. The other's
+    # generation ran to its end if that lane read it to the end; the tiny model may write a value
+    # that does not validate, and that lane's reader then ends its own request early (a client gone
+    # too, as CI saw once): a failure of its own, never a cancel
     llama_server.wait_for(lambda: llama_server.disconnects() > disconnects_before)
-    llama_server.wait_for(lambda: llama_server.finished_generations() >= finished_before + 1, limit=RUN_LIMIT)
-    assert llama_server.disconnects() == disconnects_before + 1
-    assert llama_server.finished_generations() == finished_before + 1
+
+    def ended() -> int:  # requests the server has seen end since the test began, either way
+        return (llama_server.disconnects() - disconnects_before) + (llama_server.finished_generations() - finished_before)
+
+    llama_server.wait_for(lambda: ended() >= 2, limit=RUN_LIMIT)
+    if other.outcome == "committed":
+        assert llama_server.disconnects() == disconnects_before + 1
+        assert llama_server.finished_generations() == finished_before + 1
+    else:
+        assert other.outcome not in ("stopped", "disconnected"), other
+        assert llama_server.disconnects() <= disconnects_before + 2
