@@ -33,6 +33,7 @@ SWITCHES: dict[str, Switch] = {
         Switch("LIVEFILL_RELAY_TIMING_LOG", "a file a relay appends per-record timing lines to (benchmarks)"),
         Switch("LIVEFILL_READ_THREAD", "1: runs read their streams on a thread of their own (off by default)"),
         Switch("LIVEFILL_RUN_WORKER", "process: every run reads, parses and fills a form mirror in a worker process, the GUI gets one batch a frame; inprocess: none does; unset: the app (POSIX) reads a run in a warm worker while a core is spare for it, the command line and the library in their own process"),
+        Switch("LIVEFILL_WORKER_NICENESS", "how far below the app's a run worker's scheduling priority is, 0-19 (default 10: the window goes first; 0: a worker competes as the app does, on a machine busy with other work)"),
         Switch("LIVEFILL_DEMO_SERVER", "thread: the app's embedded demo provider and relay run on a thread of the app's process, not (the default on POSIX) in a process of their own"),
         Switch("LIVEFILL_READ_PACE_MS", "with LIVEFILL_READ_THREAD: how often the reading thread wakes the caller"),
         Switch("LIVEFILL_NET_BACKEND", "anyio: httpcore's own network backend instead of asyncio transports"),

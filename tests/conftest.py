@@ -41,6 +41,11 @@ os.environ["XDG_CONFIG_HOME"] = str(_PRIVATE_XDG / "config")
 # Nothing of a run is written into the checkout: Hypothesis keeps its example database and caches
 # there too, not in ./.hypothesis (read when first used, after this; a failing example is printed).
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(_PRIVATE_XDG / "hypothesis"))
+# Run workers start at the tests' own priority, not 10 below (livefill.session.run_worker.niceness):
+# three xdist processes keep both cores busy, and a worker started below them waited for a core
+# (a cold one's imports took 15-20 s: a slow test, and a Stop test that once saw no content in 20 s).
+# tests/session/test_run_worker.py checks the priority itself with the switch unset and set.
+os.environ.setdefault("LIVEFILL_WORKER_NICENESS", "0")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

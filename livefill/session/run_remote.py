@@ -174,12 +174,15 @@ class _Worker:
 
 
 def _lower_priority(pid: int | None) -> None:
-    """Run the worker `run_worker.NICENESS` below this process, from its first instruction: set
+    """Run the worker `run_worker.niceness()` below this process, from its first instruction: set
     by the worker itself, after its imports, three workers' ~0.25 s of imports each ran at the
     app's priority while its window was first shown."""
+    lower = run_worker.niceness()
+    if not lower:
+        return
     with contextlib.suppress(OSError, AttributeError, TypeError):  # AttributeError: no setpriority (Windows)
         own = os.getpriority(os.PRIO_PROCESS, 0)
-        os.setpriority(os.PRIO_PROCESS, pid, min(19, own + run_worker.NICENESS))
+        os.setpriority(os.PRIO_PROCESS, pid, min(19, own + lower))
 
 
 _ENDING: list[Any] = []

@@ -27,6 +27,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, AsyncContextManager
 
+from livefill import switches
 from livefill.extraction.form import FormModel
 from livefill.extraction.readers import READERS, Reader
 from livefill.extraction.schema import check_document
@@ -71,6 +72,14 @@ _WARM_MODULES = ("livefill.relay.client", "livefill.wire.providers.transport")
 #: never the other way round (three lanes' workers on two cores took the GUI thread's turns: the
 #: compare view's lag p99 was about twice what it is with this; docs/notes/run-worker.md).
 NICENESS = 10
+
+
+def niceness() -> int:
+    """How far below the app's a worker's priority is: LIVEFILL_WORKER_NICENESS (0-19), else
+    `NICENESS`. At 10 a worker that the machine's other work keeps busy waits long for a core (its
+    imports took over 20 s beside four busy processes on two cores); 0 lets it compete as the app does."""
+    value = switches.number("LIVEFILL_WORKER_NICENESS", NICENESS, positive=False)
+    return max(0, min(19, int(value)))
 
 
 def main(conn: Connection) -> None:
